@@ -1,0 +1,234 @@
+//! Seeded random numbers: one master seed, named substreams, integer-only draws.
+//!
+//! Each source of randomness asks for its own stream by name (`"hackbench/group/3"`,
+//! `"cpu/2/newidle"`), so adding a workload or a random decision in one place never shifts
+//! the numbers drawn anywhere else. Streams are derived from the master seed and a stable
+//! hash (FNV-1a) of the name; nothing depends on the host, on hash-map order or on time.
+//!
+//! The generator is xoshiro256** seeded through SplitMix64. Everything here is integer
+//! arithmetic, including the log-normal cost jitter, so results are bit-identical on every
+//! machine (the platform `libm` is never called).
+
+/// SplitMix64 step: used to expand seeds.
+#[inline]
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// FNV-1a, 64 bit: a stable name hash for stream derivation.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    h
+}
+
+/// A deterministic pseudo-random generator (xoshiro256**).
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+impl Rng {
+    pub fn from_seed(seed: u64) -> Rng {
+        let mut st = seed;
+        let s = [
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+        ];
+        Rng { s }
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    /// Uniform in `0..n` (n > 0), without modulo bias (Lemire's method).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0);
+        let mut m = (self.next_u64() as u128) * (n as u128);
+        if (m as u64) < n {
+            let t = n.wrapping_neg() % n;
+            while (m as u64) < t {
+                m = (self.next_u64() as u128) * (n as u128);
+            }
+        }
+        (m >> 64) as u64
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range_inclusive(&mut self, lo: u64, hi: u64) -> u64 {
+        assert!(lo <= hi);
+        if hi - lo == u64::MAX {
+            return self.next_u64();
+        }
+        lo + self.below(hi - lo + 1)
+    }
+
+    /// True with probability `ppm / 1_000_000`.
+    pub fn chance_ppm(&mut self, ppm: u32) -> bool {
+        self.below(1_000_000) < ppm as u64
+    }
+
+    /// A standard-normal-like draw in Q32 fixed point (Irwin–Hall sum of 12 uniforms minus
+    /// 6: mean 0, variance 1, bounded to ±6).
+    pub fn normal_q32(&mut self) -> i64 {
+        let mut sum: i64 = 0;
+        for _ in 0..12 {
+            sum += (self.next_u64() >> 32) as i64;
+        }
+        sum - (6i64 << 32)
+    }
+
+    /// A log-normal factor with median 1 and shape `sigma_ppm / 1e6`, in Q32 fixed point
+    /// (`1 << 32` is 1.0). Used to jitter costs: `cost * factor >> 32`.
+    pub fn lognormal_factor_q32(&mut self, sigma_ppm: u32) -> u64 {
+        if sigma_ppm == 0 {
+            return 1 << 32;
+        }
+        let z = self.normal_q32() as i128;
+        let x = z * sigma_ppm as i128 / 1_000_000;
+        exp_q32(x as i64)
+    }
+
+    /// Applies a log-normal jitter with shape `sigma_ppm / 1e6` to `value`.
+    pub fn jitter(&mut self, value: u64, sigma_ppm: u32) -> u64 {
+        if sigma_ppm == 0 || value == 0 {
+            return value;
+        }
+        let f = self.lognormal_factor_q32(sigma_ppm) as u128;
+        ((value as u128 * f) >> 32) as u64
+    }
+}
+
+/// `e^x` for `x` in Q32 fixed point, result in Q32. Valid for |x| < 20.
+/// Range reduction `x = n·ln2 + r`, |r| ≤ ln2/2, then a Taylor series for `e^r`.
+pub fn exp_q32(x: i64) -> u64 {
+    const ONE: i128 = 1 << 32;
+    // ln 2 in Q32 = 0.693147180559945 * 2^32
+    const LN2: i128 = 2_977_044_472;
+    let x = x as i128;
+    let n = if x >= 0 {
+        (x + LN2 / 2) / LN2
+    } else {
+        (x - LN2 / 2) / LN2
+    };
+    let r = x - n * LN2;
+    // e^r = Σ r^k / k!
+    let mut term = ONE;
+    let mut sum = ONE;
+    for k in 1..=14i128 {
+        term = term * r / ONE / k;
+        sum += term;
+        if term == 0 {
+            break;
+        }
+    }
+    if n >= 0 {
+        (sum << n) as u64
+    } else {
+        (sum >> (-n)) as u64
+    }
+}
+
+/// Derives named substreams from one master seed.
+#[derive(Clone, Copy, Debug)]
+pub struct RngStreams {
+    master: u64,
+}
+
+impl RngStreams {
+    pub fn new(master_seed: u64) -> RngStreams {
+        RngStreams {
+            master: master_seed,
+        }
+    }
+
+    pub fn master(&self) -> u64 {
+        self.master
+    }
+
+    /// The stream called `name`. The same name always gives the same stream.
+    pub fn stream(&self, name: &str) -> Rng {
+        let mut st = self.master ^ fnv1a(name.as_bytes()).rotate_left(17);
+        let seed = splitmix64(&mut st) ^ splitmix64(&mut st);
+        Rng::from_seed(seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_stable_and_distinct() {
+        let s = RngStreams::new(42);
+        let a1: Vec<u64> = (0..4).map({
+            let mut r = s.stream("a");
+            move |_| r.next_u64()
+        }).collect();
+        let a2: Vec<u64> = (0..4).map({
+            let mut r = s.stream("a");
+            move |_| r.next_u64()
+        }).collect();
+        let b: Vec<u64> = (0..4).map({
+            let mut r = s.stream("b");
+            move |_| r.next_u64()
+        }).collect();
+        assert_eq!(a1, a2);
+        assert_ne!(a1, b);
+    }
+
+    #[test]
+    fn below_is_in_range() {
+        let mut r = Rng::from_seed(1);
+        for n in [1u64, 2, 3, 10, 1000, u64::MAX] {
+            for _ in 0..100 {
+                assert!(r.below(n) < n);
+            }
+        }
+    }
+
+    #[test]
+    fn exp_matches_known_values() {
+        // e^0 = 1, e^1 = 2.718281828..., e^-1 = 0.367879441...
+        assert_eq!(exp_q32(0), 1 << 32);
+        let e1 = exp_q32(1 << 32) as f64 / (1u64 << 32) as f64;
+        assert!((e1 - std::f64::consts::E).abs() < 1e-8, "{e1}");
+        let em1 = exp_q32(-(1 << 32)) as f64 / (1u64 << 32) as f64;
+        assert!((em1 - 0.367_879_441_171_442_3).abs() < 1e-8, "{em1}");
+    }
+
+    #[test]
+    fn lognormal_median_near_one() {
+        // The median of many draws with sigma 0.1 must be close to 1.
+        let mut r = Rng::from_seed(7);
+        let mut v: Vec<u64> = (0..10_001).map(|_| r.lognormal_factor_q32(100_000)).collect();
+        v.sort_unstable();
+        let med = v[5000] as f64 / (1u64 << 32) as f64;
+        assert!((med - 1.0).abs() < 0.01, "median {med}");
+    }
+}
