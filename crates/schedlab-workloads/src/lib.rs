@@ -1,1 +1,9 @@
-//! schedlab-workloads
+//! schedlab-workloads: models of the benchmarks users run on hardware (rt-app, stress-ng,
+//! hackbench, schbench, cyclictest): their command-line options, their task programs over the
+//! kernel's syscall surface, and the lines they print.
+
+pub mod cyclictest;
+pub mod hackbench;
+pub mod rtapp;
+pub mod schbench;
+pub mod stress_ng;
