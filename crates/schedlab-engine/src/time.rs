@@ -139,9 +139,9 @@ impl fmt::Debug for SimTime {
 impl fmt::Display for Nanos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
-        if n >= 1_000_000_000 && n % 1_000_000 == 0 {
+        if n >= 1_000_000_000 && n.is_multiple_of(1_000_000) {
             write!(f, "{}s", fmt_decimal(n, 1_000_000_000))
-        } else if n >= 1_000_000 && n % 1_000 == 0 {
+        } else if n >= 1_000_000 && n.is_multiple_of(1_000) {
             write!(f, "{}ms", fmt_decimal(n, 1_000_000))
         } else if n >= 1_000 {
             write!(f, "{}us", fmt_decimal(n, 1_000))
