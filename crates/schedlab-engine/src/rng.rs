@@ -186,18 +186,24 @@ mod tests {
     #[test]
     fn streams_are_stable_and_distinct() {
         let s = RngStreams::new(42);
-        let a1: Vec<u64> = (0..4).map({
-            let mut r = s.stream("a");
-            move |_| r.next_u64()
-        }).collect();
-        let a2: Vec<u64> = (0..4).map({
-            let mut r = s.stream("a");
-            move |_| r.next_u64()
-        }).collect();
-        let b: Vec<u64> = (0..4).map({
-            let mut r = s.stream("b");
-            move |_| r.next_u64()
-        }).collect();
+        let a1: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("b");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
     }
@@ -226,7 +232,9 @@ mod tests {
     fn lognormal_median_near_one() {
         // The median of many draws with sigma 0.1 must be close to 1.
         let mut r = Rng::from_seed(7);
-        let mut v: Vec<u64> = (0..10_001).map(|_| r.lognormal_factor_q32(100_000)).collect();
+        let mut v: Vec<u64> = (0..10_001)
+            .map(|_| r.lognormal_factor_q32(100_000))
+            .collect();
         v.sort_unstable();
         let med = v[5000] as f64 / (1u64 << 32) as f64;
         assert!((med - 1.0).abs() < 0.01, "median {med}");

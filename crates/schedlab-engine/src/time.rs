@@ -128,7 +128,12 @@ impl Div<u64> for Nanos {
 impl fmt::Display for SimTime {
     /// Printed like the ftrace timestamp column: seconds with microsecond precision.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:06}", self.0 / 1_000_000_000, (self.0 % 1_000_000_000) / 1_000)
+        write!(
+            f,
+            "{}.{:06}",
+            self.0 / 1_000_000_000,
+            (self.0 % 1_000_000_000) / 1_000
+        )
     }
 }
 impl fmt::Debug for SimTime {

@@ -2,6 +2,7 @@
 //! hackbench, schbench, cyclictest): their command-line options, their task programs over the
 //! kernel's syscall surface, and the lines they print.
 
+pub mod cmdline;
 pub mod cyclictest;
 pub mod hackbench;
 pub mod rtapp;

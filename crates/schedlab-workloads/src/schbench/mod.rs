@@ -1,1 +1,18 @@
-//! schbench
+//! schbench (workloads.md §4): the command line ([`parse`] → [`Options`]), the fio-style
+//! latency histogram and percentile walk ([`Histogram`]), and the reports it prints on
+//! stderr ([`Results`] → [`render`]).
+
+use crate::cmdline;
+mod histogram;
+mod options;
+mod output;
+
+pub use cmdline::OptionError;
+pub use histogram::{
+    plat_idx_to_val, plat_val_to_idx, Histogram, Percentile, PLAT_BITS, PLAT_GROUP_NR, PLAT_NR,
+    PLAT_VAL, PLIST,
+};
+pub use options::{parse, CpuPin, Options, PIPE_TRANSFER_BUFFER};
+pub use output::{
+    collect_sched_delay, render, rps_sample, Event, IntervalReport, Results, SchedDelay, Schedstat,
+};

@@ -1,0 +1,42 @@
+//! Errors for user input: every variant names the file, line and key (or the spec) at fault.
+
+/// A platform that could not be found, read, parsed or validated.
+#[derive(Debug, thiserror::Error)]
+pub enum PlatformError {
+    /// `--platform NAME` that is neither a built-in, `smp:N`, nor a path.
+    #[error(
+        "unknown platform `{name}` (built-in: {known}; or `smp:N`, or a path to a .toml file)"
+    )]
+    Unknown { name: String, known: String },
+
+    /// The file could not be read.
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// TOML syntax error (line and column from the toml crate's span).
+    #[error("{file}:{line}:{column}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+
+    /// A value that parses as TOML but is not a valid platform description.
+    /// Rendered as `platforms/x.toml:12: cpu_class[1].capacity: must be 1..=1024`.
+    #[error("{file}:{line}: {key}: {message}")]
+    Invalid {
+        file: String,
+        line: usize,
+        key: String,
+        message: String,
+    },
+
+    /// A malformed platform spec on the command line (`smp:0`, `smp:x`).
+    #[error("platform `{spec}`: {message}")]
+    BadSpec { spec: String, message: String },
+}

@@ -1,0 +1,1671 @@
+//! The EEVDF fair class on one cfs_rq and up the cgroup hierarchy of one CPU
+//! (kernel/sched/fair.c, entity level). Everything here follows fair.md; version differences
+//! are switched by named patches (patches.rs), never by version numbers.
+//!
+//! SMP placement and balancing live in select.rs and balance.rs.
+
+use crate::features::Feature as F;
+use crate::patches::Patch as P;
+use crate::sched::*;
+use crate::tree::{self, before, TreeOrder};
+use crate::Kernel;
+
+/// Result of `update_entity_lag` in v7.1: whether the saved lag differs from `V - vruntime`.
+type LagChanged = bool;
+
+#[inline]
+fn min_vruntime(a: u64, b: u64) -> u64 {
+    if before(b, a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// What the wakeup-preemption decision settled on (v6.19 `enum preempt_wakeup_action`; the
+/// older versions use the `Short` / `Pick` subset).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Action {
+    None,
+    Short,
+    Pick,
+    Resched,
+}
+
+impl Kernel {
+    // ===================================================================== weights (§1)
+
+    /// kernel: fair.c __calc_delta() — `delta * weight / lw.weight` in the version's rounding.
+    ///
+    /// Variant A (≤ v7.0): inverse multiply with `WMULT_CONST = 2^32 - 1` and the table
+    /// inverse for tasks; the factor is renormalised so that the product fits 64 bits, then
+    /// `(delta * fact) >> shift` is an exact floor (computed in 128 bits).
+    /// Variant B (db4551e2ba34, v7.1): full-weight divide `delta * weight / lw.weight`.
+    pub fn __calc_delta(&self, delta: u64, weight: u64, lw: &LoadWeight) -> u64 {
+        if self.cfg.has(P::FullWeightCalcDelta) {
+            debug_assert!(delta < (1 << 44));
+            return ((delta as u128 * weight as u128) / lw.weight.max(1) as u128) as u64;
+        }
+        let inv = if lw.inv_weight != 0 {
+            lw.inv_weight as u64
+        } else {
+            let w = scale_load_down(lw.weight);
+            if w >= WMULT_CONST {
+                1
+            } else {
+                WMULT_CONST.checked_div(w).unwrap_or(WMULT_CONST)
+            }
+        };
+        let mut fact = scale_load_down(weight);
+        let mut shift: i32 = WMULT_SHIFT as i32;
+        let hi = fact >> 32;
+        if hi != 0 {
+            let fs = 64 - hi.leading_zeros() as i32;
+            shift -= fs;
+            fact >>= fs;
+        }
+        fact = (fact as u32 as u64) * inv;
+        let hi = fact >> 32;
+        if hi != 0 {
+            let fs = 64 - hi.leading_zeros() as i32;
+            shift -= fs;
+            fact >>= fs;
+        }
+        ((delta as u128 * fact as u128) >> shift) as u64
+    }
+
+    /// kernel: fair.c calc_delta_fair() — real time to virtual time for `se`.
+    #[inline]
+    pub fn calc_delta_fair(&self, delta: u64, se: SeId) -> u64 {
+        let lw = &self.se[se.index()].load;
+        if lw.weight != NICE_0_LOAD {
+            self.__calc_delta(delta, NICE_0_LOAD, lw)
+        } else {
+            delta
+        }
+    }
+
+    /// The weight used in the average (fair.md §2.4): `scale_load_down(w)` up to v7.0, the
+    /// full weight from 4823725d9d1d (PARANOID_AVG's `sum_shift` stays 0: no overflow is
+    /// possible with the 128-bit sums used here).
+    #[inline]
+    pub(crate) fn avg_weight(&self, w: u64) -> i128 {
+        if self.cfg.has(P::FullWeightAvg) {
+            w as i128
+        } else {
+            scale_load_down(w) as i128
+        }
+    }
+
+    // ===================================================================== virtual time (§2)
+
+    #[inline]
+    pub(crate) fn entity_key(&self, cfs: CfsRqId, se: SeId) -> i64 {
+        self.se[se.index()]
+            .vruntime
+            .wrapping_sub(self.cfs[cfs.index()].zero_vruntime) as i64
+    }
+
+    fn avg_vruntime_add(&mut self, cfs: CfsRqId, se: SeId) {
+        let w = self.avg_weight(self.se[se.index()].load.weight);
+        let key = self.entity_key(cfs, se) as i128;
+        let c = &mut self.cfs[cfs.index()];
+        c.sum_w_vruntime += key * w;
+        c.sum_weight += w;
+    }
+
+    fn avg_vruntime_sub(&mut self, cfs: CfsRqId, se: SeId) {
+        let w = self.avg_weight(self.se[se.index()].load.weight);
+        let key = self.entity_key(cfs, se) as i128;
+        let c = &mut self.cfs[cfs.index()];
+        c.sum_w_vruntime -= key * w;
+        c.sum_weight -= w;
+    }
+
+    /// Moves the reference point by `delta` keeping every key consistent (fair.md §2.3).
+    fn shift_zero_vruntime(&mut self, cfs: CfsRqId, delta: i64) {
+        let c = &mut self.cfs[cfs.index()];
+        c.sum_w_vruntime -= c.sum_weight * delta as i128;
+        c.zero_vruntime = c.zero_vruntime.wrapping_add(delta as u64);
+    }
+
+    /// Σ key·aw and Σ aw including `curr` when it is on the queue.
+    #[inline]
+    fn sums_with_curr(&self, cfs: CfsRqId) -> (i128, i128) {
+        let c = &self.cfs[cfs.index()];
+        let mut s = c.sum_w_vruntime;
+        let mut w = c.sum_weight;
+        if let Some(curr) = c.curr {
+            let e = &self.se[curr.index()];
+            if e.on_rq {
+                let aw = self.avg_weight(e.load.weight);
+                s += self.entity_key(cfs, curr) as i128 * aw;
+                w += aw;
+            }
+        }
+        (s, w)
+    }
+
+    /// kernel: fair.c avg_vruntime() — the zero-lag point V.
+    ///
+    /// ```text
+    ///        Σ (v_i - z)·w_i
+    ///  V = z + ---------------   with the division floored, so V is the floor of the
+    ///            Σ w_i            weighted mean and an entity sitting exactly at V is eligible.
+    /// ```
+    /// The lag identity: Σ w_i·(V_exact − v_i) = 0, so weighted lags sum to zero.
+    pub fn avg_vruntime(&self, cfs: CfsRqId) -> u64 {
+        let (mut s, w) = self.sums_with_curr(cfs);
+        let z = self.cfs[cfs.index()].zero_vruntime;
+        if w == 0 {
+            return z;
+        }
+        if s < 0 {
+            s -= w - 1;
+        }
+        z.wrapping_add((s / w) as i64 as u64)
+    }
+
+    /// v7.0 (b3d99f43c72b): `avg_vruntime()` also moves `zero_vruntime` to its result.
+    fn avg_vruntime_update(&mut self, cfs: CfsRqId) -> u64 {
+        let v = self.avg_vruntime(cfs);
+        if self.cfg.has(P::ZeroVruntimeTracking) {
+            let z = self.cfs[cfs.index()].zero_vruntime;
+            let delta = v.wrapping_sub(z) as i64;
+            if delta != 0 {
+                self.shift_zero_vruntime(cfs, delta);
+            }
+        }
+        v
+    }
+
+    /// kernel: fair.c vruntime_eligible() — `V >= v` without dividing: `Σ ≥ (v - z)·W`.
+    /// Computed exactly in 128 bits in every version (fair.md §2.6).
+    pub fn vruntime_eligible(&self, cfs: CfsRqId, v: u64) -> bool {
+        let (s, w) = self.sums_with_curr(cfs);
+        let k = v.wrapping_sub(self.cfs[cfs.index()].zero_vruntime) as i64 as i128;
+        s >= k * w
+    }
+
+    #[inline]
+    pub fn entity_eligible(&self, cfs: CfsRqId, se: SeId) -> bool {
+        self.vruntime_eligible(cfs, self.se[se.index()].vruntime)
+    }
+
+    /// kernel: fair.c update_min_vruntime() @ v6.6..v6.18 — the monotonic reference point.
+    fn update_min_vruntime(&mut self, cfs: CfsRqId) {
+        let c = &self.cfs[cfs.index()];
+        let z = c.zero_vruntime;
+        let mut vruntime = z;
+        let mut curr = c.curr;
+        if let Some(cu) = curr {
+            if self.se[cu.index()].on_rq {
+                vruntime = self.se[cu.index()].vruntime;
+            } else {
+                curr = None;
+            }
+        }
+        if c.root != NIL {
+            let se_min = match self.tree_order {
+                TreeOrder::Vruntime => {
+                    let l = tree::leftmost(&self.se, c.root).unwrap();
+                    self.se[l.index()].vruntime
+                }
+                TreeOrder::Deadline => self.se[c.root as usize].min_vruntime,
+            };
+            vruntime = if curr.is_none() {
+                se_min
+            } else {
+                min_vruntime(vruntime, se_min)
+            };
+        }
+        let delta = vruntime.wrapping_sub(z) as i64;
+        if delta > 0 {
+            self.shift_zero_vruntime(cfs, delta);
+        }
+    }
+
+    /// v6.19 (79f3f9bedd14): after a tree insert/remove, move the reference to the average.
+    fn update_zero_vruntime(&mut self, cfs: CfsRqId) {
+        if self.cfg.has(P::ZeroVruntime) && !self.cfg.has(P::ZeroVruntimeTracking) {
+            let v = self.avg_vruntime(cfs);
+            let delta = v.wrapping_sub(self.cfs[cfs.index()].zero_vruntime) as i64;
+            if delta != 0 {
+                self.shift_zero_vruntime(cfs, delta);
+            }
+        }
+    }
+
+    /// kernel: fair.c __enqueue_entity() — into the tree and the sums.
+    pub(crate) fn __enqueue_entity(&mut self, cfs: CfsRqId, se: SeId) {
+        self.avg_vruntime_add(cfs, se);
+        let root = self.cfs[cfs.index()].root;
+        let r = tree::insert(&mut self.se, root, se, self.tree_order);
+        self.cfs[cfs.index()].root = r;
+        self.update_zero_vruntime(cfs);
+    }
+
+    /// kernel: fair.c __dequeue_entity()
+    pub(crate) fn __dequeue_entity(&mut self, cfs: CfsRqId, se: SeId) {
+        let root = self.cfs[cfs.index()].root;
+        let r = tree::erase(&mut self.se, root, se, self.tree_order);
+        self.cfs[cfs.index()].root = r;
+        self.avg_vruntime_sub(cfs, se);
+        self.update_zero_vruntime(cfs);
+    }
+
+    /// kernel: fair.c cfs_rq_min_slice() — over curr and the tree; `u64::MAX` if empty.
+    pub(crate) fn cfs_rq_min_slice(&self, cfs: CfsRqId) -> u64 {
+        let c = &self.cfs[cfs.index()];
+        let mut s = u64::MAX;
+        if let Some(cu) = c.curr {
+            if self.se[cu.index()].on_rq {
+                s = self.se[cu.index()].slice;
+            }
+        }
+        if c.root != NIL {
+            s = s.min(self.se[c.root as usize].min_slice);
+        }
+        s
+    }
+
+    /// kernel: fair.c cfs_rq_max_slice() (v7.0) — over curr and the tree; 0 if empty.
+    pub(crate) fn cfs_rq_max_slice(&self, cfs: CfsRqId) -> u64 {
+        let c = &self.cfs[cfs.index()];
+        let mut s = 0;
+        if let Some(cu) = c.curr {
+            if self.se[cu.index()].on_rq {
+                s = self.se[cu.index()].slice;
+            }
+        }
+        if c.root != NIL {
+            s = s.max(self.se[c.root as usize].max_slice);
+        }
+        s
+    }
+
+    // ===================================================================== slices (§3)
+
+    /// kernel: fair.c update_deadline() — renew the request once `vruntime >= deadline`.
+    fn update_deadline(&mut self, cfs: CfsRqId, se: SeId) -> bool {
+        let e = &self.se[se.index()];
+        if before(e.vruntime, e.deadline) {
+            return false;
+        }
+        if !e.custom_slice {
+            self.se[se.index()].slice = self.base_slice;
+        }
+        let vslice = self.calc_delta_fair(self.se[se.index()].slice, se);
+        let e = &mut self.se[se.index()];
+        e.deadline = e.vruntime.wrapping_add(vslice);
+        if self.cfg.has(P::ZeroVruntimeTrackingFix) {
+            self.avg_vruntime_update(cfs);
+        }
+        true
+    }
+
+    // ===================================================================== update_curr (§2.2)
+
+    /// kernel: fair.c update_curr() — charge the running entity of `cfs` up to now.
+    pub fn update_curr(&mut self, cfs: CfsRqId) {
+        let Some(curr) = self.cfs[cfs.index()].curr else {
+            return;
+        };
+        let now = self.now;
+        let delta = now as i64 - self.se[curr.index()].exec_start as i64;
+        if delta <= 0 {
+            return;
+        }
+        let delta = delta as u64;
+        let vdelta = self.calc_delta_fair(delta, curr);
+        {
+            let e = &mut self.se[curr.index()];
+            e.exec_start = now;
+            e.sum_exec_runtime += delta;
+            e.vruntime = e.vruntime.wrapping_add(vdelta);
+        }
+        let resched = self.update_deadline(cfs, curr);
+        if !self.cfg.has(P::ZeroVruntime) {
+            self.update_min_vruntime(cfs);
+        }
+        let cpu = self.cfs[cfs.index()].cpu;
+        if !self.cfg.has(P::UpdateCurrResched) {
+            // v6.6: update_deadline itself reschedules when others are queued.
+            if resched && self.cfs[cfs.index()].nr_queued > 1 {
+                self.resched_curr(cpu);
+                self.clear_buddies(cfs, curr);
+            }
+            return;
+        }
+        if self.cfs[cfs.index()].nr_queued == 1 {
+            return;
+        }
+        let end_of_protection = if self.cfg.has(P::AlwaysReschedEndProtect) {
+            !self.protect_slice(curr)
+        } else if self.cfg.has(P::PreemptShort) {
+            self.did_preempt_short(cfs, curr)
+        } else {
+            false
+        };
+        if resched || end_of_protection {
+            self.resched_curr_lazy(cpu);
+            self.clear_buddies(cfs, curr);
+        }
+    }
+
+    /// kernel: fair.c did_preempt_short() @ v6.12..v6.16
+    fn did_preempt_short(&self, cfs: CfsRqId, curr: SeId) -> bool {
+        if !self.cfg.feat(F::PREEMPT_SHORT) {
+            return false;
+        }
+        let e = &self.se[curr.index()];
+        if e.vprot == e.deadline {
+            return false;
+        }
+        !self.entity_eligible(cfs, curr)
+    }
+
+    // ===================================================================== protection (§5.4)
+
+    /// kernel: fair.c protect_slice(): before 74eec63661d4 "the stashed deadline still equals
+    /// the deadline"; after, "vruntime has not reached vprot".
+    pub(crate) fn protect_slice(&self, se: SeId) -> bool {
+        let e = &self.se[se.index()];
+        if self.cfg.has(P::ProtectVprot) {
+            before(e.vruntime, e.vprot)
+        } else {
+            e.vprot == e.deadline
+        }
+    }
+
+    /// kernel: fair.c cancel_protect_slice()
+    pub(crate) fn cancel_protect_slice(&mut self, se: SeId) {
+        if self.protect_slice(se) {
+            let vprot_mode = self.cfg.has(P::ProtectVprot);
+            let e = &mut self.se[se.index()];
+            if vprot_mode {
+                e.vprot = e.vruntime;
+            } else {
+                e.vprot = e.deadline.wrapping_add(1);
+            }
+        }
+    }
+
+    /// kernel: fair.c set_protect_slice() — called at pick, with `se` out of the tree and not
+    /// yet curr, so `cfs_rq_min_slice` sees only the others.
+    fn set_protect_slice(&mut self, cfs: CfsRqId, se: SeId) {
+        if !self.cfg.has(P::ProtectVprot) {
+            // v6.6..v6.16: stash the deadline ("HACK ... in vlag").
+            let d = self.se[se.index()].deadline;
+            self.se[se.index()].vprot = d;
+            return;
+        }
+        let slice = self.se[se.index()].slice;
+        let mut s = self.normalized_base_slice; // minimum quantum, not scaled by CPU count
+        if self.cfg.feat(F::RUN_TO_PARITY) {
+            s = if self.cfg.has(P::ProtectMinSlice) {
+                self.cfs_rq_min_slice(cfs)
+            } else {
+                slice
+            };
+        }
+        let s = s.min(slice);
+        let mut vprot = self.se[se.index()].deadline;
+        if s != slice {
+            let v = self.se[se.index()].vruntime;
+            vprot = min_vruntime(vprot, v.wrapping_add(self.calc_delta_fair(s, se)));
+        }
+        self.se[se.index()].vprot = vprot;
+    }
+
+    /// kernel: fair.c update_protect_slice() — shrink only.
+    fn update_protect_slice(&mut self, cfs: CfsRqId, se: SeId) {
+        if !self.cfg.has(P::ProtectVprot) {
+            return;
+        }
+        let slice = self.cfs_rq_min_slice(cfs);
+        let v = self.se[se.index()].vruntime;
+        let lim = v.wrapping_add(self.calc_delta_fair(slice, se));
+        let e = &mut self.se[se.index()];
+        e.vprot = min_vruntime(e.vprot, lim);
+    }
+
+    // ===================================================================== placement (§4)
+
+    /// kernel: fair.c update_entity_lag() — save the clamped lag `V - vruntime`.
+    fn update_entity_lag(&mut self, cfs: CfsRqId, se: SeId) -> LagChanged {
+        let v = self.avg_vruntime_update(cfs);
+        let raw = v.wrapping_sub(self.se[se.index()].vruntime) as i64;
+        let l = if self.cfg.has(P::LagClampMaxSlice) {
+            self.cfs_rq_max_slice(cfs) + self.tick_nsec
+        } else {
+            (2 * self.se[se.index()].slice).max(self.tick_nsec)
+        };
+        let limit = self.calc_delta_fair(l, se) as i64;
+        let mut vlag = raw.clamp(-limit, limit);
+        if self.cfg.has(P::DelayedNegativeLag) && self.se[se.index()].sched_delayed {
+            // A delayed entity cannot end up owing more than when it went to sleep.
+            vlag = vlag.max(self.se[se.index()].vlag_at_delay);
+            if self.cfg.has(P::DelayedNegativeLagFix) && self.cfg.feat(F::DELAY_ZERO) {
+                vlag = vlag.min(0);
+            }
+        }
+        self.se[se.index()].vlag = vlag;
+        vlag != raw
+    }
+
+    /// kernel: fair.c place_entity() — lag-preserving placement (fair.md §4.3).
+    ///
+    /// Inserting an entity with lag `l` at `v = V - l'` moves the average to
+    /// `V' = V - w·l'/(W + w)`; requiring `V' - v = l` gives `l' = l·(W + w)/W`.
+    fn place_entity(&mut self, cfs: CfsRqId, se: SeId, flags: u32) {
+        let v_avg = self.avg_vruntime_update(cfs);
+        if !self.se[se.index()].custom_slice {
+            self.se[se.index()].slice = self.base_slice;
+        }
+        let mut vslice = self.calc_delta_fair(self.se[se.index()].slice, se);
+        let mut lag: i128 = 0;
+        let vlag = self.se[se.index()].vlag;
+        if self.cfg.feat(F::PLACE_LAG) && self.cfs[cfs.index()].nr_queued > 0 && vlag != 0 {
+            lag = vlag as i128;
+            let mut load = self.cfs[cfs.index()].sum_weight;
+            if let Some(cu) = self.cfs[cfs.index()].curr {
+                if self.se[cu.index()].on_rq {
+                    load += self.avg_weight(self.se[cu.index()].load.weight);
+                }
+            }
+            lag *= load + self.avg_weight(self.se[se.index()].load.weight);
+            if load == 0 {
+                load = 1;
+            }
+            lag /= load;
+        }
+        let e = &mut self.se[se.index()];
+        e.vruntime = v_avg.wrapping_sub(lag as i64 as u64);
+        let rel_ok = !self.cfg.has(P::ForkRelDeadline) || self.cfg.feat(F::PLACE_REL_DEADLINE);
+        if e.rel_deadline && rel_ok {
+            e.deadline = e.deadline.wrapping_add(e.vruntime);
+            e.rel_deadline = false;
+            return;
+        }
+        if self.cfg.feat(F::PLACE_DEADLINE_INITIAL) && flags & ENQUEUE_INITIAL != 0 {
+            vslice /= 2;
+        }
+        let e = &mut self.se[se.index()];
+        e.deadline = e.vruntime.wrapping_add(vslice);
+    }
+
+    // ===================================================================== enqueue / dequeue
+
+    fn account_entity_enqueue(&mut self, cfs: CfsRqId, se: SeId) {
+        let w = self.se[se.index()].load.weight;
+        let c = &mut self.cfs[cfs.index()];
+        c.load.weight += w;
+        c.load.inv_weight = 0;
+        c.nr_queued += 1;
+    }
+
+    fn account_entity_dequeue(&mut self, cfs: CfsRqId, se: SeId) {
+        let w = self.se[se.index()].load.weight;
+        let c = &mut self.cfs[cfs.index()];
+        c.load.weight -= w;
+        c.load.inv_weight = 0;
+        c.nr_queued -= 1;
+    }
+
+    /// kernel: fair.c enqueue_entity()
+    fn enqueue_entity(&mut self, cfs: CfsRqId, se: SeId, flags: u32) {
+        let is_curr = self.cfs[cfs.index()].curr == Some(se);
+        // The running entity is placed before update_curr (sched_change re-enqueue).
+        if is_curr {
+            self.place_entity(cfs, se, flags);
+        }
+        self.update_curr(cfs);
+        self.update_load_avg_se(cfs, se, true);
+        self.update_cfs_group(se);
+        if !is_curr {
+            self.place_entity(cfs, se, flags);
+        }
+        self.account_entity_enqueue(cfs, se);
+        if flags & ENQUEUE_MIGRATED != 0 {
+            self.se[se.index()].exec_start = 0;
+        }
+        if !is_curr {
+            self.__enqueue_entity(cfs, se);
+        }
+        self.se[se.index()].on_rq = true;
+    }
+
+    /// `set_delayed()`: the task entity stays queued; `h_nr_runnable` drops at every level.
+    fn set_delayed(&mut self, se: SeId) {
+        self.se[se.index()].sched_delayed = true;
+        if self.se[se.index()].task.is_none() {
+            return;
+        }
+        let mut e = Some(se);
+        while let Some(x) = e {
+            let cfs = self.se[x.index()].cfs_rq;
+            self.cfs[cfs.index()].h_nr_runnable -= 1;
+            e = self.se[x.index()].parent;
+        }
+    }
+
+    /// `clear_delayed()`
+    fn clear_delayed(&mut self, se: SeId) {
+        self.se[se.index()].sched_delayed = false;
+        if self.se[se.index()].task.is_none() {
+            return;
+        }
+        let mut e = Some(se);
+        while let Some(x) = e {
+            let cfs = self.se[x.index()].cfs_rq;
+            self.cfs[cfs.index()].h_nr_runnable += 1;
+            e = self.se[x.index()].parent;
+        }
+    }
+
+    /// kernel: fair.c finish_delayed_dequeue_entity()
+    fn finish_delayed_dequeue_entity(&mut self, se: SeId) {
+        self.clear_delayed(se);
+        if self.cfg.feat(F::DELAY_ZERO) && self.se[se.index()].vlag > 0 {
+            self.se[se.index()].vlag = 0;
+        }
+    }
+
+    /// kernel: fair.c dequeue_entity() — false if the entity was kept queued as delayed.
+    fn dequeue_entity(&mut self, cfs: CfsRqId, se: SeId, flags: u32) -> bool {
+        self.update_curr(cfs);
+        if self.cfg.has(P::FixNextBuddy) {
+            self.clear_buddies(cfs, se);
+        }
+        if flags & DEQUEUE_DELAYED != 0 {
+            self.sched_warn_on(
+                !self.se[se.index()].sched_delayed,
+                "DEQUEUE_DELAYED of a non-delayed entity",
+            );
+        } else {
+            let mut delay = flags & DEQUEUE_SLEEP != 0;
+            if flags & DEQUEUE_SPECIAL != 0 {
+                delay = false;
+            }
+            if self.cfg.feat(F::DELAY_DEQUEUE) && delay && !self.entity_eligible(cfs, se) {
+                self.update_load_avg_se(cfs, se, false);
+                if self.cfg.has(P::DelayedNegativeLag) {
+                    self.update_entity_lag(cfs, se);
+                    self.se[se.index()].vlag_at_delay = self.se[se.index()].vlag;
+                }
+                if !self.cfg.has(P::FixNextBuddy) {
+                    self.clear_buddies(cfs, se);
+                }
+                self.set_delayed(se);
+                self.count_op(FairOp::DelayDequeue);
+                return false;
+            }
+        }
+        if !self.cfg.has(P::FixNextBuddy) {
+            self.clear_buddies(cfs, se);
+        }
+        self.update_load_avg_se(cfs, se, false);
+        self.update_entity_lag(cfs, se);
+        if self.cfg.feat(F::PLACE_REL_DEADLINE) && flags & DEQUEUE_SLEEP == 0 {
+            let e = &mut self.se[se.index()];
+            e.deadline = e.deadline.wrapping_sub(e.vruntime);
+            e.rel_deadline = true;
+        }
+        if self.cfs[cfs.index()].curr != Some(se) {
+            self.__dequeue_entity(cfs, se);
+        }
+        self.se[se.index()].on_rq = false;
+        self.account_entity_dequeue(cfs, se);
+        self.update_cfs_group(se);
+        if !self.cfg.has(P::ZeroVruntime) && (flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE
+        {
+            self.update_min_vruntime(cfs);
+        }
+        if flags & DEQUEUE_DELAYED != 0 {
+            self.finish_delayed_dequeue_entity(se);
+        }
+        true
+    }
+
+    /// kernel: fair.c requeue_delayed_entity() — a delayed entity is woken in place: it keeps
+    /// its vruntime and deadline unless DELAY_ZERO re-places it (fair.md §7.5).
+    fn requeue_delayed_entity(&mut self, se: SeId) {
+        let cfs = self.se[se.index()].cfs_rq;
+        self.sched_warn_on(
+            !(self.se[se.index()].sched_delayed && self.se[se.index()].on_rq),
+            "requeue of an entity that is not delayed",
+        );
+        let mut replaced = false;
+        if self.cfg.feat(F::DELAY_ZERO) {
+            let changed = self.update_entity_lag(cfs, se);
+            let reposition = if self.cfg.has(P::DelayedNegativeLag) {
+                changed
+            } else {
+                self.se[se.index()].vlag > 0
+            };
+            if reposition {
+                replaced = true;
+                let is_curr = self.cfs[cfs.index()].curr == Some(se);
+                self.cfs[cfs.index()].nr_queued -= 1;
+                if !is_curr {
+                    self.__dequeue_entity(cfs, se);
+                }
+                if !self.cfg.has(P::DelayedNegativeLag) {
+                    self.se[se.index()].vlag = 0;
+                }
+                self.place_entity(cfs, se, 0);
+                if !is_curr {
+                    self.__enqueue_entity(cfs, se);
+                }
+                self.cfs[cfs.index()].nr_queued += 1;
+            }
+        }
+        self.update_load_avg_se(cfs, se, false);
+        self.clear_delayed(se);
+        self.count_op(if replaced {
+            FairOp::RequeueReplaced
+        } else {
+            FairOp::Requeue
+        });
+        self.trace_requeue(se, replaced);
+    }
+
+    /// kernel: fair.c enqueue_task_fair()
+    pub(crate) fn enqueue_task_fair(&mut self, t: TaskId, flags: u32) {
+        let tse = self.tasks[t.index()].se;
+        let cpu = self.tasks[t.index()].cpu;
+        if flags & ENQUEUE_DELAYED != 0 {
+            self.requeue_delayed_entity(tse);
+            return;
+        }
+        self.util_est_enqueue(t, flags);
+        let h_nr_queued = 1u32;
+        let h_nr_runnable = if self.se[tse.index()].sched_delayed {
+            0
+        } else {
+            1
+        };
+        let mut h_nr_idle = (self.tasks[t.index()].policy == Policy::Idle) as u32;
+        let mut slice: u64 = 0;
+        let mut flags = flags;
+        let mut e = Some(tse);
+        let propagate = self.cfg.has(P::MinSlicePropagate);
+        while let Some(se) = e {
+            if self.se[se.index()].on_rq {
+                if self.se[se.index()].sched_delayed {
+                    self.requeue_delayed_entity(se);
+                }
+                break;
+            }
+            let cfs = self.se[se.index()].cfs_rq;
+            if propagate && slice != 0 {
+                self.se[se.index()].slice = slice;
+                self.se[se.index()].custom_slice = true;
+            }
+            self.enqueue_entity(cfs, se, flags);
+            slice = self.cfs_rq_min_slice(cfs);
+            let c = &mut self.cfs[cfs.index()];
+            c.h_nr_queued += h_nr_queued;
+            c.h_nr_runnable += h_nr_runnable;
+            c.h_nr_idle += h_nr_idle;
+            if c.idle {
+                h_nr_idle = h_nr_queued;
+            }
+            flags = ENQUEUE_WAKEUP;
+            e = self.se[se.index()].parent;
+        }
+        while let Some(se) = e {
+            let cfs = self.se[se.index()].cfs_rq;
+            self.update_load_avg_se(cfs, se, true);
+            self.update_cfs_group(se);
+            if propagate {
+                self.se[se.index()].slice = slice;
+                if self.cfg.has(P::ForceMinSlice) && self.cfs[cfs.index()].curr != Some(se) {
+                    let root = self.cfs[cfs.index()].root;
+                    tree::propagate(&mut self.se, root, se, self.tree_order);
+                }
+            }
+            slice = self.cfs_rq_min_slice(cfs);
+            let c = &mut self.cfs[cfs.index()];
+            c.h_nr_queued += h_nr_queued;
+            c.h_nr_runnable += h_nr_runnable;
+            c.h_nr_idle += h_nr_idle;
+            if c.idle {
+                h_nr_idle = h_nr_queued;
+            }
+            e = self.se[se.index()].parent;
+        }
+        self.rqs[cpu].nr_running += 1;
+        self.count_op(FairOp::Enqueue);
+    }
+
+    /// kernel: fair.c dequeue_entities() — returns false if the task itself was delayed.
+    pub(crate) fn dequeue_entities(&mut self, cpu: usize, se0: SeId, flags: u32) -> bool {
+        let was_sched_idle = self.sched_idle_rq(cpu);
+        let task_sleep = flags & DEQUEUE_SLEEP != 0;
+        let task = self.se[se0.index()].task;
+        let (h_nr_queued, mut h_nr_idle, h_nr_runnable) = match task {
+            Some(t) => (
+                1u32,
+                (self.tasks[t.index()].policy == Policy::Idle) as u32,
+                // A delayed task's runnable count was already dropped by set_delayed and is
+                // restored by clear_delayed in its final dequeue, so it is subtracted here.
+                1u32,
+            ),
+            None => {
+                let q = self.se[se0.index()].my_q.unwrap();
+                let c = &self.cfs[q.index()];
+                (c.h_nr_queued, c.h_nr_idle, c.h_nr_runnable)
+            }
+        };
+        let mut flags = flags;
+        let mut slice: u64 = 0;
+        let mut e = Some(se0);
+        let propagate = self.cfg.has(P::MinSlicePropagate);
+        let mut stopped_early = false;
+        while let Some(se) = e {
+            let cfs = self.se[se.index()].cfs_rq;
+            if !self.dequeue_entity(cfs, se, flags) {
+                if task.is_some() && se == se0 {
+                    return false;
+                }
+                // a group entity became delayed: it stays queued; fix the counters above
+                slice = self.cfs_rq_min_slice(cfs);
+                stopped_early = true;
+                break;
+            }
+            let c = &mut self.cfs[cfs.index()];
+            c.h_nr_queued -= h_nr_queued;
+            c.h_nr_runnable -= h_nr_runnable;
+            c.h_nr_idle -= h_nr_idle;
+            if c.idle {
+                h_nr_idle = h_nr_queued;
+            }
+            if self.cfs[cfs.index()].load.weight != 0 {
+                slice = self.cfs_rq_min_slice(cfs);
+                e = self.se[se.index()].parent;
+                // Bias the next pick towards this group: the sleeping task leaves siblings.
+                if task_sleep {
+                    if let Some(pse) = e {
+                        self.set_next_buddy(pse);
+                    }
+                }
+                stopped_early = true;
+                break;
+            }
+            flags |= DEQUEUE_SLEEP;
+            flags &= !(DEQUEUE_DELAYED | DEQUEUE_SPECIAL);
+            e = self.se[se.index()].parent;
+        }
+        if stopped_early {
+            while let Some(se) = e {
+                let cfs = self.se[se.index()].cfs_rq;
+                self.update_load_avg_se(cfs, se, true);
+                self.update_cfs_group(se);
+                if propagate {
+                    self.se[se.index()].slice = slice;
+                    if self.cfg.has(P::ForceMinSlice) && self.cfs[cfs.index()].curr != Some(se) {
+                        let root = self.cfs[cfs.index()].root;
+                        tree::propagate(&mut self.se, root, se, self.tree_order);
+                    }
+                }
+                slice = self.cfs_rq_min_slice(cfs);
+                let c = &mut self.cfs[cfs.index()];
+                c.h_nr_queued -= h_nr_queued;
+                c.h_nr_runnable -= h_nr_runnable;
+                c.h_nr_idle -= h_nr_idle;
+                if c.idle {
+                    h_nr_idle = h_nr_queued;
+                }
+                e = self.se[se.index()].parent;
+            }
+        }
+        self.rqs[cpu].nr_running -= h_nr_queued;
+        if !was_sched_idle && self.sched_idle_rq(cpu) {
+            // The rq turned SCHED_IDLE-only: pull normal work early.
+            self.rqs[cpu].next_balance = self.jiffies();
+        }
+        if let Some(t) = task {
+            if flags & DEQUEUE_DELAYED != 0 || self.se[se0.index()].sched_delayed {
+                let _ = t;
+            }
+        }
+        self.count_op(FairOp::Dequeue);
+        true
+    }
+
+    /// kernel: fair.c dequeue_task_fair() — false if the task stays queued as delayed.
+    pub(crate) fn dequeue_task_fair(&mut self, t: TaskId, flags: u32) -> bool {
+        let se = self.tasks[t.index()].se;
+        let cpu = self.tasks[t.index()].cpu;
+        if !(self.se[se.index()].sched_delayed && flags & (DEQUEUE_SAVE | DEQUEUE_MIGRATING) != 0) {
+            self.util_est_dequeue(t);
+        }
+        if !self.dequeue_entities(cpu, se, flags) {
+            return false;
+        }
+        true
+    }
+
+    // ===================================================================== buddies (§5.6)
+
+    /// kernel: fair.c set_next_buddy() — marks `se` and its ancestors.
+    pub(crate) fn set_next_buddy(&mut self, se: SeId) {
+        let mut e = Some(se);
+        while let Some(x) = e {
+            if !self.se[x.index()].on_rq {
+                self.sched_warn_on(true, "set_next_buddy on an entity that is not queued");
+                return;
+            }
+            if self.is_idle_entity(x) {
+                return;
+            }
+            let cfs = self.se[x.index()].cfs_rq;
+            self.cfs[cfs.index()].next = Some(x);
+            e = self.se[x.index()].parent;
+        }
+    }
+
+    /// kernel: fair.c clear_buddies() — only if the buddy *is* `se`.
+    pub(crate) fn clear_buddies(&mut self, cfs: CfsRqId, se: SeId) {
+        if self.cfs[cfs.index()].next != Some(se) {
+            return;
+        }
+        let mut e = Some(se);
+        while let Some(x) = e {
+            let c = self.se[x.index()].cfs_rq;
+            if self.cfs[c.index()].next != Some(x) {
+                break;
+            }
+            self.cfs[c.index()].next = None;
+            e = self.se[x.index()].parent;
+        }
+    }
+
+    /// `se_is_idle()`: a SCHED_IDLE task, or a group whose cfs_rq is idle.
+    pub(crate) fn is_idle_entity(&self, se: SeId) -> bool {
+        let e = &self.se[se.index()];
+        match e.task {
+            Some(t) => self.tasks[t.index()].policy == Policy::Idle,
+            None => self.cfs[e.my_q.unwrap().index()].idle,
+        }
+    }
+
+    // ===================================================================== picking (§5)
+
+    /// kernel: fair.c __pick_eevdf() @ v6.8+ with the per-version refinements (fair.md §5.2).
+    pub(crate) fn __pick_eevdf(&mut self, cfs: CfsRqId, protect: bool) -> Option<SeId> {
+        if self.tree_order == TreeOrder::Vruntime {
+            return self.pick_eevdf_v66(cfs);
+        }
+        let c = &self.cfs[cfs.index()];
+        let first = tree::leftmost(&self.se, c.root);
+        let mut curr = c.curr;
+        if c.nr_queued == 1 {
+            return match curr {
+                Some(cu) if self.se[cu.index()].on_rq => Some(cu),
+                _ => first,
+            };
+        }
+        if self.cfg.has(P::NextBuddyReimpl)
+            && self.cfg.feat(F::PICK_BUDDY)
+            && (protect || !self.cfg.has(P::ClearBuddiesPreemptShort))
+        {
+            if let Some(nx) = self.cfs[cfs.index()].next {
+                if self.entity_eligible(cfs, nx) {
+                    self.sched_warn_on(self.se[nx.index()].sched_delayed, "next buddy is delayed");
+                    return Some(nx);
+                }
+            }
+        }
+        if let Some(cu) = curr {
+            if !self.se[cu.index()].on_rq || !self.entity_eligible(cfs, cu) {
+                curr = None;
+            }
+        }
+        if let Some(cu) = curr {
+            let protected = if self.cfg.has(P::ProtectVprot) {
+                protect && self.protect_slice(cu)
+            } else if self.cfg.has(P::ShortProbe) {
+                protect && self.cfg.feat(F::RUN_TO_PARITY) && self.protect_slice(cu)
+            } else {
+                self.cfg.feat(F::RUN_TO_PARITY) && self.protect_slice(cu)
+            };
+            if protected {
+                return Some(cu);
+            }
+        }
+        let mut best = None;
+        if let Some(f) = first {
+            if self.entity_eligible(cfs, f) {
+                best = Some(f);
+            }
+        }
+        if best.is_none() {
+            let mut node = self.cfs[cfs.index()].root;
+            while node != NIL {
+                let l = self.se[node as usize].rb_left;
+                if l != NIL && self.vruntime_eligible(cfs, self.se[l as usize].min_vruntime) {
+                    node = l;
+                    continue;
+                }
+                if self.entity_eligible(cfs, SeId(node)) {
+                    best = Some(SeId(node));
+                    break;
+                }
+                node = self.se[node as usize].rb_right;
+            }
+        }
+        match (best, curr) {
+            (None, c) => c,
+            (Some(b), Some(cu))
+                if before(self.se[cu.index()].deadline, self.se[b.index()].deadline) =>
+            {
+                Some(cu)
+            }
+            (b, _) => b,
+        }
+    }
+
+    /// kernel: fair.c __pick_eevdf() @ v6.6 (vruntime-sorted tree, min_deadline heap;
+    /// curr wins a deadline tie, fair.md §5.3).
+    fn pick_eevdf_v66(&mut self, cfs: CfsRqId) -> Option<SeId> {
+        let mut curr = self.cfs[cfs.index()].curr;
+        if let Some(cu) = curr {
+            if !self.se[cu.index()].on_rq || !self.entity_eligible(cfs, cu) {
+                curr = None;
+            }
+        }
+        let mut best = curr;
+        if let Some(cu) = curr {
+            if self.cfg.feat(F::RUN_TO_PARITY) && self.protect_slice(cu) {
+                return Some(cu);
+            }
+        }
+        let dl = |k: &Kernel, x: u32| k.se[x as usize].deadline;
+        let mdl = |k: &Kernel, x: u32| k.se[x as usize].min_deadline;
+        let mut best_left: u32 = NIL;
+        let mut node = self.cfs[cfs.index()].root;
+        while node != NIL {
+            if !self.entity_eligible(cfs, SeId(node)) {
+                node = self.se[node as usize].rb_left;
+                continue;
+            }
+            match best {
+                None => best = Some(SeId(node)),
+                Some(b) if before(dl(self, node), self.se[b.index()].deadline) => {
+                    best = Some(SeId(node))
+                }
+                _ => {}
+            }
+            let l = self.se[node as usize].rb_left;
+            if l != NIL {
+                if best_left == NIL || before(mdl(self, l), mdl(self, best_left)) {
+                    best_left = l;
+                }
+                if mdl(self, l) == mdl(self, node) {
+                    break;
+                }
+            }
+            if dl(self, node) == mdl(self, node) {
+                break;
+            }
+            node = self.se[node as usize].rb_right;
+        }
+        let Some(b) = best else {
+            return tree::leftmost(&self.se, self.cfs[cfs.index()].root);
+        };
+        if best_left == NIL || !before(mdl(self, best_left), self.se[b.index()].deadline) {
+            return Some(b);
+        }
+        let mut node = best_left;
+        loop {
+            if dl(self, node) == mdl(self, node) {
+                return Some(SeId(node));
+            }
+            let l = self.se[node as usize].rb_left;
+            if l != NIL && mdl(self, l) == mdl(self, node) {
+                node = l;
+            } else {
+                node = self.se[node as usize].rb_right;
+            }
+        }
+    }
+
+    /// kernel: fair.c pick_next_entity() — buddy per version, then EEVDF; a delayed pick is
+    /// completed (dequeued for real) and the caller restarts.
+    fn pick_next_entity(&mut self, cfs: CfsRqId) -> Option<SeId> {
+        if !self.cfg.has(P::NextBuddyReimpl) {
+            let honour = if self.cfg.has(P::PickBuddy) {
+                self.cfg.feat(F::PICK_BUDDY)
+            } else {
+                self.cfg.feat(F::NEXT_BUDDY)
+            };
+            if honour {
+                if let Some(nx) = self.cfs[cfs.index()].next {
+                    if self.entity_eligible(cfs, nx) {
+                        return Some(nx);
+                    }
+                }
+            }
+        }
+        let se = self.__pick_eevdf(cfs, true);
+        let Some(se) = se else {
+            self.sched_warn_on(true, "pick_eevdf found nothing on a non-empty cfs_rq");
+            return None;
+        };
+        if self.se[se.index()].sched_delayed {
+            let cpu = self.cfs[cfs.index()].cpu;
+            self.count_op(FairOp::PickDelayedDequeue);
+            self.trace_delay_dequeue(se);
+            self.dequeue_entities(cpu, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+            if let Some(t) = self.se[se.index()].task {
+                self.block_task_delayed(t);
+            }
+            return None;
+        }
+        Some(se)
+    }
+
+    /// kernel: fair.c pick_task_fair() — walk down from the root; restart after completing a
+    /// delayed dequeue.
+    pub(crate) fn pick_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
+        'again: loop {
+            let mut cfs = self.rqs[cpu].cfs;
+            if self.cfs[cfs.index()].nr_queued == 0 {
+                return None;
+            }
+            loop {
+                if let Some(cu) = self.cfs[cfs.index()].curr {
+                    if self.se[cu.index()].on_rq {
+                        self.update_curr(cfs);
+                    }
+                }
+                let Some(se) = self.pick_next_entity(cfs) else {
+                    self.count_op(FairOp::PickRestart);
+                    continue 'again;
+                };
+                if let Some(q) = self.se[se.index()].my_q {
+                    cfs = q;
+                    continue;
+                }
+                return self.se[se.index()].task;
+            }
+        }
+    }
+
+    /// kernel: fair.c put_prev_entity()
+    fn put_prev_entity(&mut self, cfs: CfsRqId, prev: SeId) {
+        if self.se[prev.index()].on_rq {
+            self.update_curr(cfs);
+            self.__enqueue_entity(cfs, prev);
+            self.update_load_avg_se(cfs, prev, false);
+        }
+        self.cfs[cfs.index()].curr = None;
+    }
+
+    /// kernel: fair.c set_next_entity(); `first` = called from the pick (v7.0).
+    fn set_next_entity(&mut self, cfs: CfsRqId, se: SeId, first: bool) {
+        self.clear_buddies(cfs, se);
+        if self.se[se.index()].on_rq {
+            self.__dequeue_entity(cfs, se);
+            self.update_load_avg_se(cfs, se, true);
+            if !self.cfg.has(P::ProtectAtPickOnly) || first {
+                self.set_protect_slice(cfs, se);
+            }
+        }
+        self.se[se.index()].exec_start = self.now;
+        self.cfs[cfs.index()].curr = Some(se);
+        let e = &mut self.se[se.index()];
+        e.prev_sum_exec_runtime = e.sum_exec_runtime;
+    }
+
+    /// `set_next_entity` outside the pick (sched_change pattern: `first` is false).
+    pub(crate) fn set_next_entity_pub(&mut self, cfs: CfsRqId, se: SeId) {
+        self.set_next_entity(cfs, se, false);
+    }
+
+    /// Switches the fair hierarchy from `prev` (if a fair task) to `next`: levels that did not
+    /// change are not touched (no set_next_entity, hence no clear_buddies there, §5.5).
+    pub(crate) fn put_prev_set_next_fair(&mut self, prev: Option<TaskId>, next: TaskId) {
+        let mut se = self.tasks[next.index()].se;
+        if let Some(p) = prev {
+            if p == next {
+                return;
+            }
+            let mut pse = self.tasks[p.index()].se;
+            loop {
+                let c1 = self.se[se.index()].cfs_rq;
+                let c2 = self.se[pse.index()].cfs_rq;
+                if c1 == c2 {
+                    break;
+                }
+                let sd = self.se[se.index()].depth;
+                let pd = self.se[pse.index()].depth;
+                if sd <= pd {
+                    self.put_prev_entity(c2, pse);
+                    pse = self.se[pse.index()].parent.unwrap();
+                }
+                if sd >= pd {
+                    self.set_next_entity(c1, se, true);
+                    se = self.se[se.index()].parent.unwrap();
+                }
+            }
+            let c = self.se[se.index()].cfs_rq;
+            self.put_prev_entity(c, pse);
+            self.set_next_entity(c, se, true);
+        } else {
+            let mut e = Some(se);
+            while let Some(x) = e {
+                let c = self.se[x.index()].cfs_rq;
+                self.set_next_entity(c, x, true);
+                e = self.se[x.index()].parent;
+            }
+        }
+    }
+
+    /// kernel: fair.c put_prev_task_fair() — the whole hierarchy of a task leaving the CPU to
+    /// a non-fair task or idle.
+    pub(crate) fn put_prev_task_fair(&mut self, prev: TaskId) {
+        let mut e = Some(self.tasks[prev.index()].se);
+        while let Some(x) = e {
+            let c = self.se[x.index()].cfs_rq;
+            self.put_prev_entity(c, x);
+            e = self.se[x.index()].parent;
+        }
+    }
+
+    // ===================================================================== wakeup preemption (§6)
+
+    /// kernel: fair.c find_matching_se()
+    fn find_matching_se(&self, se: &mut SeId, pse: &mut SeId) {
+        let mut sd = self.se[se.index()].depth;
+        let mut pd = self.se[pse.index()].depth;
+        while sd > pd {
+            *se = self.se[se.index()].parent.unwrap();
+            sd -= 1;
+        }
+        while pd > sd {
+            *pse = self.se[pse.index()].parent.unwrap();
+            pd -= 1;
+        }
+        while self.se[se.index()].cfs_rq != self.se[pse.index()].cfs_rq {
+            *se = self.se[se.index()].parent.unwrap();
+            *pse = self.se[pse.index()].parent.unwrap();
+        }
+    }
+
+    /// kernel: fair.c check_preempt_wakeup_fair() / wakeup_preempt_fair() — may the woken
+    /// fair task `p` preempt the running fair task of `cpu` (fair.md §6)?
+    /// `in_task`: the waker runs in task context (not a timer interrupt).
+    pub(crate) fn check_preempt_wakeup_fair(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        wake_flags: u32,
+        in_task: bool,
+    ) {
+        let curr_t = self.rqs[cpu].curr;
+        let mut se = self.tasks[curr_t.index()].se;
+        let mut pse = self.tasks[p.index()].se;
+        if se == pse {
+            return;
+        }
+        let reimpl = self.cfg.has(P::NextBuddyReimpl);
+        // v6.6..v6.18: buddy nomination before the need_resched test.
+        if !reimpl
+            && self.cfg.feat(F::NEXT_BUDDY)
+            && wake_flags & WF_FORK == 0
+            && !(self.cfg.has(P::FixNextBuddy) && self.se[pse.index()].sched_delayed)
+        {
+            self.set_next_buddy(pse);
+        }
+        if self.need_resched(cpu) {
+            return;
+        }
+        let strict = self.cfg.has(P::IdleStrictHierarchy);
+        let curr_pol = self.tasks[curr_t.index()].policy;
+        let p_pol = self.tasks[p.index()].policy;
+        let mut action = Action::Pick;
+        if !strict {
+            // v6.6 task-level rules.
+            if curr_pol == Policy::Idle && p_pol != Policy::Idle {
+                return self.wakeup_preempt_resched(cpu, se, Action::Pick);
+            }
+            if p_pol != Policy::Normal || !self.cfg.feat(F::WAKEUP_PREEMPTION) {
+                return;
+            }
+        } else if !self.cfg.feat(F::WAKEUP_PREEMPTION) {
+            return;
+        }
+        self.find_matching_se(&mut se, &mut pse);
+        let cse_is_idle = self.is_idle_entity(se);
+        let pse_is_idle = self.is_idle_entity(pse);
+        if cse_is_idle && !pse_is_idle {
+            // A non-idle wakee preempts an idle entity; since f553741ac8c0 the idle entity
+            // also loses its slice protection.
+            if self.cfg.has(P::IdleCancelProtect) {
+                action = Action::Short;
+            }
+            return self.wakeup_preempt_resched(cpu, se, action);
+        }
+        if cse_is_idle != pse_is_idle {
+            return;
+        }
+        if strict && p_pol != Policy::Normal {
+            return;
+        }
+        let cfs = self.se[se.index()].cfs_rq;
+        self.update_curr(cfs);
+
+        let pslice = self.se[pse.index()].slice;
+        let sslice = self.se[se.index()].slice;
+        let short = self.cfg.feat(F::PREEMPT_SHORT) && pslice < sslice;
+
+        if reimpl {
+            // ---- v6.19+ (e837456fdca8), fair.md §6.7 ----
+            if short {
+                action = Action::Short;
+            } else {
+                if wake_flags & WF_FORK != 0 || self.se[pse.index()].sched_delayed {
+                    return;
+                }
+                if !self.cfg.has(P::ForcePreemptRevert) && in_task && !self.entity_eligible(cfs, se)
+                {
+                    return self.wakeup_preempt_resched(cpu, se, Action::Resched);
+                }
+                // Decide whether to obey the WF_SYNC hint for a new buddy.
+                if self.cfg.feat(F::NEXT_BUDDY)
+                    && self.set_preempt_buddy(cfs, pse)
+                    && wake_flags & WF_SYNC != 0
+                {
+                    action = self.preempt_sync(wake_flags, pse, se);
+                }
+                match action {
+                    Action::None => return,
+                    Action::Resched => return self.wakeup_preempt_resched(cpu, se, action),
+                    _ => {}
+                }
+            }
+            if self.__pick_eevdf(cfs, action != Action::Short) == Some(pse) {
+                return self.wakeup_preempt_resched(cpu, se, action);
+            }
+            if self.cfg.feat(F::RUN_TO_PARITY) {
+                self.update_protect_slice(cfs, se);
+            }
+            return;
+        }
+        if self.cfg.has(P::ShortProbe) {
+            // ---- v6.17 / v6.18, fair.md §6.6 ----
+            if short {
+                action = Action::Short;
+            }
+            if self.__pick_eevdf(cfs, !short) == Some(pse) {
+                return self.wakeup_preempt_resched(cpu, se, action);
+            }
+            if self.cfg.has(P::ShortShrinkProtect) && self.cfg.feat(F::RUN_TO_PARITY) && short {
+                self.update_protect_slice(cfs, se);
+            }
+            return;
+        }
+        if self.cfg.has(P::PreemptShort) {
+            // ---- v6.12 .. v6.16, fair.md §6.5 ----
+            let do_preempt_short = short
+                && self.entity_eligible(cfs, pse)
+                && (before(self.se[pse.index()].deadline, self.se[se.index()].deadline)
+                    || !self.entity_eligible(cfs, se));
+            if do_preempt_short && self.protect_slice(se) {
+                let d = self.se[se.index()].deadline;
+                self.se[se.index()].vprot = d.wrapping_add(1);
+            }
+        }
+        // ---- v6.6 / v6.12 ----
+        if self.__pick_eevdf(cfs, true) == Some(pse) {
+            self.wakeup_preempt_resched(cpu, se, Action::Pick);
+        }
+    }
+
+    /// The `preempt:` label of the wakeup hook.
+    fn wakeup_preempt_resched(&mut self, cpu: usize, se: SeId, action: Action) {
+        if action == Action::Short {
+            self.cancel_protect_slice(se);
+            if self.cfg.has(P::ClearBuddiesPreemptShort) {
+                let cfs = self.se[se.index()].cfs_rq;
+                self.clear_buddies(cfs, se);
+            }
+        }
+        self.count_op(FairOp::WakeupPreempt);
+        self.resched_curr_lazy(cpu);
+    }
+
+    /// kernel: fair.c set_preempt_buddy() (v6.19) — keep an older buddy with an earlier deadline.
+    fn set_preempt_buddy(&mut self, cfs: CfsRqId, pse: SeId) -> bool {
+        if let Some(nx) = self.cfs[cfs.index()].next {
+            if before(self.se[nx.index()].deadline, self.se[pse.index()].deadline) {
+                return false;
+            }
+        }
+        self.set_next_buddy(pse);
+        true
+    }
+
+    /// kernel: fair.c preempt_sync() (v6.19). `delta` is normally 0 because the hook's
+    /// update_curr has just refreshed `exec_start` (fair.md §6.7).
+    fn preempt_sync(&self, wake_flags: u32, pse: SeId, se: SeId) -> Action {
+        let mut threshold = self.cfg.sysctl.migration_cost_ns;
+        let delta = (self.now as i64 - self.se[se.index()].exec_start as i64).max(0) as u64;
+        if wake_flags & WF_RQ_SELECTED != 0 {
+            threshold >>= 2;
+        }
+        if before(self.se[pse.index()].deadline, self.se[se.index()].deadline) && delta >= threshold
+        {
+            Action::Resched
+        } else {
+            Action::None
+        }
+    }
+
+    // ===================================================================== tick (§8)
+
+    /// kernel: fair.c task_tick_fair() — charge every level of the running task.
+    pub(crate) fn task_tick_fair(&mut self, t: TaskId) {
+        let mut e = Some(self.tasks[t.index()].se);
+        while let Some(se) = e {
+            let cfs = self.se[se.index()].cfs_rq;
+            self.update_curr(cfs);
+            self.update_load_avg_se(cfs, se, true);
+            self.update_cfs_group(se);
+            e = self.se[se.index()].parent;
+        }
+    }
+
+    // ===================================================================== yield (§9.1)
+
+    /// kernel: fair.c yield_task_fair()
+    pub(crate) fn yield_task_fair(&mut self, cpu: usize) {
+        let t = self.rqs[cpu].curr;
+        let se = self.tasks[t.index()].se;
+        let cfs = self.se[se.index()].cfs_rq;
+        if self.rqs[cpu].nr_running == 1 {
+            return;
+        }
+        self.clear_buddies(cfs, se);
+        self.update_curr(cfs);
+        if self.cfg.has(P::YieldForfeit) {
+            if self.entity_eligible(cfs, se) {
+                let d = self.se[se.index()].deadline;
+                self.se[se.index()].vruntime = d;
+                if self.cfg.has(P::ZeroVruntimeTrackingFix) {
+                    self.update_deadline(cfs, se);
+                } else {
+                    let vs = self.calc_delta_fair(self.se[se.index()].slice, se);
+                    self.se[se.index()].deadline = d.wrapping_add(vs);
+                }
+                if !self.cfg.has(P::ZeroVruntime) {
+                    self.update_min_vruntime(cfs);
+                }
+            }
+        } else {
+            let vs = self.calc_delta_fair(self.se[se.index()].slice, se);
+            let e = &mut self.se[se.index()];
+            e.deadline = e.deadline.wrapping_add(vs);
+        }
+    }
+
+    /// kernel: fair.c yield_to_task_fair()
+    pub fn yield_to_task_fair(&mut self, cpu: usize, p: TaskId) -> bool {
+        let pse = self.tasks[p.index()].se;
+        if !self.se[pse.index()].on_rq {
+            return false;
+        }
+        self.set_next_buddy(pse);
+        self.yield_task_fair(cpu);
+        true
+    }
+
+    // ===================================================================== reweight (§9.3)
+
+    /// kernel: fair.c reweight_entity() — change `se`'s weight, preserving what the version
+    /// preserves (fair.md §9.3).
+    pub(crate) fn reweight_entity(&mut self, cfs: CfsRqId, se: SeId, weight: u64, inv: u32) {
+        let on_rq = self.se[se.index()].on_rq;
+        let is_curr = self.cfs[cfs.index()].curr == Some(se);
+        let old_w = self.se[se.index()].load.weight;
+        if old_w == weight {
+            return;
+        }
+        if on_rq {
+            if is_curr {
+                self.update_curr(cfs);
+            }
+            let lag_revert = self.cfg.has(P::RevertReweightPlacement);
+            let place_mode = self.cfg.has(P::ReweightPlaceEntity) && !lag_revert;
+            // lag computed with the entity still counted (update_entity_lag semantics)
+            if place_mode {
+                self.update_entity_lag(cfs, se);
+                let protected = is_curr && self.cfg.has(P::ReweightVprot) && self.protect_slice(se);
+                let e = &mut self.se[se.index()];
+                e.deadline = e.deadline.wrapping_sub(e.vruntime);
+                e.rel_deadline = true;
+                if protected {
+                    e.vprot = e.vprot.wrapping_sub(e.vruntime);
+                }
+                if !is_curr {
+                    self.__dequeue_entity(cfs, se);
+                }
+                self.cfs[cfs.index()].load.weight -= old_w;
+                let e = &mut self.se[se.index()];
+                e.vlag = (e.vlag as i128 * old_w as i128 / weight as i128) as i64;
+                e.deadline =
+                    ((e.deadline as i64) as i128 * old_w as i128 / weight as i128) as i64 as u64;
+                if protected {
+                    e.vprot =
+                        ((e.vprot as i64) as i128 * old_w as i128 / weight as i128) as i64 as u64;
+                }
+                e.load = LoadWeight {
+                    weight,
+                    inv_weight: inv,
+                };
+                // c70fc32f4443: place with the entity uncounted (as requeue_delayed_entity).
+                let uncount = self.cfg.has(P::ReweightPlaceConstraints);
+                if uncount {
+                    self.cfs[cfs.index()].nr_queued -= 1;
+                }
+                let was_on_rq = self.se[se.index()].on_rq;
+                if is_curr {
+                    // curr is excluded from the average while being placed
+                    self.se[se.index()].on_rq = false;
+                }
+                self.place_entity(cfs, se, 0);
+                self.se[se.index()].on_rq = was_on_rq;
+                if protected {
+                    let e = &mut self.se[se.index()];
+                    e.vprot = e.vprot.wrapping_add(e.vruntime);
+                }
+                if uncount {
+                    self.cfs[cfs.index()].nr_queued += 1;
+                }
+                self.cfs[cfs.index()].load.weight += weight;
+                if !is_curr {
+                    self.__enqueue_entity(cfs, se);
+                }
+                return;
+            }
+            // avg-relative transforms: remove from the sums first (V excludes the entity
+            // unless it is curr, which is not in the sums).
+            if !is_curr {
+                self.__dequeue_entity(cfs, se);
+            }
+            self.cfs[cfs.index()].load.weight -= old_w;
+            if self.cfg.has(P::LagPreservingReweight) || lag_revert {
+                let a = if lag_revert {
+                    // v7.1 uses the average with the entity counted.
+                    if !is_curr {
+                        self.avg_vruntime_add(cfs, se);
+                    }
+                    let a = self.avg_vruntime(cfs);
+                    if !is_curr {
+                        self.avg_vruntime_sub(cfs, se);
+                    }
+                    a
+                } else {
+                    self.avg_vruntime(cfs)
+                };
+                let protected = lag_revert && is_curr && self.protect_slice(se);
+                let e = &self.se[se.index()];
+                let scale = |x: i64| -> i64 { (x as i128 * old_w as i128 / weight as i128) as i64 };
+                let mut vlag = a.wrapping_sub(e.vruntime) as i64;
+                if lag_revert {
+                    let l = if self.cfg.has(P::LagClampMaxSlice) {
+                        self.cfs_rq_max_slice(cfs).max(e.slice) + self.tick_nsec
+                    } else {
+                        (2 * e.slice).max(self.tick_nsec)
+                    };
+                    let limit = self.calc_delta_fair(l, se) as i64;
+                    vlag = vlag.clamp(-limit, limit);
+                }
+                let d_rel = e.deadline.wrapping_sub(a) as i64;
+                let p_rel = e.vprot.wrapping_sub(a) as i64;
+                let e = &mut self.se[se.index()];
+                if e.vruntime != a || lag_revert {
+                    e.vruntime = a.wrapping_sub(scale(vlag) as u64);
+                }
+                e.deadline = a.wrapping_add(scale(d_rel) as u64);
+                if protected {
+                    e.vprot = a.wrapping_add(scale(p_rel) as u64);
+                }
+            } else {
+                // v6.6.0: vruntime kept; relative deadline scaled.
+                let e = &mut self.se[se.index()];
+                let rel = e.deadline.wrapping_sub(e.vruntime) as i64;
+                e.deadline = e
+                    .vruntime
+                    .wrapping_add((rel as i128 * old_w as i128 / weight as i128) as i64 as u64);
+            }
+            self.se[se.index()].load = LoadWeight {
+                weight,
+                inv_weight: inv,
+            };
+            self.cfs[cfs.index()].load.weight += weight;
+            if !is_curr {
+                self.__enqueue_entity(cfs, se);
+            }
+            if !self.cfg.has(P::ZeroVruntime) {
+                self.update_min_vruntime(cfs);
+            }
+        } else {
+            let rescale_rel = self.cfg.has(P::ReweightPlaceEntity);
+            let e = &mut self.se[se.index()];
+            e.vlag = (e.vlag as i128 * old_w as i128 / weight as i128) as i64;
+            if rescale_rel && e.rel_deadline {
+                e.deadline =
+                    ((e.deadline as i64) as i128 * old_w as i128 / weight as i128) as i64 as u64;
+            }
+            e.load = LoadWeight {
+                weight,
+                inv_weight: inv,
+            };
+        }
+    }
+
+    /// kernel: core.c set_load_weight() / fair.c reweight_task() — weight from nice or policy.
+    pub(crate) fn task_load_weight(&self, t: TaskId) -> (u64, u32) {
+        let task = &self.tasks[t.index()];
+        if task.policy == Policy::Idle {
+            return (scale_load(WEIGHT_IDLEPRIO), WMULT_IDLEPRIO);
+        }
+        let i = (task.nice + 20) as usize;
+        (
+            scale_load(SCHED_PRIO_TO_WEIGHT[i] as u64),
+            SCHED_PRIO_TO_WMULT[i],
+        )
+    }
+
+    /// kernel: fair.c update_cfs_group() — a group entity's weight follows its shares.
+    pub(crate) fn update_cfs_group(&mut self, se: SeId) {
+        let Some(gcfs) = self.se[se.index()].my_q else {
+            return;
+        };
+        // An empty group keeps its weight (66951e4860d3); delayed entities keep weight.
+        if self.cfs[gcfs.index()].load.weight == 0 && self.cfg.has(P::CfsGroupKeepWeight) {
+            return;
+        }
+        let shares = self.calc_group_shares(gcfs);
+        if shares != self.se[se.index()].load.weight {
+            let cfs = self.se[se.index()].cfs_rq;
+            self.reweight_entity(cfs, se, shares, 0);
+        }
+    }
+
+    // ===================================================================== fork (§4.4)
+
+    /// kernel: core.c __sched_fork() + fair.c task_fork_fair(): fair fields of a new task.
+    pub(crate) fn sched_fork_fair(&mut self, child: TaskId, parent: Option<TaskId>) {
+        let cse = self.tasks[child.index()].se;
+        let (slice, custom, rel) = match parent {
+            Some(p) => {
+                let pse = &self.se[self.tasks[p.index()].se.index()];
+                (pse.slice, pse.custom_slice, pse.rel_deadline)
+            }
+            None => (self.base_slice, false, false),
+        };
+        let reset = self.tasks[child.index()].sched_reset_on_fork;
+        let e = &mut self.se[cse.index()];
+        e.vlag = 0;
+        e.vruntime = 0;
+        e.sched_delayed = false;
+        e.on_rq = false;
+        e.exec_start = 0;
+        e.sum_exec_runtime = 0;
+        e.prev_sum_exec_runtime = 0;
+        e.nr_migrations = 0;
+        e.slice = slice;
+        e.custom_slice = custom;
+        // the child's se is a copy of the parent's until 3da56dc063cd clears rel_deadline
+        e.rel_deadline = rel && !self.cfg.has(P::ForkRelDeadline);
+        if reset || !self.cfg.has(P::CustomSlice) {
+            e.custom_slice = false;
+            e.slice = self.base_slice;
+        }
+    }
+}
+
+/// Fair-class operations counted for the cost model and the run summary (fair.md §14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FairOp {
+    Enqueue,
+    Dequeue,
+    DelayDequeue,
+    Requeue,
+    RequeueReplaced,
+    PickDelayedDequeue,
+    PickRestart,
+    WakeupPreempt,
+}
+
+impl FairOp {
+    pub const COUNT: usize = 8;
+    pub const ALL: [FairOp; 8] = [
+        FairOp::Enqueue,
+        FairOp::Dequeue,
+        FairOp::DelayDequeue,
+        FairOp::Requeue,
+        FairOp::RequeueReplaced,
+        FairOp::PickDelayedDequeue,
+        FairOp::PickRestart,
+        FairOp::WakeupPreempt,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            FairOp::Enqueue => "enqueue",
+            FairOp::Dequeue => "dequeue",
+            FairOp::DelayDequeue => "dequeue_delayed",
+            FairOp::Requeue => "requeue_delayed",
+            FairOp::RequeueReplaced => "requeue_replaced",
+            FairOp::PickDelayedDequeue => "pick_delayed_dequeue",
+            FairOp::PickRestart => "pick_restart",
+            FairOp::WakeupPreempt => "wakeup_preempt",
+        }
+    }
+}

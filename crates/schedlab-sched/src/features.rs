@@ -1,0 +1,215 @@
+//! sched_features: one list (as kernel/sched/features.h) from which the enum, the debugfs
+//! names and the `NO_` parser are generated. Which features *exist* and their defaults per
+//! kernel are data of the presets and patches (presets.rs, patches.rs); simulator-only knobs
+//! live in their own `SIM_` list so nobody mistakes them for upstream features.
+
+macro_rules! sched_features {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// A kernel sched_feature, named exactly as in `/sys/kernel/debug/sched/features`.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        pub enum Feature { $( $(#[$doc])* $name ),* }
+
+        impl Feature {
+            pub const ALL: &'static [Feature] = &[ $( Feature::$name ),* ];
+            pub const COUNT: usize = Feature::ALL.len();
+
+            /// The debugfs spelling.
+            pub const fn name(self) -> &'static str {
+                match self { $( Feature::$name => stringify!($name) ),* }
+            }
+
+            pub fn from_name(s: &str) -> Option<Feature> {
+                match s { $( stringify!($name) => Some(Feature::$name), )* _ => None }
+            }
+        }
+    };
+}
+
+sched_features! {
+    // ---- fair class (fair.md §11.1) ----
+    /// Keep lag across sleep/wakeup (placement strategy #1).
+    PLACE_LAG,
+    /// New tasks get half a request for their first deadline.
+    PLACE_DEADLINE_INITIAL,
+    /// Keep the relative deadline across non-sleep dequeue/enqueue (82e9d0456e06).
+    PLACE_REL_DEADLINE,
+    /// Slice protection of curr against wakeup preemption.
+    RUN_TO_PARITY,
+    /// A shorter-slice wakee may override curr's protection (85e511df3cec).
+    PREEMPT_SHORT,
+    /// Wakee nominated as next buddy.
+    NEXT_BUDDY,
+    /// The pick honours cfs_rq->next (2a77e4be12cb).
+    PICK_BUDDY,
+    /// (SMP) a next buddy counts as cache hot for migration.
+    CACHE_HOT_BUDDY,
+    /// Keep ineligible sleepers queued (152e11f6df29).
+    DELAY_DEQUEUE,
+    /// Clip positive lag to 0 at final delayed dequeue / requeue (54a58a787791).
+    DELAY_ZERO,
+    /// Overflow-checked weighted sums (4823725d9d1d).
+    PARANOID_AVG,
+    /// Allow wakeup preemption at all.
+    WAKEUP_PREEMPTION,
+    /// Slice-end high-resolution timer for fair tasks.
+    HRTICK,
+    /// Same for deadline tasks.
+    HRTICK_DL,
+    /// Tick runs while an hrtick is armed (no effect under EEVDF).
+    DOUBLE_TICK,
+    // ---- other classes and SMP (fair.md §11.2, smp.md App. A) ----
+    NONTASK_CAPACITY,
+    TTWU_QUEUE,
+    SIS_PROP,
+    SIS_UTIL,
+    WARN_DOUBLE_CLOCK,
+    RT_PUSH_IPI,
+    RT_RUNTIME_SHARE,
+    LB_MIN,
+    ATTACH_AGE_LOAD,
+    WA_IDLE,
+    WA_WEIGHT,
+    WA_BIAS,
+    UTIL_EST,
+    UTIL_EST_FASTUP,
+    LATENCY_WARN,
+    HZ_BW,
+    /// Randomized proportional newidle balance (33cf66d88306).
+    NI_RANDOM,
+    /// Newidle ratio credits elapsed time (9fe89f022c05).
+    NI_RATE,
+}
+
+/// A set of features, indexed by `Feature as usize`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FeatureSet {
+    present: [bool; Feature::COUNT],
+    on: [bool; Feature::COUNT],
+}
+
+impl Default for FeatureSet {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl FeatureSet {
+    pub const fn empty() -> FeatureSet {
+        FeatureSet {
+            present: [false; Feature::COUNT],
+            on: [false; Feature::COUNT],
+        }
+    }
+
+    /// Whether the feature exists in this kernel (appears in debugfs).
+    #[inline]
+    pub fn exists(&self, f: Feature) -> bool {
+        self.present[f as usize]
+    }
+
+    /// `sched_feat(f)`: true only if it exists and is enabled.
+    #[inline]
+    pub fn on(&self, f: Feature) -> bool {
+        self.on[f as usize]
+    }
+
+    /// Declares the feature with a default (used by presets and patches).
+    pub fn define(&mut self, f: Feature, default: bool) {
+        self.present[f as usize] = true;
+        self.on[f as usize] = default;
+    }
+
+    /// Removes a feature from this kernel.
+    pub fn remove(&mut self, f: Feature) {
+        self.present[f as usize] = false;
+        self.on[f as usize] = false;
+    }
+
+    /// Writes `on` to an existing feature; false if it does not exist.
+    pub fn set(&mut self, f: Feature, on: bool) -> bool {
+        if !self.exists(f) {
+            return false;
+        }
+        self.on[f as usize] = on;
+        true
+    }
+
+    /// The features that exist, in features.h order, with their state.
+    pub fn iter(&self) -> impl Iterator<Item = (Feature, bool)> + '_ {
+        Feature::ALL
+            .iter()
+            .copied()
+            .filter(|f| self.exists(*f))
+            .map(|f| (f, self.on(f)))
+    }
+
+    /// The debugfs listing: `NAME` or `NO_NAME` for each existing feature.
+    pub fn debugfs_line(&self) -> String {
+        self.iter()
+            .map(|(f, on)| {
+                if on {
+                    f.name().to_string()
+                } else {
+                    format!("NO_{}", f.name())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+macro_rules! sim_features {
+    ($( $(#[$doc:meta])* $name:ident = $default:expr ),* $(,)?) => {
+        /// Simulator-only knobs (not upstream features), written `SIM_NAME` / `NO_SIM_NAME`.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        pub enum SimFeature { $( $(#[$doc])* $name ),* }
+
+        impl SimFeature {
+            pub const ALL: &'static [SimFeature] = &[ $( SimFeature::$name ),* ];
+            pub const COUNT: usize = SimFeature::ALL.len();
+            pub const fn name(self) -> &'static str {
+                match self { $( SimFeature::$name => stringify!($name) ),* }
+            }
+            pub const fn default_on(self) -> bool {
+                match self { $( SimFeature::$name => $default ),* }
+            }
+            pub fn from_name(s: &str) -> Option<SimFeature> {
+                match s { $( stringify!($name) => Some(SimFeature::$name), )* _ => None }
+            }
+        }
+    };
+}
+
+sim_features! {
+    /// Log-normal jitter on every charged cost (workloads.md §0.2).
+    SIM_JITTER = true,
+    /// Charge the cache-refill penalty after a migration (workloads.md §0.2).
+    SIM_MIGRATION_PENALTY = true,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_roundtrip() {
+        for f in Feature::ALL {
+            assert_eq!(Feature::from_name(f.name()), Some(*f));
+        }
+        assert_eq!(Feature::DELAY_DEQUEUE.name(), "DELAY_DEQUEUE");
+        assert_eq!(Feature::from_name("NO_DELAY_DEQUEUE"), None);
+    }
+
+    #[test]
+    fn set_respects_existence() {
+        let mut s = FeatureSet::empty();
+        assert!(!s.set(Feature::DELAY_DEQUEUE, true));
+        s.define(Feature::DELAY_DEQUEUE, true);
+        assert!(s.on(Feature::DELAY_DEQUEUE));
+        assert!(s.set(Feature::DELAY_DEQUEUE, false));
+        assert!(!s.on(Feature::DELAY_DEQUEUE));
+        assert_eq!(s.debugfs_line(), "NO_DELAY_DEQUEUE");
+    }
+}

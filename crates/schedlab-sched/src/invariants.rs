@@ -1,0 +1,222 @@
+//! Checked invariants (fair.md §13.1, DESIGN.md §3.5): what the kernel would `WARN_ON`.
+//! Run after every event in tests and under `--strict`; a violation stops the run with the
+//! event number and a state dump.
+
+use crate::patches::Patch as P;
+use crate::sched::*;
+use crate::tree;
+use crate::Kernel;
+
+impl Kernel {
+    /// Checks every runqueue; panics (strict) or counts a warning with the first failure.
+    pub fn check_all_invariants(&mut self) {
+        if let Err(msg) = self.invariant_errors() {
+            self.sched_warn_on(true, &msg);
+        }
+    }
+
+    /// The first violated invariant, if any.
+    pub fn invariant_errors(&self) -> Result<(), String> {
+        for c in 0..self.cfs.len() {
+            self.check_cfs_rq(CfsRqId::new(c))?;
+        }
+        // one task runs on at most one CPU; curr of each rq is on that CPU
+        let mut seen = vec![false; self.tasks.len()];
+        for rq in &self.rqs {
+            let t = rq.curr.index();
+            if seen[t] {
+                return Err(format!(
+                    "task {} is current on two CPUs",
+                    self.tasks[t].comm
+                ));
+            }
+            seen[t] = true;
+            if !self.tasks[t].is_idle_task && self.tasks[t].cpu != rq.cpu {
+                return Err(format!(
+                    "curr of cpu {} has task_cpu {}",
+                    rq.cpu, self.tasks[t].cpu
+                ));
+            }
+            // rq.nr_running == queued fair tasks on this CPU (delayed included)
+            let root = &self.cfs[rq.cfs.index()];
+            if rq.nr_running != root.h_nr_queued {
+                return Err(format!(
+                    "cpu {}: nr_running {} != cfs.h_nr_queued {}",
+                    rq.cpu, rq.nr_running, root.h_nr_queued
+                ));
+            }
+        }
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.is_idle_task {
+                continue;
+            }
+            let se = &self.se[t.se.index()];
+            if se.sched_delayed && !se.on_rq {
+                return Err(format!("task {} delayed but not on_rq (I-10)", t.comm));
+            }
+            if (t.on_rq == OnRq::Queued) != se.on_rq && t.on_rq != OnRq::Migrating {
+                return Err(format!(
+                    "task {} (#{i}) p.on_rq {:?} but se.on_rq {}",
+                    t.comm, t.on_rq, se.on_rq
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_cfs_rq(&self, cfs: CfsRqId) -> Result<(), String> {
+        let c = &self.cfs[cfs.index()];
+        tree::check(&self.se, c.root, self.tree_order)
+            .map_err(|e| format!("cfs_rq {}: {e} (I-8)", cfs.0))?;
+        let members = tree::in_order(&self.se, c.root);
+        // I-9: curr never in the tree
+        if let Some(cu) = c.curr {
+            if members.contains(&cu) {
+                return Err(format!("cfs_rq {}: curr is in the tree (I-9)", cfs.0));
+            }
+        }
+        // I-1: sums
+        let mut sw: i128 = 0;
+        let mut w: i128 = 0;
+        for &m in &members {
+            let aw = self.avg_weight(self.se[m.index()].load.weight);
+            sw += self.entity_key(cfs, m) as i128 * aw;
+            w += aw;
+            if self.se[m.index()].cfs_rq != cfs || !self.se[m.index()].on_rq {
+                return Err(format!(
+                    "cfs_rq {}: tree member se {} not queued here",
+                    cfs.0, m.0
+                ));
+            }
+        }
+        if sw != c.sum_w_vruntime || w != c.sum_weight {
+            return Err(format!(
+                "cfs_rq {}: sums {}/{} != recomputed {}/{} (I-1)",
+                cfs.0, c.sum_w_vruntime, c.sum_weight, sw, w
+            ));
+        }
+        // counters: nr_queued = tree + curr on_rq; load = sum of weights
+        let curr_on = c.curr.map(|x| self.se[x.index()].on_rq).unwrap_or(false);
+        let n = members.len() as u32 + curr_on as u32;
+        if n != c.nr_queued {
+            return Err(format!(
+                "cfs_rq {}: nr_queued {} != {} queued",
+                cfs.0, c.nr_queued, n
+            ));
+        }
+        let mut load: u64 = members.iter().map(|m| self.se[m.index()].load.weight).sum();
+        if curr_on {
+            load += self.se[c.curr.unwrap().index()].load.weight;
+        }
+        if load != c.load.weight {
+            return Err(format!(
+                "cfs_rq {}: load {} != {}",
+                cfs.0, c.load.weight, load
+            ));
+        }
+        // I-2: someone is eligible
+        if c.nr_queued > 0 {
+            let mut any = curr_on && self.entity_eligible(cfs, c.curr.unwrap());
+            if !any && c.root != NIL {
+                any = self.vruntime_eligible(cfs, self.se[c.root as usize].min_vruntime);
+            }
+            if !any {
+                return Err(format!("cfs_rq {}: no eligible entity (I-2)", cfs.0));
+            }
+        }
+        // I-10: a delayed entity is never the next buddy (v6.13+)
+        if self.cfg.has(P::FixNextBuddy) {
+            if let Some(nx) = c.next {
+                if self.se[nx.index()].sched_delayed {
+                    return Err(format!("cfs_rq {}: next buddy is delayed (I-10)", cfs.0));
+                }
+            }
+        }
+        // I-11: h_nr_runnable = h_nr_queued - delayed tasks below
+        let delayed = self.delayed_tasks_below(cfs);
+        if c.h_nr_runnable + delayed != c.h_nr_queued {
+            return Err(format!(
+                "cfs_rq {}: h_nr_runnable {} + delayed {} != h_nr_queued {} (I-11)",
+                cfs.0, c.h_nr_runnable, delayed, c.h_nr_queued
+            ));
+        }
+        if c.h_nr_idle > c.h_nr_queued {
+            return Err(format!("cfs_rq {}: h_nr_idle > h_nr_queued (I-11)", cfs.0));
+        }
+        Ok(())
+    }
+
+    fn delayed_tasks_below(&self, cfs: CfsRqId) -> u32 {
+        let mut n = 0;
+        for t in &self.tasks {
+            if t.is_idle_task {
+                continue;
+            }
+            let se = &self.se[t.se.index()];
+            if !se.sched_delayed {
+                continue;
+            }
+            let mut c = Some(se.cfs_rq);
+            while let Some(x) = c {
+                if x == cfs {
+                    n += 1;
+                    break;
+                }
+                c = self.cfs[x.index()].my_se.map(|g| self.se[g.index()].cfs_rq);
+            }
+        }
+        n
+    }
+
+    /// A human-readable dump of every runqueue (like /sys/kernel/debug/sched/debug).
+    pub fn state_dump(&self) -> String {
+        let mut s = String::new();
+        for rq in &self.rqs {
+            let c = &self.cfs[rq.cfs.index()];
+            s.push_str(&format!(
+                "cpu#{}: curr={} nr_running={} resched={:?}\n  cfs: nr_queued={} h_nr_queued={} h_nr_runnable={} h_nr_idle={} zero_vruntime={} avg_vruntime={} load={}\n",
+                rq.cpu,
+                self.tasks[rq.curr.index()].comm,
+                rq.nr_running,
+                rq.resched,
+                c.nr_queued,
+                c.h_nr_queued,
+                c.h_nr_runnable,
+                c.h_nr_idle,
+                c.zero_vruntime,
+                self.avg_vruntime(rq.cfs),
+                c.load.weight
+            ));
+            let mut list = tree::in_order(&self.se, c.root);
+            if let Some(cu) = c.curr {
+                list.insert(0, cu);
+            }
+            for se in list {
+                let e = &self.se[se.index()];
+                let name = e
+                    .task
+                    .map(|t| {
+                        format!(
+                            "{}/{}",
+                            self.tasks[t.index()].comm,
+                            self.tasks[t.index()].pid
+                        )
+                    })
+                    .unwrap_or_else(|| "group".into());
+                s.push_str(&format!(
+                    "    {}{} v={} d={} lag={} slice={} w={} delayed={} eligible={}\n",
+                    if Some(se) == c.curr { "*" } else { " " },
+                    name,
+                    e.vruntime,
+                    e.deadline,
+                    self.avg_vruntime(rq.cfs).wrapping_sub(e.vruntime) as i64,
+                    e.slice,
+                    e.load.weight,
+                    e.sched_delayed,
+                    self.entity_eligible(rq.cfs, se)
+                ));
+            }
+        }
+        s
+    }
+}

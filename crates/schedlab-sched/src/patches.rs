@@ -1,0 +1,304 @@
+//! Named patches: every behavioural difference between kernel versions is one upstream commit,
+//! identified by its 12-character id, that switches a code path in the simulated kernel and can
+//! be added to (or removed from) any preset on its own (DESIGN.md §3.3).
+//!
+//! Each entry records the commit id, its subject, the release it first appeared in, the
+//! functions whose simulated behaviour it switches, and the sched_features it introduces (with
+//! their default) or removes. Subjects were checked against tip-bot and mainline push lists. `modelled: false` marks commits that are listed for completeness
+//! (so that a kernel string naming them is accepted) but change nothing in the model; the
+//! listing says so.
+
+use crate::features::Feature;
+
+/// A feature change made by a patch: introduce with a default, or remove.
+#[derive(Clone, Copy, Debug)]
+pub enum FeatEdit {
+    Add(Feature, bool),
+    Set(Feature, bool),
+    Remove(Feature),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PatchInfo {
+    pub id: &'static str,
+    pub subject: &'static str,
+    pub release: &'static str,
+    pub touches: &'static str,
+    pub modelled: bool,
+    pub features: &'static [FeatEdit],
+}
+
+macro_rules! patches {
+    ($( $name:ident = ($id:literal, $subject:literal, $release:literal, $touches:literal,
+        $modelled:literal, [$($fe:expr),* $(,)?]) ),* $(,)?) => {
+        /// An upstream commit that the simulated kernel can apply.
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        pub enum Patch { $( $name ),* }
+
+        impl Patch {
+            pub const ALL: &'static [Patch] = &[ $( Patch::$name ),* ];
+            pub const COUNT: usize = Patch::ALL.len();
+
+            pub fn info(self) -> &'static PatchInfo {
+                match self {
+                    $( Patch::$name => {
+                        const I: PatchInfo = PatchInfo {
+                            id: $id, subject: $subject, release: $release,
+                            touches: $touches, modelled: $modelled,
+                            features: &[$($fe),*],
+                        };
+                        &I
+                    } ),*
+                }
+            }
+
+            /// Looks a patch up by its commit id (12 characters; a longer prefix is accepted).
+            pub fn from_id(id: &str) -> Option<Patch> {
+                let id = id.to_ascii_lowercase();
+                if id.len() < 12 { return None; }
+                let short = &id[..12];
+                Patch::ALL.iter().copied().find(|p| p.info().id == short)
+            }
+
+            pub fn id(self) -> &'static str { self.info().id }
+        }
+    };
+}
+
+use FeatEdit::{Add, Remove, Set};
+use Feature as F;
+
+patches! {
+    // ------------------------------------------------------------------ v6.7 .. v6.11
+    LagPreservingReweight = ("eab03c23c2a1", "sched/eevdf: Fix vruntime adjustment on reweight", "v6.7",
+        "fair.c reweight_entity (on-queue: lag preserving)", true, []),
+    DeadlineSortedTree = ("2227a957e1d5", "sched/eevdf: Sort the rbtree by virtual deadline", "v6.8",
+        "fair.c __enqueue_entity, __pick_eevdf (deadline order, min_vruntime augmentation, tie to the tree entity)", true, []),
+    PickFastPath = ("ee4373dc902c", "sched/eevdf: O(1) fastpath for task selection", "v6.8",
+        "fair.c __pick_eevdf (leftmost shortcut; same result)", true, []),
+    // ------------------------------------------------------------------ v6.12
+    DelayedDequeue = ("152e11f6df29", "sched/fair: Implement delayed dequeue", "v6.12",
+        "fair.c dequeue_entity, pick_next_entity, core.c ttwu_runnable", true, [Add(F::DELAY_DEQUEUE, true)]),
+    DelayZero = ("54a58a787791", "sched/fair: Implement DELAY_ZERO", "v6.12",
+        "fair.c finish_delayed_dequeue_entity, requeue_delayed_entity", true, [Add(F::DELAY_ZERO, true)]),
+    EnqueueDelayed = ("781773e3b680", "sched/fair: Implement ENQUEUE_DELAYED", "v6.12",
+        "fair.c enqueue_task_fair, requeue_delayed_entity", true, []),
+    PlaceRelDeadline = ("82e9d0456e06", "sched/fair: Avoid re-setting virtual deadline on 'migrations'", "v6.12",
+        "fair.c dequeue_entity, place_entity", true, [Add(F::PLACE_REL_DEADLINE, true)]),
+    CustomSlice = ("857b158dc5e8", "sched/eevdf: Use sched_attr::sched_runtime to set request/slice suggestion", "v6.12",
+        "core.c __sched_setscheduler, fair.c place_entity/update_deadline (custom_slice)", true, []),
+    IdleStrictHierarchy = ("faa42d29419d", "sched/fair: Make SCHED_IDLE entity be preempted in strict hierarchy", "v6.12",
+        "fair.c check_preempt_wakeup_fair (idle rules at the matched level only)", true, []),
+    PreemptShort = ("85e511df3cec", "sched/eevdf: Allow shorter slices to wakeup-preempt", "v6.12",
+        "fair.c check_preempt_wakeup_fair, update_curr (did_preempt_short)", true, [Add(F::PREEMPT_SHORT, true)]),
+    UpdateCurrResched = ("d4ac164bde7a", "sched/eevdf: Fix wakeup-preempt by checking cfs_rq->nr_running", "v6.12",
+        "fair.c update_curr/update_deadline (resched decision in update_curr)", true, []),
+    MinSlicePropagate = ("aef6987d8954", "sched/eevdf: Propagate min_slice up the cgroup hierarchy", "v6.12",
+        "fair.c enqueue_task_fair/dequeue_entities (group entity slice = min slice below)", true, []),
+    PeltTaskRunnableDelayed = ("fc1892becd56", "sched/eevdf: Fixup PELT vs DELAYED_DEQUEUE", "v6.12",
+        "pelt.c se_runnable (delayed tasks not runnable)", true, []),
+    UtilEstDelayed = ("729288bc6856", "sched/fair: Fix util_est accounting for DELAY_DEQUEUE", "v6.12",
+        "fair.c util_est_dequeue at block of a delayed task", true, []),
+    RemoveHzBw = ("a58501fb8320", "sched/fair: Remove HZ_BW feature hedge", "v6.12",
+        "features.h", false, [Remove(F::HZ_BW)]),
+    FairServer = ("a110a81c52a9", "sched/deadline: Deferrable dl server", "v6.12",
+        "deadline.c dl_server (fair_server, 50 ms / 1 s, deferred)", false, []),
+    RemoveRtThrottle = ("5f6bd380c7bd", "sched/rt: Remove default bandwidth control", "v6.12",
+        "rt.c (no RT throttling without RT groups)", false, []),
+    // ------------------------------------------------------------------ v6.13 .. v6.17
+    PreemptLazy = ("7c70cb94d29c", "sched: Add Lazy preemption model", "v6.13",
+        "core.c resched_curr_lazy; fair.c uses it for wakeup preemption and slice expiry", true, []),
+    FixNextBuddy = ("493afbd187c4", "sched/fair: Fix NEXT_BUDDY", "v6.13",
+        "fair.c dequeue_entity (clear buddies before the delay decision), check_preempt_wakeup_fair (no delayed buddy)", true, []),
+    HNrDelayed = ("76f2f783294d", "sched/eevdf: More PELT vs DELAYED_DEQUEUE", "v6.13",
+        "fair.c h_nr_delayed; cfs_rq/group runnable exclude delayed tasks", true, []),
+    StopTickHNr = ("c1f43c342e1f", "sched/fair: Fix sched_can_stop_tick() for fair tasks", "v6.13",
+        "core.c sched_can_stop_tick (h_nr_queued)", false, []),
+    ReweightPlaceEntity = ("6d71a9c61604", "sched/fair: Fix EEVDF entity placement bug causing scheduling lag", "v6.13",
+        "fair.c reweight_entity (dequeue-like: place_entity)", true, []),
+    CfsGroupKeepWeight = ("66951e4860d3", "sched/fair: Fix update_cfs_group() vs DELAY_DEQUEUE", "v6.13",
+        "fair.c update_cfs_group (empty group entity keeps its weight)", true, []),
+    RemoveDoubleTick = ("e31488c9df27", "sched/fair: remove the DOUBLE_TICK feature", "v6.13",
+        "features.h", false, [Remove(F::DOUBLE_TICK)]),
+    SkipZeroLag = ("4423af84b297", "sched/fair: optimize the PLACE_LAG when se->vlag is zero", "v6.13",
+        "fair.c place_entity (no behaviour change)", false, []),
+    PickBuddy = ("2a77e4be12cb", "sched/fair: Untangle NEXT_BUDDY and pick_next_task()", "v6.14",
+        "fair.c pick_next_entity (PICK_BUDDY)", true, [Add(F::PICK_BUDDY, true)]),
+    HNrRunnable = ("c2a295bffeaf", "sched/fair: Add new cfs_rq.h_nr_runnable", "v6.14",
+        "sched.h h_nr_runnable, h_nr_queued/h_nr_idle renames", true, []),
+    LbUseHNrRunnable = ("1a49104496d3", "sched/fair: Use the new cfs_rq.h_nr_runnable", "v6.14",
+        "fair.c load balancing task counts (h_nr_runnable)", true, []),
+    LbSkipDelayed = ("61b82dfb6b7e", "sched/fair: Do not try to migrate delayed dequeue task", "v6.14",
+        "fair.c can_migrate_task (delayed only for migrate_load)", true, []),
+    LbEligibleFirst = ("873199d27bb2", "sched/fair: Prioritize migrating eligible tasks in sched_balance_rq()", "v6.14",
+        "fair.c can_migrate_task (ineligible tasks only after a failed pass)", true, []),
+    RqSelected = ("f207dc2dcdcf", "sched/core: Add ENQUEUE_RQ_SELECTED to indicate whether ->select_task_rq() was called", "v6.13",
+        "core.c select_task_rq (WF_RQ_SELECTED)", true, []),
+    ReduceSlice = ("2ae891b82695", "sched/fair: Reduce the default slice to avoid tasks getting an extra tick", "v6.15",
+        "fair.c sysctl_sched_base_slice (0.75 ms -> 0.70 ms normalized)", true, []),
+    IdleCancelProtect = ("f553741ac8c0", "sched: Cancel the slice protection of the idle entity", "v6.15",
+        "fair.c check_preempt_wakeup_fair (a non-idle wakee cancels an idle curr's protection)", true, []),
+    ForceMinSlice = ("563bc2161b94", "sched/eevdf: Force propagating min_slice of cfs_rq when {en,de}queue tasks", "v6.15",
+        "fair.c min_slice propagation when the group entity is queued", true, []),
+    ReweightPlaceConstraints = ("c70fc32f4443", "sched/fair: Adhere to place_entity() constraints", "v6.16",
+        "fair.c reweight_entity (place with the entity uncounted)", true, []),
+    WakeSyncDelayed = ("aa3ee4f0b754", "sched/fair: Fixup wake_up_sync() vs DELAYED_DEQUEUE", "v6.16",
+        "fair.c wake_affine_idle (sync count excludes delayed tasks)", true, []),
+    ProtectSliceHelpers = ("9cdb4fe20cd2", "sched/fair: Use protect_slice() instead of direct comparison", "v6.17",
+        "fair.c protect_slice helpers (no behaviour change)", false, []),
+    ProtectVprot = ("74eec63661d4", "sched/fair: Fix NO_RUN_TO_PARITY case", "v6.17",
+        "fair.c set_protect_slice (se->vprot; a minimum quantum of the normalized base slice with NO_RUN_TO_PARITY), protect_slice", true, []),
+    ShortProbe = ("9de74a9850b9", "sched/fair: Remove spurious shorter slice preemption", "v6.17",
+        "fair.c __pick_eevdf(protect), check_preempt_wakeup_fair (probe without protection instead of unprotect-then-pick)", true, []),
+    ProtectMinSlice = ("052c3d87c82e", "sched/fair: Limit run to parity to the min slice of enqueued entities", "v6.17",
+        "fair.c set_protect_slice (RUN_TO_PARITY protects only the shortest queued slice)", true, []),
+    ShortShrinkProtect = ("3a0baa8e6c57", "sched/fair: Fix entity's lag with run to parity", "v6.17",
+        "fair.c check_preempt_wakeup_fair (update_protect_slice on a non-preempting short wakeup)", true, []),
+    AlwaysReschedEndProtect = ("0b9ca2dcabc3", "sched/fair: Always trigger resched at the end of a protected period", "v6.17",
+        "fair.c update_curr (!protect_slice -> resched)", true, []),
+    NewidleCostBump = ("155213a2aed4", "sched/fair: Bump sd->max_newidle_lb_cost when newidle balance fails", "v6.17",
+        "fair.c sched_balance_newidle (cost bump, cap)", true, []),
+    // ------------------------------------------------------------------ v6.19
+    NextBuddyReimpl = ("e837456fdca8", "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals", "v6.19",
+        "fair.c __pick_eevdf (buddy, protect), check_preempt_wakeup_fair (actions, WF_FORK, preempt_sync)", true, []),
+    NextBuddyOn = ("aceccac58ad7", "sched/fair: Enable scheduler feature NEXT_BUDDY", "v6.19-rc1",
+        "features.h NEXT_BUDDY default", true, [Set(F::NEXT_BUDDY, true)]),
+    ForcePreemptRevert = ("15257cc2f905", "sched/fair: Revert force wakeup preemption", "v6.19-rc7",
+        "fair.c check_preempt_wakeup_fair (no resched when the waker is ineligible)", true, []),
+    NextBuddyOff = ("4f70f106bca1", "sched/fair: Disable scheduler feature NEXT_BUDDY", "v6.19-rc7",
+        "features.h NEXT_BUDDY default", true, [Set(F::NEXT_BUDDY, false)]),
+    ZeroVruntime = ("79f3f9bedd14", "sched/eevdf: Fix min_vruntime vs avg_vruntime", "v6.19",
+        "fair.c zero_vruntime reference point (moved at tree insert/remove)", true, []),
+    YieldForfeit = ("79104becf42b", "sched/fair: Forfeit vruntime on yield", "v6.19",
+        "fair.c yield_task_fair", true, []),
+    DelayedClassSwitch = ("1ae5f5dfe5ad", "sched: Cleanup sched_delayed handling for class switches", "v6.19",
+        "core.c class switch of a delayed task", false, []),
+    NewidleBumpRevert = ("d206fbad9328", "Revert \"sched/fair: Bump sd->max_newidle_lb_cost when newidle balance fails\"", "v6.19",
+        "fair.c sched_balance_newidle", true, []),
+    NiRandom = ("33cf66d88306", "sched/fair: Proportional newidle balance", "v6.19",
+        "fair.c sched_balance_newidle (NI_RANDOM)", true, [Add(F::NI_RANDOM, true)]),
+    SlowpathAllowedCpus = ("82d6e01a0699", "sched/fair: Only update stats for allowed CPUs when looking for dst group", "v6.19",
+        "fair.c update_sg_wakeup_stats", true, []),
+    // ------------------------------------------------------------------ v7.0
+    SeparateVprot = ("80390ead2080", "sched/fair: Separate se->vlag from se->vprot", "v7.0",
+        "sched.h (no behaviour change)", false, []),
+    ZeroVruntimeTracking = ("b3d99f43c72b", "sched/fair: Fix zero_vruntime tracking", "v7.0",
+        "fair.c avg_vruntime moves zero_vruntime", true, []),
+    ZeroVruntimeTrackingFix = ("1319ea57529e", "sched/fair: Fix zero_vruntime tracking fix", "v7.0",
+        "fair.c update_deadline calls avg_vruntime; yield via update_deadline", true, []),
+    ProtectAtPickOnly = ("bcd74b2ffdd0", "sched/fair: Only set slice protection at pick time", "v7.0",
+        "fair.c set_next_entity(first)", true, []),
+    ReweightVprot = ("ff38424030f9", "sched/eevdf: Update se->vprot in reweight_entity()", "v7.0",
+        "fair.c reweight_entity (vprot kept relative)", true, []),
+    LagClampMaxSlice = ("6e3c0a4e1ad1", "sched/fair: Fix lag clamp", "v7.0",
+        "fair.c update_entity_lag (limit = max_slice + TICK_NSEC)", true, []),
+    LimitHrtick = ("95a0155224a6", "sched/fair: Limit hrtick work", "v7.0",
+        "fair.c task_tick_fair (hrtick tick only accounts)", false, []),
+    NewidleLockBounce = ("45e09225085f", "sched/fair: Avoid rq->lock bouncing in sched_balance_newidle()", "v7.0",
+        "fair.c sched_balance_newidle (blocked-load update inside the cost window)", true, []),
+    RestrictPreemptModes = ("7dadeaa6e851", "sched: Further restrict the preemption modes", "v7.0",
+        "Kconfig.preempt (no NONE/VOLUNTARY on lazy-capable arches; default LAZY)", true, []),
+    // ------------------------------------------------------------------ v7.1
+    SkipSchedIdleRq = ("fd54d81c2c0e", "sched/fair: Skip SCHED_IDLE rq for SCHED_IDLE task", "v7.1",
+        "fair.c select_idle_sibling/select_idle_cpu/select_idle_core/find_idlest_group_cpu (choose_idle_cpu)", true, []),
+    NiRate = ("9fe89f022c05", "sched/fair: More complex proportional newidle balance", "v7.1",
+        "fair.c sched_balance_newidle (NI_RATE)", true, [Add(F::NI_RATE, true)]),
+    OverutilizedUclamp = ("926475806606", "sched/fair: Update overutilized detection", "v7.1",
+        "fair.c cpu_overutilized (EAS)", false, []),
+    EasOverloaded = ("d3d663faa1d4", "sched/fair: Filter false overloaded_group case for EAS", "v7.1",
+        "fair.c group_is_overloaded (EAS)", false, []),
+    FullWeightAvg = ("4823725d9d1d", "sched/fair: Increase weight bits for avg_vruntime", "v7.1",
+        "fair.c avg_vruntime sums with full weights", true, [Add(F::PARANOID_AVG, false)]),
+    FullWeightCalcDelta = ("db4551e2ba34", "sched/fair: Use full weight to __calc_delta()", "v7.1",
+        "fair.c __calc_delta (full-weight divide)", true, []),
+    RevertReweightPlacement = ("101f3498b4bd", "sched/fair: Revert 6d71a9c61604 (sched/fair: Fix EEVDF entity placement bug causing scheduling lag)", "v7.1",
+        "fair.c reweight_entity (avg-relative, lag preserving)", true, []),
+    HrtickDuration = ("558c18d3fbb6", "sched/eevdf: Fix HRTICK duration", "v7.1",
+        "fair.c hrtick_start_fair (time to the virtual deadline)", true, []),
+    HrtickUpdate = ("97015376642f", "sched/fair: Simplify hrtick_update()", "v7.1",
+        "fair.c hrtick_update", false, []),
+    HrtickHard = ("5d88e424ec1b", "sched/fair: Make hrtick resched hard", "v7.1",
+        "fair.c entity_tick (hrtick expiry: resched_curr)", true, []),
+    HrtickDefault = ("9213aa4784cf", "sched: Default enable HRTICK when deferred rearming is enabled", "v7.1",
+        "features.h HRTICK/HRTICK_DL default (only with CONFIG_HRTIMER_REARM_DEFERRED)", false, []),
+    DelayedNegativeLag = ("059258b0d424", "sched/fair: Prevent negative lag increase during delayed dequeue", "v7.1",
+        "fair.c update_entity_lag (delayed: max with recorded lag), requeue_delayed_entity", true, []),
+    DelayedNegativeLagFix = ("c5cd6fd75b6a", "sched/fair: Fix the negative lag increase fix", "v7.1",
+        "fair.c update_entity_lag (DELAY_ZERO cap)", true, []),
+    EnqueueOverflow = ("556146ce5e94", "sched/fair: Avoid overflow in enqueue_entity()", "v7.1",
+        "fair.c enqueue_entity (reference point; no decision change in exact arithmetic)", false, []),
+    ForkRelDeadline = ("3da56dc063cd", "sched/fair: Clear rel_deadline when initializing forked entities", "v7.1",
+        "core.c __sched_fork (rel_deadline = 0)", true, []),
+    EligibleOverflow = ("b6eee96843e8", "sched/fair: Fix overflow in vruntime_eligible()", "v7.1",
+        "fair.c vruntime_eligible (128-bit product; schedlab always computes exactly)", false, []),
+    WakeupPreemptDelayed = ("ac8e69e69363", "sched/fair: Fix wakeup_preempt_fair() vs delayed dequeue", "v7.1",
+        "fair.c wakeup_preempt_fair (delayed wakee; details unverified)", false, []),
+    WakeupPreemptDelayedFix = ("9f6d929ee2c6", "sched/fair: Fix wakeup_preempt_fair() for not waking up task", "v7.1",
+        "fair.c wakeup_preempt_fair", false, []),
+    ClearBuddiesPreemptShort = ("78cde54ea5f0", "sched/eevdf: Clear buddies for preempt_short", "v7.1",
+        "fair.c __pick_eevdf (buddy only when protect), wakeup_preempt_fair (clear_buddies on a short preemption)", true, []),
+}
+
+/// A set of applied patches (indexed by `Patch as usize`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct PatchSet {
+    on: [bool; Patch::COUNT],
+}
+
+impl Default for PatchSet {
+    fn default() -> Self {
+        PatchSet {
+            on: [false; Patch::COUNT],
+        }
+    }
+}
+
+impl PatchSet {
+    #[inline]
+    pub fn has(&self, p: Patch) -> bool {
+        self.on[p as usize]
+    }
+    pub fn add(&mut self, p: Patch) {
+        self.on[p as usize] = true;
+    }
+    pub fn remove(&mut self, p: Patch) {
+        self.on[p as usize] = false;
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Patch> + '_ {
+        Patch::ALL.iter().copied().filter(|p| self.has(*p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_12_hex() {
+        let mut ids: Vec<&str> = Patch::ALL.iter().map(|p| p.id()).collect();
+        for id in &ids {
+            assert_eq!(id.len(), 12, "{id}");
+            assert!(id
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        }
+        ids.sort();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate patch id");
+    }
+
+    #[test]
+    fn lookup_by_id() {
+        assert_eq!(
+            Patch::from_id("78cde54ea5f0"),
+            Some(Patch::ClearBuddiesPreemptShort)
+        );
+        assert_eq!(
+            Patch::from_id("78cde54ea5f03398f1cf6656de2472068f6da966"),
+            Some(Patch::ClearBuddiesPreemptShort)
+        );
+        assert_eq!(Patch::from_id("78cde54"), None);
+        assert_eq!(Patch::from_id("000000000000"), None);
+    }
+}

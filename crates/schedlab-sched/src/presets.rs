@@ -1,0 +1,793 @@
+//! Kernel presets and the kernel string.
+//!
+//! A preset is data: a list of patches on top of the v6.6 EEVDF baseline plus feature
+//! defaults (DESIGN.md §3.3). Stable point releases are overlays: a preset plus the backports
+//! they carry. A kernel string such as
+//! `v6.18+78cde54ea5f0 NO_DELAY_DEQUEUE base_slice_ns=3000000 preempt=lazy`
+//! selects one configuration: preset, then `+id`/`-id` patches, then features written as in
+//! `/sys/kernel/debug/sched/features`, then tunables under their kernel names.
+
+use crate::features::{Feature, FeatureSet, SimFeature};
+use crate::patches::{FeatEdit, Patch, PatchSet};
+use crate::sysctl::{sysctl_factor, Sysctls};
+use std::fmt;
+
+/// The kernel preemption model (Kconfig PREEMPT_* / PREEMPT_DYNAMIC `preempt=`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, PartialOrd, Ord, Hash)]
+pub enum PreemptModel {
+    None,
+    Voluntary,
+    Full,
+    Lazy,
+    /// PREEMPT_RT (preemptible like FULL; TTWU_QUEUE off, nr_migrate 8).
+    Rt,
+}
+
+impl PreemptModel {
+    pub fn parse(s: &str) -> Option<PreemptModel> {
+        Some(match s {
+            "none" => PreemptModel::None,
+            "voluntary" => PreemptModel::Voluntary,
+            "full" => PreemptModel::Full,
+            "lazy" => PreemptModel::Lazy,
+            "rt" => PreemptModel::Rt,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            PreemptModel::None => "none",
+            PreemptModel::Voluntary => "voluntary",
+            PreemptModel::Full => "full",
+            PreemptModel::Lazy => "lazy",
+            PreemptModel::Rt => "rt",
+        }
+    }
+    /// Kernel code can be preempted at any point outside non-preemptible sections.
+    pub fn kernel_preemptible(self) -> bool {
+        matches!(
+            self,
+            PreemptModel::Full | PreemptModel::Lazy | PreemptModel::Rt
+        )
+    }
+}
+
+/// A preset or overlay definition.
+pub struct PresetDef {
+    pub name: &'static str,
+    pub base: Option<&'static str>,
+    pub summary: &'static str,
+    pub patches: &'static [Patch],
+    pub features: &'static [FeatEdit],
+}
+
+use FeatEdit::{Add, Remove};
+use Feature as F;
+use Patch as P;
+
+/// The v6.6 EEVDF baseline's features.h (fair.md §11).
+const V66_FEATURES: &[FeatEdit] = &[
+    Add(F::PLACE_LAG, true),
+    Add(F::PLACE_DEADLINE_INITIAL, true),
+    Add(F::RUN_TO_PARITY, true),
+    Add(F::NEXT_BUDDY, false),
+    Add(F::CACHE_HOT_BUDDY, true),
+    Add(F::WAKEUP_PREEMPTION, true),
+    Add(F::HRTICK, false),
+    Add(F::HRTICK_DL, false),
+    Add(F::DOUBLE_TICK, false),
+    Add(F::NONTASK_CAPACITY, true),
+    Add(F::TTWU_QUEUE, true),
+    Add(F::SIS_PROP, false),
+    Add(F::SIS_UTIL, true),
+    Add(F::WARN_DOUBLE_CLOCK, false),
+    Add(F::RT_PUSH_IPI, true),
+    Add(F::RT_RUNTIME_SHARE, false),
+    Add(F::LB_MIN, false),
+    Add(F::ATTACH_AGE_LOAD, true),
+    Add(F::WA_IDLE, true),
+    Add(F::WA_WEIGHT, true),
+    Add(F::WA_BIAS, true),
+    Add(F::UTIL_EST, true),
+    Add(F::UTIL_EST_FASTUP, true),
+    Add(F::LATENCY_WARN, false),
+    Add(F::HZ_BW, true),
+];
+
+pub const PRESETS: &[PresetDef] = &[
+    PresetDef {
+        name: "v6.6",
+        base: None,
+        summary: "first EEVDF kernel: vruntime-sorted tree, RUN_TO_PARITY, no DELAY_DEQUEUE",
+        patches: &[],
+        features: V66_FEATURES,
+    },
+    PresetDef {
+        name: "v6.12",
+        base: Some("v6.6"),
+        summary: "DELAY_DEQUEUE, PREEMPT_SHORT, custom slices, deadline-sorted tree, fair_server",
+        patches: &[
+            P::LagPreservingReweight,
+            P::DeadlineSortedTree,
+            P::PickFastPath,
+            P::DelayedDequeue,
+            P::DelayZero,
+            P::EnqueueDelayed,
+            P::PlaceRelDeadline,
+            P::CustomSlice,
+            P::IdleStrictHierarchy,
+            P::PreemptShort,
+            P::UpdateCurrResched,
+            P::MinSlicePropagate,
+            P::PeltTaskRunnableDelayed,
+            P::UtilEstDelayed,
+            P::RemoveHzBw,
+            P::FairServer,
+            P::RemoveRtThrottle,
+        ],
+        // UTIL_EST_FASTUP and SIS_PROP left features.h between v6.6 and v6.12 (fair.md §11.2;
+        // the exact commits are not recorded there).
+        features: &[Remove(F::UTIL_EST_FASTUP), Remove(F::SIS_PROP)],
+    },
+    PresetDef {
+        name: "v6.18",
+        base: Some("v6.12"),
+        summary: "lazy preemption, PICK_BUDDY, h_nr_runnable, 0.70 ms slice, vprot slice protection",
+        patches: &[
+            P::PreemptLazy,
+            P::FixNextBuddy,
+            P::HNrDelayed,
+            P::StopTickHNr,
+            P::ReweightPlaceEntity,
+            P::CfsGroupKeepWeight,
+            P::RemoveDoubleTick,
+            P::SkipZeroLag,
+            P::PickBuddy,
+            P::HNrRunnable,
+            P::LbUseHNrRunnable,
+            P::LbSkipDelayed,
+            P::LbEligibleFirst,
+            P::RqSelected,
+            P::ReduceSlice,
+            P::IdleCancelProtect,
+            P::ForceMinSlice,
+            P::ReweightPlaceConstraints,
+            P::WakeSyncDelayed,
+            P::ProtectSliceHelpers,
+            P::ProtectVprot,
+            P::ShortProbe,
+            P::ProtectMinSlice,
+            P::ShortShrinkProtect,
+            P::AlwaysReschedEndProtect,
+            P::NewidleCostBump,
+        ],
+        features: &[],
+    },
+    PresetDef {
+        name: "v6.19",
+        base: Some("v6.18"),
+        summary: "NEXT_BUDDY reimplementation (off by default), zero_vruntime, yield forfeit, NI_RANDOM",
+        patches: &[
+            P::NextBuddyReimpl,
+            P::NextBuddyOn,
+            P::ForcePreemptRevert,
+            P::NextBuddyOff,
+            P::ZeroVruntime,
+            P::YieldForfeit,
+            P::DelayedClassSwitch,
+            P::NewidleBumpRevert,
+            P::NiRandom,
+            P::SlowpathAllowedCpus,
+        ],
+        features: &[],
+    },
+    PresetDef {
+        name: "v7.0",
+        base: Some("v6.19"),
+        summary: "zero_vruntime tracking, protection only at pick, lag clamp with max_slice",
+        patches: &[
+            P::SeparateVprot,
+            P::ZeroVruntimeTracking,
+            P::ZeroVruntimeTrackingFix,
+            P::ProtectAtPickOnly,
+            P::ReweightVprot,
+            P::LagClampMaxSlice,
+            P::LimitHrtick,
+            P::NewidleLockBounce,
+            P::RestrictPreemptModes,
+        ],
+        features: &[],
+    },
+    PresetDef {
+        name: "v7.1",
+        base: Some("v7.0"),
+        summary: "full-weight arithmetic, delayed negative-lag rule, SCHED_IDLE wake placement, buddies vs PREEMPT_SHORT",
+        patches: &[
+            P::SkipSchedIdleRq,
+            P::NiRate,
+            P::OverutilizedUclamp,
+            P::EasOverloaded,
+            P::FullWeightAvg,
+            P::FullWeightCalcDelta,
+            P::RevertReweightPlacement,
+            P::HrtickDuration,
+            P::HrtickUpdate,
+            P::HrtickHard,
+            P::HrtickDefault,
+            P::DelayedNegativeLag,
+            P::DelayedNegativeLagFix,
+            P::EnqueueOverflow,
+            P::ForkRelDeadline,
+            P::EligibleOverflow,
+            P::WakeupPreemptDelayed,
+            P::WakeupPreemptDelayedFix,
+            P::ClearBuddiesPreemptShort,
+        ],
+        features: &[],
+    },
+    // ---- stable overlays (fair.md §12.2, smp.md §10.3) ----
+    PresetDef {
+        name: "v6.6.78",
+        base: Some("v6.6"),
+        summary: "seed 000's 6.6.y: v6.6 + the strict-hierarchy SCHED_IDLE backport (Oct 2024)",
+        patches: &[P::IdleStrictHierarchy],
+        features: &[],
+    },
+    PresetDef {
+        name: "v6.12.y-late",
+        base: Some("v6.12"),
+        summary: "late 6.12.y (smp.md §10.3): 0.70 ms slice, counter renames, wake_up_sync fix, zero_vruntime, NI_RANDOM",
+        patches: &[
+            P::ReduceSlice,
+            P::HNrDelayed,
+            P::StopTickHNr,
+            P::FixNextBuddy,
+            P::HNrRunnable,
+            P::WakeSyncDelayed,
+            P::ZeroVruntime,
+            P::ZeroVruntimeTracking,
+            P::ZeroVruntimeTrackingFix,
+            // one stable dependency of 1319ea57529e replaces did_preempt_short's marker test
+            // with protect_slice(curr) (smp.md §10.3; exact list unverified)
+            P::AlwaysReschedEndProtect,
+            P::NewidleCostBump,
+            P::NewidleBumpRevert,
+            P::NiRandom,
+        ],
+        features: &[],
+    },
+    PresetDef {
+        name: "v6.12.75",
+        base: Some("v6.12.y-late"),
+        summary: "seed 000's 6.12.75 (Raspberry Pi OS): the v6.12.y-late overlay",
+        patches: &[],
+        features: &[],
+    },
+    PresetDef {
+        name: "v6.12.81",
+        base: Some("v6.12.y-late"),
+        summary: "seed 000's 6.12.81: v6.12.y-late + the 6.12.77 queue (lag clamp, reweight placement; final status unverified)",
+        patches: &[P::LagClampMaxSlice, P::ReweightPlaceEntity],
+        features: &[],
+    },
+    PresetDef {
+        name: "v6.18.21",
+        base: Some("v6.18"),
+        summary: "seed 000's 6.18.21: v6.18 + stable backports of zero_vruntime, yield forfeit and NI_RANDOM",
+        patches: &[
+            P::ZeroVruntime,
+            P::YieldForfeit,
+            P::NewidleBumpRevert,
+            P::NiRandom,
+        ],
+        features: &[],
+    },
+];
+
+pub fn preset_def(name: &str) -> Option<&'static PresetDef> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// The main presets (not the stable overlays), in version order.
+pub const MAIN_PRESETS: &[&str] = &["v6.6", "v6.12", "v6.18", "v6.19", "v7.0", "v7.1"];
+
+/// Error in a kernel string: names the offending token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KernelSpecError {
+    #[error("kernel '{spec}': empty kernel string")]
+    Empty { spec: String },
+    #[error("kernel '{spec}': unknown preset '{token}' (known: {known})")]
+    UnknownPreset {
+        spec: String,
+        token: String,
+        known: String,
+    },
+    #[error("kernel '{spec}': unknown patch '{token}' (commit ids are 12 hex characters; see `schedlab list patches`)")]
+    UnknownPatch { spec: String, token: String },
+    #[error("kernel '{spec}': unknown sched_feature '{token}' (see `schedlab list features`)")]
+    UnknownFeature { spec: String, token: String },
+    #[error("kernel '{spec}': sched_feature {feature} does not exist in this kernel{hint}")]
+    AbsentFeature {
+        spec: String,
+        feature: String,
+        hint: String,
+    },
+    #[error("kernel '{spec}': unknown tunable '{token}' (see `schedlab list sysctls`)")]
+    UnknownSysctl { spec: String, token: String },
+    #[error("kernel '{spec}': {name}={value}: {reason}")]
+    BadValue {
+        spec: String,
+        name: String,
+        value: String,
+        reason: String,
+    },
+    #[error("kernel '{spec}': cannot read '{token}': expected a preset, +patch, -patch, FEATURE, NO_FEATURE or name=value")]
+    BadToken { spec: String, token: String },
+}
+
+/// One fully resolved simulated kernel configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelConfig {
+    /// The kernel string as given (normalised spacing).
+    pub spec: String,
+    pub preset: &'static str,
+    pub patches: PatchSet,
+    pub features: FeatureSet,
+    pub sim: [bool; SimFeature::COUNT],
+    pub sysctl: Sysctls,
+    pub preempt: Option<PreemptModel>,
+    pub hz: Option<u32>,
+}
+
+impl KernelConfig {
+    #[inline]
+    pub fn has(&self, p: Patch) -> bool {
+        self.patches.has(p)
+    }
+    #[inline]
+    pub fn feat(&self, f: Feature) -> bool {
+        self.features.on(f)
+    }
+    #[inline]
+    pub fn sim(&self, f: SimFeature) -> bool {
+        self.sim[f as usize]
+    }
+
+    /// The normalized base slice: 0.75 ms, or 0.70 ms with 2ae891b82695 (fair.md §3.1).
+    pub fn normalized_base_slice(&self) -> u64 {
+        if self.has(Patch::ReduceSlice) {
+            700_000
+        } else {
+            750_000
+        }
+    }
+
+    /// sysctl_sched_base_slice for a machine with `ncpus` online CPUs.
+    pub fn base_slice_ns(&self, ncpus: u32) -> u64 {
+        match self.sysctl.base_slice_ns {
+            Some(v) => v,
+            None => {
+                self.normalized_base_slice() * sysctl_factor(self.sysctl.tunable_scaling, ncpus)
+            }
+        }
+    }
+
+    /// Resolves the preemption model against the platform default and what the kernel
+    /// supports: lazy exists from 7c70cb94d29c; with 7dadeaa6e851 NONE/VOLUNTARY are gone on
+    /// lazy-capable architectures and the default becomes LAZY (rt-dl.md §1.9).
+    pub fn resolve_preempt(&self, platform_default: PreemptModel) -> Result<PreemptModel, String> {
+        if let Some(m) = self.preempt {
+            if m == PreemptModel::Lazy && !self.has(Patch::PreemptLazy) {
+                return Err(format!(
+                    "preempt=lazy: this kernel has no lazy preemption (needs {})",
+                    Patch::PreemptLazy.id()
+                ));
+            }
+            if matches!(m, PreemptModel::None | PreemptModel::Voluntary)
+                && self.has(Patch::RestrictPreemptModes)
+            {
+                return Err(format!(
+                    "preempt={}: not selectable with {} (only full, lazy, rt)",
+                    m.name(),
+                    Patch::RestrictPreemptModes.id()
+                ));
+            }
+            return Ok(m);
+        }
+        let mut m = platform_default;
+        if m == PreemptModel::Lazy && !self.has(Patch::PreemptLazy) {
+            m = PreemptModel::Full;
+        }
+        if matches!(m, PreemptModel::None | PreemptModel::Voluntary)
+            && self.has(Patch::RestrictPreemptModes)
+        {
+            m = PreemptModel::Lazy;
+        }
+        Ok(m)
+    }
+
+    /// Parses a kernel string. See the module docs.
+    pub fn parse(spec: &str) -> Result<KernelConfig, KernelSpecError> {
+        let norm = spec.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut tokens = norm.split(' ').filter(|t| !t.is_empty());
+        let first = tokens.next().ok_or(KernelSpecError::Empty {
+            spec: spec.to_string(),
+        })?;
+        // The first token: preset, optionally with +id / -id suffixes glued on.
+        let (preset_name, glued) = split_glued(first);
+        let preset = preset_def(preset_name).ok_or_else(|| KernelSpecError::UnknownPreset {
+            spec: norm.clone(),
+            token: preset_name.to_string(),
+            known: PRESETS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let mut patches = PatchSet::default();
+        let mut features = FeatureSet::empty();
+        apply_preset(preset, &mut patches, &mut features);
+
+        let mut sim = [false; SimFeature::COUNT];
+        for f in SimFeature::ALL {
+            sim[*f as usize] = f.default_on();
+        }
+        let mut cfg = KernelConfig {
+            spec: norm.clone(),
+            preset: preset.name,
+            patches,
+            features,
+            sim,
+            sysctl: Sysctls::default(),
+            preempt: None,
+            hz: None,
+        };
+        for (sign, id) in glued {
+            cfg.apply_patch_token(sign, id, &norm)?;
+        }
+        for tok in tokens {
+            if let Some(id) = tok.strip_prefix('+') {
+                for (sign, id) in split_patch_list('+', id) {
+                    cfg.apply_patch_token(sign, id, &norm)?;
+                }
+            } else if tok.starts_with('-') && tok.len() > 1 {
+                for (sign, id) in split_patch_list('-', &tok[1..]) {
+                    cfg.apply_patch_token(sign, id, &norm)?;
+                }
+            } else if let Some((k, v)) = tok.split_once('=') {
+                cfg.apply_sysctl(k, v, &norm)?;
+            } else if tok
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            {
+                cfg.apply_feature(tok, &norm)?;
+            } else {
+                return Err(KernelSpecError::BadToken {
+                    spec: norm.clone(),
+                    token: tok.to_string(),
+                });
+            }
+        }
+        Ok(cfg)
+    }
+
+    fn apply_patch_token(
+        &mut self,
+        sign: char,
+        id: &str,
+        spec: &str,
+    ) -> Result<(), KernelSpecError> {
+        let p = Patch::from_id(id).ok_or_else(|| KernelSpecError::UnknownPatch {
+            spec: spec.to_string(),
+            token: format!("{sign}{id}"),
+        })?;
+        if sign == '+' {
+            if !self.patches.has(p) {
+                self.patches.add(p);
+                apply_feature_edits(p.info().features, &mut self.features);
+            }
+        } else if self.patches.has(p) {
+            self.patches.remove(p);
+            // Undo what the patch did to features.h: a feature it introduced disappears, a
+            // default it flipped goes back.
+            for fe in p.info().features {
+                match *fe {
+                    FeatEdit::Add(f, _) => self.features.remove(f),
+                    FeatEdit::Set(f, v) => {
+                        self.features.set(f, !v);
+                    }
+                    FeatEdit::Remove(f) => self.features.define(f, false),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_feature(&mut self, tok: &str, spec: &str) -> Result<(), KernelSpecError> {
+        let (on, name) = match tok.strip_prefix("NO_") {
+            Some(n) => (false, n),
+            None => (true, tok),
+        };
+        if let Some(sf) = SimFeature::from_name(name) {
+            self.sim[sf as usize] = on;
+            return Ok(());
+        }
+        let f = Feature::from_name(name).ok_or_else(|| KernelSpecError::UnknownFeature {
+            spec: spec.to_string(),
+            token: tok.to_string(),
+        })?;
+        if !self.features.set(f, on) {
+            let hint = Patch::ALL
+                .iter()
+                .find(|p| {
+                    p.info()
+                        .features
+                        .iter()
+                        .any(|fe| matches!(fe, FeatEdit::Add(g, _) if *g == f))
+                })
+                .map(|p| format!(" (it is introduced by {}: add +{})", p.id(), p.id()))
+                .unwrap_or_default();
+            return Err(KernelSpecError::AbsentFeature {
+                spec: spec.to_string(),
+                feature: name.to_string(),
+                hint,
+            });
+        }
+        Ok(())
+    }
+
+    fn apply_sysctl(&mut self, k: &str, v: &str, spec: &str) -> Result<(), KernelSpecError> {
+        let bad = |reason: &str| KernelSpecError::BadValue {
+            spec: spec.to_string(),
+            name: k.to_string(),
+            value: v.to_string(),
+            reason: reason.to_string(),
+        };
+        let num = || {
+            v.parse::<u64>()
+                .map_err(|_| bad("expected a non-negative integer"))
+        };
+        match k {
+            "base_slice_ns" => {
+                let n = num()?;
+                // debugfs accepts any value; the kernel clamps the internal slice to >= 0.1 ms
+                // for custom slices only. Refuse 0, which would make every request empty.
+                if n == 0 {
+                    return Err(bad("must be > 0"));
+                }
+                self.sysctl.base_slice_ns = Some(n);
+            }
+            "migration_cost_ns" => self.sysctl.migration_cost_ns = num()?,
+            "nr_migrate" => {
+                let n = num()?;
+                if n == 0 || n > u32::MAX as u64 {
+                    return Err(bad("must be 1..=4294967295"));
+                }
+                self.sysctl.nr_migrate = Some(n as u32);
+            }
+            "tunable_scaling" => {
+                let n = num()?;
+                if n > 2 {
+                    return Err(bad("must be 0 (none), 1 (log) or 2 (linear)"));
+                }
+                self.sysctl.tunable_scaling = n as u32;
+            }
+            "sched_rt_runtime_us" => {
+                let n: i64 = v
+                    .parse()
+                    .map_err(|_| bad("expected an integer (-1 = unlimited)"))?;
+                if n < -1 {
+                    return Err(bad("must be -1 or >= 0"));
+                }
+                self.sysctl.sched_rt_runtime_us = n;
+            }
+            "sched_rt_period_us" => {
+                let n = num()?;
+                if n == 0 {
+                    return Err(bad("must be > 0"));
+                }
+                self.sysctl.sched_rt_period_us = n;
+            }
+            "timer_slack_ns" => self.sysctl.timer_slack_ns = num()?,
+            "preempt" => {
+                self.preempt = Some(
+                    PreemptModel::parse(v)
+                        .ok_or_else(|| bad("expected none, voluntary, full, lazy or rt"))?,
+                )
+            }
+            "CONFIG_HZ" | "HZ" => {
+                let n = num()?;
+                if ![100, 250, 300, 1000].contains(&n) {
+                    return Err(bad("must be 100, 250, 300 or 1000"));
+                }
+                self.hz = Some(n as u32);
+            }
+            _ => {
+                return Err(KernelSpecError::UnknownSysctl {
+                    spec: spec.to_string(),
+                    token: k.to_string(),
+                })
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for KernelConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec)
+    }
+}
+
+fn apply_feature_edits(edits: &[FeatEdit], fs: &mut FeatureSet) {
+    for fe in edits {
+        match *fe {
+            FeatEdit::Add(f, d) => fs.define(f, d),
+            FeatEdit::Set(f, d) => {
+                fs.set(f, d);
+            }
+            FeatEdit::Remove(f) => fs.remove(f),
+        }
+    }
+}
+
+fn apply_preset(def: &PresetDef, patches: &mut PatchSet, features: &mut FeatureSet) {
+    if let Some(b) = def.base {
+        apply_preset(
+            preset_def(b).expect("preset base exists"),
+            patches,
+            features,
+        );
+    }
+    for p in def.patches {
+        if !patches.has(*p) {
+            patches.add(*p);
+            apply_feature_edits(p.info().features, features);
+        }
+    }
+    apply_feature_edits(def.features, features);
+}
+
+/// `v6.18+78cde54ea5f0-059258b0d424` -> ("v6.18", [('+', ..), ('-', ..)]). Only a '+' can
+/// start the glued list, because overlay names contain '-' (`v6.12.y-late`).
+fn split_glued(tok: &str) -> (&str, Vec<(char, &str)>) {
+    match tok.find('+') {
+        None => (tok, Vec::new()),
+        Some(i) => (&tok[..i], split_patch_list('+', &tok[i + 1..])),
+    }
+}
+
+fn split_patch_list(first_sign: char, s: &str) -> Vec<(char, &str)> {
+    let mut out = Vec::new();
+    let mut sign = first_sign;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        if c == '+' || c == '-' {
+            out.push((sign, &s[start..i]));
+            sign = c;
+            start = i + 1;
+        }
+    }
+    out.push((sign, &s[start..]));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_defaults_per_preset_match_fair_md_11_1() {
+        // fair.md §11.1 table, rows checked column by column.
+        let row = |f: Feature| -> Vec<Option<bool>> {
+            MAIN_PRESETS
+                .iter()
+                .map(|p| {
+                    let k = KernelConfig::parse(p).unwrap();
+                    k.features.exists(f).then(|| k.feat(f))
+                })
+                .collect()
+        };
+        let t = Some(true);
+        let fl = Some(false);
+        assert_eq!(row(F::PLACE_LAG), vec![t, t, t, t, t, t]);
+        assert_eq!(row(F::PLACE_REL_DEADLINE), vec![None, t, t, t, t, t]);
+        assert_eq!(row(F::PREEMPT_SHORT), vec![None, t, t, t, t, t]);
+        assert_eq!(row(F::NEXT_BUDDY), vec![fl, fl, fl, fl, fl, fl]);
+        assert_eq!(row(F::PICK_BUDDY), vec![None, None, t, t, t, t]);
+        assert_eq!(row(F::DELAY_DEQUEUE), vec![None, t, t, t, t, t]);
+        assert_eq!(row(F::DELAY_ZERO), vec![None, t, t, t, t, t]);
+        assert_eq!(row(F::PARANOID_AVG), vec![None, None, None, None, None, fl]);
+        assert_eq!(row(F::DOUBLE_TICK), vec![fl, fl, None, None, None, None]);
+        assert_eq!(row(F::HRTICK), vec![fl, fl, fl, fl, fl, fl]);
+        assert_eq!(row(F::NI_RANDOM), vec![None, None, None, t, t, t]);
+        assert_eq!(row(F::NI_RATE), vec![None, None, None, None, None, t]);
+    }
+
+    #[test]
+    fn parse_full_string() {
+        let k = KernelConfig::parse("v6.18+78cde54ea5f0 NO_DELAY_DEQUEUE base_slice_ns=3000000")
+            .unwrap();
+        assert_eq!(k.preset, "v6.18");
+        assert!(k.has(Patch::ClearBuddiesPreemptShort));
+        assert!(!k.feat(F::DELAY_DEQUEUE));
+        assert_eq!(k.base_slice_ns(4), 3_000_000);
+    }
+
+    #[test]
+    fn base_slice_per_version() {
+        // fair.md TV-5-arith: 4 CPUs -> 2.25 ms (v6.6-v6.14), 2.1 ms (v6.15+)
+        assert_eq!(
+            KernelConfig::parse("v6.6").unwrap().base_slice_ns(4),
+            2_250_000
+        );
+        assert_eq!(
+            KernelConfig::parse("v6.12").unwrap().base_slice_ns(4),
+            2_250_000
+        );
+        assert_eq!(
+            KernelConfig::parse("v6.12.75").unwrap().base_slice_ns(4),
+            2_100_000
+        );
+        assert_eq!(
+            KernelConfig::parse("v6.18").unwrap().base_slice_ns(8),
+            2_800_000
+        );
+    }
+
+    #[test]
+    fn removing_a_patch_removes_its_feature() {
+        let k = KernelConfig::parse("v6.12 -152e11f6df29").unwrap();
+        assert!(!k.features.exists(F::DELAY_DEQUEUE));
+        let k = KernelConfig::parse("v6.6+152e11f6df29").unwrap();
+        assert!(k.feat(F::DELAY_DEQUEUE));
+    }
+
+    #[test]
+    fn errors_name_the_token() {
+        let e = KernelConfig::parse("v6.6 NO_DELAY_DEQUEUE").unwrap_err();
+        assert!(
+            e.to_string().contains("DELAY_DEQUEUE does not exist"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("152e11f6df29"), "{e}");
+        let e = KernelConfig::parse("v9.9").unwrap_err();
+        assert!(matches!(e, KernelSpecError::UnknownPreset { .. }));
+        let e = KernelConfig::parse("v6.18 NO_FOO").unwrap_err();
+        assert!(e.to_string().contains("NO_FOO"));
+        let e = KernelConfig::parse("v6.18 +abcdefabcdef").unwrap_err();
+        assert!(e.to_string().contains("+abcdefabcdef"));
+        let e = KernelConfig::parse("v6.18 base_slice_ns=x").unwrap_err();
+        assert!(e.to_string().contains("base_slice_ns=x"));
+        let e = KernelConfig::parse("v6.18 bogus=1").unwrap_err();
+        assert!(matches!(e, KernelSpecError::UnknownSysctl { .. }));
+        let e = KernelConfig::parse("v6.18 lowercase").unwrap_err();
+        assert!(matches!(e, KernelSpecError::BadToken { .. }));
+        assert!(KernelConfig::parse("").is_err());
+    }
+
+    #[test]
+    fn preempt_resolution() {
+        let k = KernelConfig::parse("v6.12 preempt=lazy").unwrap();
+        assert!(k.resolve_preempt(PreemptModel::Full).is_err());
+        let k = KernelConfig::parse("v7.0").unwrap();
+        assert_eq!(
+            k.resolve_preempt(PreemptModel::Voluntary).unwrap(),
+            PreemptModel::Lazy
+        );
+        let k = KernelConfig::parse("v6.18").unwrap();
+        assert_eq!(
+            k.resolve_preempt(PreemptModel::Voluntary).unwrap(),
+            PreemptModel::Voluntary
+        );
+    }
+
+    #[test]
+    fn overlays_resolve() {
+        for p in PRESETS {
+            KernelConfig::parse(p.name).unwrap();
+        }
+        let k = KernelConfig::parse("v6.12.81").unwrap();
+        assert!(k.has(Patch::LagClampMaxSlice) && k.has(Patch::DelayedDequeue));
+    }
+}

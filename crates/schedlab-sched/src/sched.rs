@@ -1,0 +1,364 @@
+//! The private header of the simulated kernel (kernel/sched/sched.h): runqueue, entity and
+//! task structures, their ids, and the flag bits shared by core and the classes.
+
+use crate::pelt::SchedAvg;
+use schedlab_engine::define_id;
+
+define_id!(
+    /// A task (thread).
+    TaskId
+);
+define_id!(
+    /// A scheduling entity: a task's `se` or a task group's per-CPU entity.
+    SeId
+);
+define_id!(
+    /// A fair runqueue: a CPU's root `rq->cfs` or a task group's per-CPU `cfs_rq`.
+    CfsRqId
+);
+define_id!(
+    /// A task group (cgroup with the cpu controller). Group 0 is the root.
+    TgId
+);
+
+/// Null link in the intrusive timeline tree.
+pub const NIL: u32 = u32::MAX;
+
+// ---- wake flags (kernel/sched/sched.h) -------------------------------------------------
+pub const WF_EXEC: u32 = 0x02;
+pub const WF_FORK: u32 = 0x04;
+pub const WF_TTWU: u32 = 0x08;
+pub const WF_SYNC: u32 = 0x10;
+pub const WF_MIGRATED: u32 = 0x20;
+pub const WF_CURRENT_CPU: u32 = 0x40;
+pub const WF_RQ_SELECTED: u32 = 0x80;
+
+// ---- enqueue / dequeue flags --------------------------------------------------------------
+pub const DEQUEUE_SLEEP: u32 = 0x01;
+pub const DEQUEUE_SAVE: u32 = 0x02;
+pub const DEQUEUE_MOVE: u32 = 0x04;
+pub const DEQUEUE_NOCLOCK: u32 = 0x08;
+pub const DEQUEUE_SPECIAL: u32 = 0x10;
+pub const DEQUEUE_MIGRATING: u32 = 0x100;
+pub const DEQUEUE_DELAYED: u32 = 0x200;
+
+pub const ENQUEUE_WAKEUP: u32 = 0x01;
+pub const ENQUEUE_RESTORE: u32 = 0x02;
+pub const ENQUEUE_MOVE: u32 = 0x04;
+pub const ENQUEUE_NOCLOCK: u32 = 0x08;
+pub const ENQUEUE_HEAD: u32 = 0x10;
+pub const ENQUEUE_REPLENISH: u32 = 0x20;
+pub const ENQUEUE_MIGRATED: u32 = 0x40;
+pub const ENQUEUE_INITIAL: u32 = 0x80;
+pub const ENQUEUE_MIGRATING: u32 = 0x100;
+pub const ENQUEUE_DELAYED: u32 = 0x200;
+pub const ENQUEUE_RQ_SELECTED: u32 = 0x400;
+
+// ---- weights (fair.md §1) ------------------------------------------------------------------
+pub const SCHED_FIXEDPOINT_SHIFT: u32 = 10;
+pub const NICE_0_LOAD_SHIFT: u32 = 20;
+pub const NICE_0_LOAD: u64 = 1 << NICE_0_LOAD_SHIFT;
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
+pub const WMULT_CONST: u64 = 0xFFFF_FFFF;
+pub const WMULT_SHIFT: u32 = 32;
+
+/// `sched_prio_to_weight[]`, index `nice + 20`. Used verbatim; checked by a test.
+pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// `sched_prio_to_wmult[]` ≈ 2^32 / weight, index `nice + 20`. Used verbatim (four entries
+/// are one below round-to-nearest, fair.md §1.2); checked by a test.
+pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
+    48388, 59856, 76040, 92818, 118348, 147320, 184698, 229616, 287308, 360437, 449829, 563644,
+    704093, 875809, 1099582, 1376151, 1717300, 2157191, 2708050, 3363326, 4194304, 5237765,
+    6557202, 8165337, 10153587, 12820798, 15790321, 19976592, 24970740, 31350126, 39045157,
+    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294, 286331153,
+];
+
+#[inline]
+pub const fn scale_load(w: u64) -> u64 {
+    w << SCHED_FIXEDPOINT_SHIFT
+}
+
+/// `scale_load_down`: 0 stays 0, anything else at least 2 (fair.md §1.1).
+#[inline]
+pub fn scale_load_down(w: u64) -> u64 {
+    if w == 0 {
+        0
+    } else {
+        (w >> SCHED_FIXEDPOINT_SHIFT).max(2)
+    }
+}
+
+/// `struct load_weight`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadWeight {
+    pub weight: u64,
+    /// Cached inverse for `__calc_delta`; 0 = recompute lazily.
+    pub inv_weight: u32,
+}
+
+/// Scheduling policy (`p->policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Policy {
+    Normal,
+    Batch,
+    Idle,
+    Fifo,
+    Rr,
+    Deadline,
+}
+
+impl Policy {
+    pub fn is_fair(self) -> bool {
+        matches!(self, Policy::Normal | Policy::Batch | Policy::Idle)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Normal => "SCHED_OTHER",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+            Policy::Deadline => "SCHED_DEADLINE",
+        }
+    }
+    /// Number as in `/proc/PID/sched` "policy".
+    pub fn number(self) -> u32 {
+        match self {
+            Policy::Normal => 0,
+            Policy::Fifo => 1,
+            Policy::Rr => 2,
+            Policy::Batch => 3,
+            Policy::Idle => 5,
+            Policy::Deadline => 6,
+        }
+    }
+}
+
+/// The class a task belongs to (`p->sched_class`), in kernel order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SchedClass {
+    Stop,
+    Dl,
+    Rt,
+    Fair,
+    Idle,
+}
+
+/// `p->__state` as far as the scheduler cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    Running,
+    /// TASK_INTERRUPTIBLE ("S")
+    Interruptible,
+    /// TASK_UNINTERRUPTIBLE ("D")
+    Uninterruptible,
+    /// TASK_DEAD ("X")
+    Dead,
+    /// Created, not yet woken by wake_up_new_task.
+    New,
+}
+
+impl TaskState {
+    /// The `prev_state` letter of sched_switch.
+    pub fn letter(self) -> &'static str {
+        match self {
+            TaskState::Running | TaskState::New => "R",
+            TaskState::Interruptible => "S",
+            TaskState::Uninterruptible => "D",
+            TaskState::Dead => "X",
+        }
+    }
+}
+
+/// `p->on_rq` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnRq {
+    No,
+    Queued,
+    Migrating,
+}
+
+/// `struct sched_entity` (fair.md §2.1).
+#[derive(Clone, Debug)]
+pub struct SchedEntity {
+    pub load: LoadWeight,
+    pub vruntime: u64,
+    pub deadline: u64,
+    pub vlag: i64,
+    /// Slice protection. Before 74eec63661d4 it holds the deadline stashed at pick (protected
+    /// while it equals `deadline`); after, the protected vruntime (protected while
+    /// `vruntime < vprot`). The kernel shared this storage with `vlag` until 80390ead2080; a
+    /// separate field is equivalent because `vlag` is never read while the entity is queued.
+    pub vprot: u64,
+    /// v7.1 (059258b0d424): the lag recorded when the entity became delayed.
+    pub vlag_at_delay: i64,
+    pub slice: u64,
+    pub custom_slice: bool,
+    pub rel_deadline: bool,
+    pub on_rq: bool,
+    pub sched_delayed: bool,
+    pub exec_start: u64,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub nr_migrations: u64,
+    /// The cfs_rq this entity is queued on (`cfs_rq_of(se)`).
+    pub cfs_rq: CfsRqId,
+    /// For group entities: the group's cfs_rq on this CPU (`group_cfs_rq(se)`).
+    pub my_q: Option<CfsRqId>,
+    pub parent: Option<SeId>,
+    pub depth: u32,
+    /// For task entities: the task.
+    pub task: Option<TaskId>,
+    pub avg: SchedAvg,
+    // ---- intrusive timeline tree (tree.rs) ----
+    pub rb_left: u32,
+    pub rb_right: u32,
+    pub rb_parent: u32,
+    pub rb_black: bool,
+    pub min_vruntime: u64,
+    pub min_deadline: u64,
+    pub min_slice: u64,
+    pub max_slice: u64,
+}
+
+impl SchedEntity {
+    pub fn new(cfs_rq: CfsRqId) -> SchedEntity {
+        SchedEntity {
+            load: LoadWeight {
+                weight: NICE_0_LOAD,
+                inv_weight: SCHED_PRIO_TO_WMULT[20],
+            },
+            vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            vprot: 0,
+            vlag_at_delay: 0,
+            slice: 0,
+            custom_slice: false,
+            rel_deadline: false,
+            on_rq: false,
+            sched_delayed: false,
+            exec_start: 0,
+            sum_exec_runtime: 0,
+            prev_sum_exec_runtime: 0,
+            nr_migrations: 0,
+            cfs_rq,
+            my_q: None,
+            parent: None,
+            depth: 0,
+            task: None,
+            avg: SchedAvg::default(),
+            rb_left: NIL,
+            rb_right: NIL,
+            rb_parent: NIL,
+            rb_black: false,
+            min_vruntime: 0,
+            min_deadline: 0,
+            min_slice: 0,
+            max_slice: 0,
+        }
+    }
+}
+
+/// `struct cfs_rq` (fair.md §2, §7.6).
+#[derive(Clone, Debug)]
+pub struct CfsRq {
+    pub cpu: usize,
+    pub tg: TgId,
+    /// Sum of the weights of queued entities (tree + curr, delayed included).
+    pub load: LoadWeight,
+    /// Entities queued here, curr and delayed included (`nr_running` before v6.14).
+    pub nr_queued: u32,
+    /// Tasks queued in the hierarchy, delayed included (`h_nr_running` before v6.14).
+    pub h_nr_queued: u32,
+    /// Tasks in the hierarchy that want to run (excludes delayed); kept in every version, read
+    /// only where the version does (`h_nr_running - h_nr_delayed` in v6.13).
+    pub h_nr_runnable: u32,
+    /// SCHED_IDLE tasks (or tasks below an idle group) in the hierarchy, delayed included.
+    pub h_nr_idle: u32,
+    /// Σ key·aw over the tree (`avg_vruntime` before v7.0). i128 so that no product can wrap.
+    pub sum_w_vruntime: i128,
+    /// Σ aw over the tree (`avg_load` before v7.0).
+    pub sum_weight: i128,
+    /// The reference point `z` (min_vruntime up to v6.18, zero_vruntime from v6.19).
+    pub zero_vruntime: u64,
+    pub curr: Option<SeId>,
+    pub next: Option<SeId>,
+    pub root: u32,
+    /// The group entity representing this cfs_rq in its parent (None for a CPU's root).
+    pub my_se: Option<SeId>,
+    /// `cfs_rq->idle` (cpu.idle = 1).
+    pub idle: bool,
+    pub avg: SchedAvg,
+    pub tg_load_avg_contrib: u64,
+    pub last_update_tg_load_avg: u64,
+    /// util_est sum of the enqueued tasks.
+    pub util_est: u32,
+    /// PELT "removed" accumulators (wakeup migrations away from this cfs_rq).
+    pub removed: crate::pelt::RemovedLoad,
+    /// `h_load` cache for task_h_load and its jiffy stamp.
+    pub h_load: u64,
+    pub last_h_load_update: u64,
+}
+
+impl CfsRq {
+    pub fn new(cpu: usize, tg: TgId) -> CfsRq {
+        CfsRq {
+            cpu,
+            tg,
+            load: LoadWeight::default(),
+            nr_queued: 0,
+            h_nr_queued: 0,
+            h_nr_runnable: 0,
+            h_nr_idle: 0,
+            sum_w_vruntime: 0,
+            sum_weight: 0,
+            zero_vruntime: 0,
+            curr: None,
+            next: None,
+            root: NIL,
+            my_se: None,
+            idle: false,
+            avg: SchedAvg::default(),
+            tg_load_avg_contrib: 0,
+            last_update_tg_load_avg: 0,
+            util_est: 0,
+            removed: Default::default(),
+            h_load: 0,
+            last_h_load_update: 0,
+        }
+    }
+}
+
+/// `struct task_group`.
+#[derive(Clone, Debug)]
+pub struct TaskGroup {
+    pub path: String,
+    pub parent: Option<TgId>,
+    /// `tg->shares` at full resolution (cpu.weight 100 -> 1 048 576).
+    pub shares: u64,
+    /// Shares before `cpu.idle = 1`, restored on 0.
+    pub saved_shares: u64,
+    pub idle: bool,
+    /// Per CPU: the group's cfs_rq and its entity in the parent (None for the root group).
+    pub cfs_rq: Vec<CfsRqId>,
+    pub se: Vec<Option<SeId>>,
+    /// `tg->load_avg`.
+    pub load_avg: i64,
+}
+
+/// The kind of resched request pending on a CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Resched {
+    None,
+    /// TIF_NEED_RESCHED_LAZY
+    Lazy,
+    /// TIF_NEED_RESCHED
+    Full,
+}

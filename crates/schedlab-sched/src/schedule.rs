@@ -1,0 +1,562 @@
+//! core.c, second part: `try_to_wake_up` in the kernel's order (smp.md §1.2), `ttwu_runnable`
+//! for still-queued and delayed tasks (§1.3), wake lists and IPIs (§1.5), `wake_up_new_task`,
+//! `__schedule` with the class table, the context switch, the tick and exit.
+
+use crate::core::{Ev, Mode, Seg, SegKind};
+use crate::features::Feature as F;
+use crate::patches::Patch as P;
+use crate::presets::PreemptModel;
+use crate::sched::*;
+use crate::Kernel;
+
+/// How a wakeup was carried out, for the waker's cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Woken {
+    /// The task was not in a wakeable state.
+    No,
+    /// Enqueued on the waker's own CPU: the preemption check is still to be done after the
+    /// waker's enqueue work (`c_ttwu`).
+    LocalDeferred,
+    /// Done on the waker's CPU without a pending check (already running, or woken in place).
+    Local,
+    /// Enqueued directly on a remote runqueue under its lock.
+    RemoteDirect,
+    /// Queued on the target's wake list; an IPI will activate it.
+    RemoteQueued,
+}
+
+/// A preemption point (rt-dl.md §1.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Point {
+    /// Return to user space from a system call.
+    ReturnToUser,
+    /// Interrupt exit to user mode.
+    IrqExitUser,
+    /// Interrupt exit to preemptible kernel code.
+    IrqExitKernel,
+    /// `preempt_enable()` inside kernel code (after a local wakeup, unlocking...).
+    PreemptEnable,
+}
+
+impl Kernel {
+    // ===================================================================== preemption points
+
+    /// Whether a pending reschedule takes effect at `point` under the preemption model.
+    pub(crate) fn should_preempt(&self, cpu: usize, point: Point) -> bool {
+        match self.rqs[cpu].resched {
+            Resched::None => false,
+            Resched::Full => match point {
+                Point::ReturnToUser | Point::IrqExitUser => true,
+                Point::IrqExitKernel | Point::PreemptEnable => self.preempt.kernel_preemptible(),
+            },
+            // TIF_NEED_RESCHED_LAZY is honoured on the way back to user space (and at the
+            // tick, which promotes it to TIF_NEED_RESCHED).
+            Resched::Lazy => matches!(point, Point::ReturnToUser | Point::IrqExitUser),
+        }
+    }
+
+    // ===================================================================== wakeups
+
+    /// kernel: core.c try_to_wake_up() — wakes `p` if it is sleeping. `this_cpu` is the CPU
+    /// executing the wakeup; `in_task` is false for interrupt context (timers).
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        p: TaskId,
+        wake_flags: u32,
+        this_cpu: usize,
+        in_task: bool,
+    ) -> Woken {
+        let mut wf = wake_flags | WF_TTWU;
+        let state = self.tasks[p.index()].state;
+        if !matches!(state, TaskState::Interruptible | TaskState::Uninterruptible) {
+            return Woken::No;
+        }
+        // self-wakeup: the task is current on this CPU and has not been descheduled
+        if self.rqs[this_cpu].curr == p {
+            self.tasks[p.index()].state = TaskState::Running;
+            return Woken::Local;
+        }
+        self.trace_wakeup_event(p, true, this_cpu);
+        self.tasks[p.index()].stats.nr_wakeups += 1;
+        if wf & WF_SYNC != 0 {
+            self.tasks[p.index()].stats.nr_wakeups_sync += 1;
+        }
+        // Case A: still queued (a delayed task): woken in place, no CPU selection.
+        if self.tasks[p.index()].on_rq == OnRq::Queued {
+            return self.ttwu_runnable(p, wf, this_cpu, in_task);
+        }
+        // Case B
+        self.tasks[p.index()].state = TaskState::Running; // TASK_WAKING
+        let prev_cpu = self.tasks[p.index()].cpu;
+        let cpu = self.select_task_rq(p, self.tasks[p.index()].wake_cpu, &mut wf, this_cpu);
+        if cpu != prev_cpu {
+            wf |= WF_MIGRATED;
+            self.tasks[p.index()].stats.nr_wakeups_migrate += 1;
+            self.set_task_cpu(p, cpu, this_cpu);
+        }
+        if cpu == this_cpu {
+            self.stats.ttwu_local += 1;
+        } else {
+            self.stats.ttwu_remote += 1;
+        }
+        self.ttwu_queue(p, cpu, wf, this_cpu, in_task)
+    }
+
+    /// kernel: core.c ttwu_runnable() — requeue a delayed task where it is (smp.md §1.3).
+    fn ttwu_runnable(&mut self, p: TaskId, wf: u32, this_cpu: usize, in_task: bool) -> Woken {
+        let cpu = self.tasks[p.index()].cpu;
+        let se = self.tasks[p.index()].se;
+        self.update_rq_clock(cpu);
+        if self.se[se.index()].sched_delayed {
+            self.enqueue_task(cpu, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
+            self.stats.ttwu_delayed_requeue += 1;
+            let busy_elsewhere_idle = !self.cpu_is_idle(cpu) && self.any_other_idle_in_llc(cpu);
+            if busy_elsewhere_idle {
+                self.stats.ttwu_delayed_requeue_busy_while_idle += 1;
+            }
+        }
+        self.tasks[p.index()].state = TaskState::Running;
+        self.trace_wakeup_event(p, false, this_cpu);
+        let running = self.rqs[cpu].curr == p;
+        if cpu == this_cpu {
+            if running {
+                return Woken::Local;
+            }
+            // Never WF_RQ_SELECTED / WF_MIGRATED on this path.
+            return Woken::LocalDeferred;
+        }
+        if !running {
+            self.wakeup_preempt(cpu, p, wf, in_task);
+        }
+        Woken::RemoteDirect
+    }
+
+    /// kernel: core.c ttwu_queue() / ttwu_queue_wakelist() (smp.md §1.5.1).
+    fn ttwu_queue(
+        &mut self,
+        p: TaskId,
+        cpu: usize,
+        wf: u32,
+        this_cpu: usize,
+        in_task: bool,
+    ) -> Woken {
+        if self.cfg.feat(F::TTWU_QUEUE) && self.ttwu_queue_cond(cpu, this_cpu) {
+            self.rqs[cpu].ttwu_pending = true;
+            self.rqs[cpu].wake_list.push((p, wf & WF_MIGRATED));
+            self.tasks[p.index()].on_rq = OnRq::Migrating; // in flight; not yet enqueued
+            let lat = self.cost(cpu, |c| c.lat_ipi.0);
+            let polling = self.cpu_is_idle(cpu) && self.machine.idle_polling[cpu];
+            self.schedule_ipi_pub(cpu, if polling { 0 } else { lat });
+            return Woken::RemoteQueued;
+        }
+        self.update_rq_clock(cpu);
+        if cpu == this_cpu {
+            self.ttwu_do_activate(cpu, p, wf, false, in_task);
+            return Woken::LocalDeferred;
+        }
+        self.ttwu_do_activate(cpu, p, wf, true, in_task);
+        Woken::RemoteDirect
+    }
+
+    /// `ttwu_queue_cond()`: use the wake list for a cross-LLC target or an idle same-LLC one.
+    fn ttwu_queue_cond(&self, cpu: usize, this_cpu: usize) -> bool {
+        if self.machine.llc_id[cpu] != self.machine.llc_id[this_cpu] {
+            return true;
+        }
+        if cpu == this_cpu {
+            return false;
+        }
+        self.rqs[cpu].nr_running == 0
+    }
+
+    /// kernel: core.c ttwu_do_activate(). With `check_now` false the preemption check is left
+    /// to the caller (the waker's CPU runs its enqueue work first).
+    pub(crate) fn ttwu_do_activate(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        wf: u32,
+        check_now: bool,
+        in_task: bool,
+    ) {
+        let mut en = ENQUEUE_WAKEUP | ENQUEUE_NOCLOCK;
+        if wf & WF_RQ_SELECTED != 0 && self.cfg.has(P::RqSelected) {
+            en |= ENQUEUE_RQ_SELECTED;
+        }
+        if wf & WF_MIGRATED != 0 {
+            en |= ENQUEUE_MIGRATED;
+        }
+        self.activate_task(cpu, p, en);
+        self.tasks[p.index()].state = TaskState::Running;
+        self.trace_wakeup_event(p, false, cpu);
+        if check_now {
+            self.wakeup_preempt(cpu, p, wf, in_task);
+        }
+        if self.rqs[cpu].idle_stamp != 0 {
+            let sample = self.now.saturating_sub(self.rqs[cpu].idle_stamp);
+            let rq = &mut self.rqs[cpu];
+            // EWMA 1/8 (update_avg)
+            let diff = sample as i64 - rq.avg_idle as i64;
+            rq.avg_idle = (rq.avg_idle as i64 + diff / 8) as u64;
+            rq.avg_idle = rq.avg_idle.min(2 * rq.max_idle_balance_cost);
+            rq.idle_stamp = 0;
+        }
+    }
+
+    /// Deferred second half of a local wakeup (see `Woken::LocalDeferred`).
+    pub(crate) fn local_wakeup_check(&mut self, cpu: usize, p: TaskId, wf: u32) {
+        let t = &self.tasks[p.index()];
+        if t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p {
+            return;
+        }
+        self.wakeup_preempt(cpu, p, wf, true);
+    }
+
+    /// kernel: core.c wakeup_preempt() — class dispatch.
+    pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, wf: u32, in_task: bool) {
+        let curr = self.rqs[cpu].curr;
+        let pc = self.tasks[p.index()].class;
+        let cc = self.tasks[curr.index()].class;
+        if pc == cc {
+            if pc == SchedClass::Fair {
+                self.check_preempt_wakeup_fair(cpu, p, wf, in_task);
+            }
+        } else if pc < cc {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// kernel: core.c wake_up_new_task(); with `fork` false, a first wakeup with zero lag
+    /// (ENQUEUE_WAKEUP, no ENQUEUE_INITIAL) as the spec's scenario vectors assume.
+    pub(crate) fn wake_up_new_task(&mut self, t: TaskId, fork: bool) {
+        let this_cpu = self.tasks[t.index()]
+            .parent
+            .map(|p| self.tasks[p.index()].cpu)
+            .unwrap_or(self.tasks[t.index()].cpu);
+        self.tasks[t.index()].state = TaskState::Running;
+        let prev = self.tasks[t.index()].cpu;
+        self.tasks[t.index()].recent_used_cpu = prev;
+        let mut wf = if fork { WF_FORK } else { WF_TTWU };
+        let cpu = self.select_task_rq(t, prev, &mut wf, this_cpu);
+        if cpu != prev {
+            // fork placement uses __set_task_cpu: no migration counted
+            self.set_task_cpu_raw(t, cpu);
+        }
+        self.post_init_entity_util_avg(t);
+        let flags = ENQUEUE_NOCLOCK
+            | if fork {
+                ENQUEUE_INITIAL
+            } else {
+                ENQUEUE_WAKEUP
+            };
+        self.update_rq_clock(cpu);
+        self.activate_task(cpu, t, flags);
+        self.trace_wakeup_new(t, cpu);
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        self.wakeup_preempt(cpu, t, wf, true);
+        self.executing = executing;
+        if self.executing != Some(cpu) {
+            self.kick_if_needed(cpu);
+        }
+    }
+
+    /// After changing a CPU's queue from outside its own execution: make it notice.
+    pub(crate) fn kick_if_needed(&mut self, cpu: usize) {
+        if self.cpu_is_idle(cpu) && self.rqs[cpu].nr_running > 0 {
+            self.resched_curr(cpu);
+        }
+        if self.rqs[cpu].resched != Resched::None && !self.rqs[cpu].ipi_pending {
+            self.schedule_ipi_pub(cpu, 0);
+        }
+    }
+
+    pub(crate) fn schedule_ipi_pub(&mut self, cpu: usize, lat: u64) {
+        if self.rqs[cpu].ipi_pending {
+            return;
+        }
+        self.rqs[cpu].ipi_pending = true;
+        let mut at = self.now + lat;
+        if self.cpu_is_idle(cpu) && !self.machine.idle_polling[cpu] {
+            at += self.machine.idle_exit_ns[cpu];
+        }
+        self.stats.ipis += 1;
+        self.push_event(at, Ev::Ipi { cpu: cpu as u32 });
+    }
+
+    /// kernel: core.c set_task_cpu() — a wakeup or balance migration.
+    pub(crate) fn set_task_cpu(&mut self, p: TaskId, cpu: usize, _this_cpu: usize) {
+        let from = self.tasks[p.index()].cpu;
+        if from == cpu {
+            return;
+        }
+        self.migrate_task_rq_fair(p, cpu);
+        let se = self.tasks[p.index()].se;
+        self.se[se.index()].nr_migrations += 1;
+        self.rqs[cpu].stats.migrations_in += 1;
+        self.stats.migrations += 1;
+        self.trace_migrate(p, from, cpu);
+        self.set_task_cpu_raw(p, cpu);
+    }
+
+    pub(crate) fn update_rq_clock(&mut self, _cpu: usize) {}
+
+    // ===================================================================== enqueue/dequeue
+
+    /// kernel: core.c activate_task() / enqueue_task()
+    pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, flags: u32) {
+        self.enqueue_task(cpu, p, flags);
+        self.tasks[p.index()].on_rq = OnRq::Queued;
+    }
+
+    pub(crate) fn enqueue_task(&mut self, cpu: usize, p: TaskId, flags: u32) {
+        debug_assert_eq!(self.tasks[p.index()].cpu, cpu);
+        if flags & ENQUEUE_DELAYED == 0 {
+            self.tasks[p.index()].stats.last_queued = Some(self.now);
+        }
+        match self.tasks[p.index()].class {
+            SchedClass::Fair => self.enqueue_task_fair(p, flags),
+            _ => {
+                // RT and DL classes arrive with their issue; until then only the dispatch
+                // exists and such tasks are refused at creation.
+                unreachable!("non-fair task enqueued");
+            }
+        }
+    }
+
+    /// kernel: core.c block_task()/dequeue_task() — false if the class kept it (delayed).
+    pub(crate) fn dequeue_task(&mut self, cpu: usize, p: TaskId, flags: u32) -> bool {
+        debug_assert_eq!(self.tasks[p.index()].cpu, cpu);
+        match self.tasks[p.index()].class {
+            SchedClass::Fair => self.dequeue_task_fair(p, flags),
+            _ => unreachable!("non-fair task dequeued"),
+        }
+    }
+
+    /// The task whose delayed dequeue just completed in a pick is now blocked for real.
+    pub(crate) fn block_task_delayed(&mut self, t: TaskId) {
+        self.tasks[t.index()].on_rq = OnRq::No;
+        self.tasks[t.index()].stats.last_queued = None;
+    }
+
+    // ===================================================================== __schedule
+
+    /// kernel: core.c __schedule(). `preempt`: involuntary (the current task stays runnable).
+    pub(crate) fn __schedule(&mut self, cpu: usize, preempt: bool) {
+        let prev = self.rqs[cpu].curr;
+        let prev_is_idle = self.tasks[prev.index()].is_idle_task;
+        // whatever happens, the pending request is consumed by this schedule()
+        self.rqs[cpu].resched = Resched::None;
+        if !prev_is_idle {
+            self.progress_segment(cpu);
+        }
+        let mut voluntary = false;
+        if !prev_is_idle && !preempt && self.tasks[prev.index()].state != TaskState::Running {
+            voluntary = true;
+            // block_task: dequeue with DEQUEUE_SLEEP; a fair task may be kept as delayed
+            let special = matches!(self.tasks[prev.index()].state, TaskState::Dead);
+            let flags = DEQUEUE_SLEEP | DEQUEUE_NOCLOCK | if special { DEQUEUE_SPECIAL } else { 0 };
+            if self.dequeue_task(cpu, prev, flags) {
+                self.tasks[prev.index()].on_rq = OnRq::No;
+            }
+        }
+        let next = self.pick_next_task(cpu, prev);
+        if next == prev {
+            self.stats.repicks += 1;
+            return;
+        }
+        self.context_switch(cpu, prev, next, voluntary);
+    }
+
+    /// kernel: core.c __pick_next_task() — fair fast path; classes in kernel order.
+    fn pick_next_task(&mut self, cpu: usize, prev: TaskId) -> TaskId {
+        // stop, dl and rt classes: no runnable tasks in this model version
+        let prev_fair = self.tasks[prev.index()].class == SchedClass::Fair
+            && !self.tasks[prev.index()].is_idle_task;
+        if let Some(p) = self.pick_task_fair(cpu) {
+            self.put_prev_set_next_fair(if prev_fair { Some(prev) } else { None }, p);
+            if p != prev {
+                self.trace_pick(cpu, p, "eevdf");
+            }
+            return p;
+        }
+        // nothing fair: newidle balance may pull work
+        if prev_fair {
+            self.put_prev_task_fair(prev);
+        }
+        if self.sched_balance_newidle(cpu) > 0 {
+            if let Some(p) = self.pick_task_fair(cpu) {
+                self.put_prev_set_next_fair(None, p);
+                return p;
+            }
+        }
+        self.rqs[cpu].idle
+    }
+
+    /// kernel: core.c context_switch() + statistics and tracepoints.
+    fn context_switch(&mut self, cpu: usize, prev: TaskId, next: TaskId, voluntary: bool) {
+        let now = self.now;
+        // statistics of the outgoing task
+        if !self.tasks[prev.index()].is_idle_task {
+            let st = &mut self.tasks[prev.index()].stats;
+            st.nr_switches += 1;
+            if voluntary {
+                st.nr_voluntary_switches += 1;
+            } else {
+                st.nr_involuntary_switches += 1;
+                st.last_queued = Some(now);
+            }
+            self.tasks[prev.index()].last_ran_cpu = Some(cpu);
+        }
+        self.tasks[prev.index()].on_cpu = false;
+        self.tasks[next.index()].on_cpu = true;
+        self.trace_switch(cpu, prev, next);
+        self.rqs[cpu].stats.nr_switches += 1;
+        self.stats.nr_switches += 1;
+        self.rqs[cpu].curr = next;
+        self.rqs[cpu].gen += 1;
+        self.rqs[cpu].seg_start = now;
+        // idle accounting
+        if self.tasks[next.index()].is_idle_task {
+            self.rqs[cpu].idle_since = Some(now);
+            self.rqs[cpu].idle_stamp = now;
+            return;
+        }
+        if let Some(s) = self.rqs[cpu].idle_since.take() {
+            self.rqs[cpu].stats.idle_ns += now - s;
+        }
+        {
+            let st = &mut self.tasks[next.index()].stats;
+            if let Some(q) = st.last_queued.take() {
+                st.run_delay_ns += now - q;
+            }
+            st.pcount += 1;
+        }
+        // switch-in cost, charged to the incoming task as system time
+        let same_mm = self.tasks[prev.index()].mm == self.tasks[next.index()].mm
+            && !self.tasks[prev.index()].is_idle_task;
+        let mut cost = if same_mm {
+            self.cost(cpu, |c| c.c_ctxsw_thread.0)
+        } else {
+            self.cost(cpu, |c| c.c_ctxsw_process.0)
+        };
+        if self
+            .cfg
+            .sim(crate::features::SimFeature::SIM_MIGRATION_PENALTY)
+        {
+            if let Some(last) = self.tasks[next.index()].last_ran_cpu {
+                if last != cpu {
+                    cost += if self.machine.llc_id[last] == self.machine.llc_id[cpu] {
+                        self.cost(cpu, |c| c.c_migrate_warm.0)
+                    } else {
+                        self.cost(cpu, |c| c.c_migrate_cold.map(|n| n.0).unwrap_or(0))
+                    };
+                }
+            }
+        }
+        self.tasks[next.index()].exec.segs.push(Seg {
+            rem: cost,
+            mode: Mode::NoPreempt,
+            kind: SegKind::SwitchIn,
+            until: None,
+        });
+        self.ensure_tick(cpu);
+    }
+
+    // ===================================================================== tick
+
+    /// Arms the periodic tick on a busy CPU (NO_HZ_IDLE: idle CPUs do not tick). The tick at
+    /// t = 0 precedes everything and charges nothing (rt-dl.md §7).
+    pub(crate) fn ensure_tick(&mut self, cpu: usize) {
+        if self.rqs[cpu].tick_armed {
+            return;
+        }
+        self.rqs[cpu].tick_armed = true;
+        let next = (self.now / self.tick_nsec + 1) * self.tick_nsec;
+        self.push_event(next, Ev::Tick { cpu: cpu as u32 });
+    }
+
+    /// kernel: core.c sched_tick()
+    pub(crate) fn on_tick(&mut self, cpu: usize) {
+        self.rqs[cpu].tick_armed = false;
+        let curr = self.rqs[cpu].curr;
+        self.expire_range_timers(cpu);
+        if self.tasks[curr.index()].is_idle_task {
+            // the tick stops on an idle CPU; periodic balancing of idle CPUs is done by the
+            // nohz kick from busy ones
+            return;
+        }
+        self.executing = Some(cpu);
+        self.progress_segment(cpu);
+        self.stats.ticks += 1;
+        // lazy promotion: at the tick a pending lazy request becomes a real one
+        if self.rqs[cpu].resched == Resched::Lazy {
+            self.rqs[cpu].resched = Resched::Full;
+        }
+        if self.tasks[curr.index()].class == SchedClass::Fair {
+            self.task_tick_fair(curr);
+        }
+        self.sched_balance_trigger(cpu);
+        let c_tick = self.cost(cpu, |c| c.c_tick.0);
+        self.push_irq(cpu, c_tick);
+        self.ensure_tick(cpu);
+        self.cpu_continue(cpu);
+    }
+
+    /// Pushes an interrupt handler segment on the running task.
+    pub(crate) fn push_irq(&mut self, cpu: usize, cost: u64) {
+        let curr = self.rqs[cpu].curr;
+        self.tasks[curr.index()].exec.segs.push(Seg {
+            rem: cost,
+            mode: Mode::NoPreempt,
+            kind: SegKind::Irq,
+            until: None,
+        });
+        self.rqs[cpu].gen += 1;
+        self.rqs[cpu].seg_start = self.now;
+    }
+
+    // ===================================================================== exit
+
+    /// kernel: exit.c do_exit() as far as the scheduler sees it.
+    pub(crate) fn do_exit(&mut self, cpu: usize, t: TaskId) {
+        self.tasks[t.index()].state = TaskState::Dead;
+        self.trace_exit(t, cpu);
+        if let Some(p) = self.tasks[t.index()].parent {
+            self.tasks[p.index()].zombies.push_back(t);
+            if self.tasks[p.index()].waiting_child {
+                self.tasks[p.index()].waiting_child = false;
+                let w = self.try_to_wake_up(p, WF_SYNC, cpu, true);
+                self.after_wake_from_task(cpu, p, WF_SYNC, w);
+            }
+        }
+    }
+
+    // ===================================================================== helpers
+
+    pub(crate) fn cpu_is_idle(&self, cpu: usize) -> bool {
+        let c = self.rqs[cpu].curr;
+        self.tasks[c.index()].is_idle_task
+    }
+
+    /// kernel: sched.h sched_idle_rq() — only SCHED_IDLE work queued (delayed included).
+    pub(crate) fn sched_idle_rq(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.nr_running > 0 && rq.nr_running == self.cfs[rq.cfs.index()].h_nr_idle
+    }
+
+    fn any_other_idle_in_llc(&self, cpu: usize) -> bool {
+        let llc = self.machine.llc_id[cpu];
+        (0..self.ncpus).any(|c| {
+            c != cpu
+                && self.machine.llc_id[c] == llc
+                && self.cpu_is_idle(c)
+                && self.rqs[c].nr_running == 0
+        })
+    }
+
+    /// Preemption model name for reports.
+    pub fn preempt_model(&self) -> PreemptModel {
+        self.preempt
+    }
+}

@@ -1,0 +1,53 @@
+//! Statistics the kernel exports: per task (as `/proc/PID/sched` and schedstat), per CPU and
+//! for the whole run. Reports read these; they never reach into scheduler state.
+
+use crate::fair::FairOp;
+
+/// Per-task counters (`/proc/PID/sched`, `/proc/PID/schedstat`, getrusage).
+#[derive(Clone, Debug, Default)]
+pub struct TaskStats {
+    pub nr_switches: u64,
+    pub nr_voluntary_switches: u64,
+    pub nr_involuntary_switches: u64,
+    /// Time runnable but waiting for a CPU (schedstat run_delay).
+    pub run_delay_ns: u64,
+    /// Times scheduled in (schedstat pcount).
+    pub pcount: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub nr_wakeups: u64,
+    pub nr_wakeups_sync: u64,
+    pub nr_wakeups_migrate: u64,
+    /// When the task last became runnable-but-waiting (None while running or sleeping).
+    pub last_queued: Option<u64>,
+}
+
+/// Per-CPU counters.
+#[derive(Clone, Debug, Default)]
+pub struct CpuStats {
+    pub idle_ns: u64,
+    pub nr_switches: u64,
+    pub migrations_in: u64,
+}
+
+/// Whole-run counters.
+#[derive(Clone, Debug, Default)]
+pub struct KernelStats {
+    pub events: u64,
+    pub nr_switches: u64,
+    pub repicks: u64,
+    pub migrations: u64,
+    pub ticks: u64,
+    pub timer_irqs: u64,
+    pub ipis: u64,
+    pub ipi_avoided: u64,
+    pub ttwu_local: u64,
+    pub ttwu_remote: u64,
+    /// Wakeups that requeued a delayed task in place (ttwu_runnable with sched_delayed).
+    pub ttwu_delayed_requeue: u64,
+    /// ... of which on a busy CPU while another CPU of the LLC was idle (smp.md §3.5).
+    pub ttwu_delayed_requeue_busy_while_idle: u64,
+    pub fair_ops: [u64; FairOp::COUNT],
+    pub lb_migrations: u64,
+    pub newidle_pulls: u64,
+}

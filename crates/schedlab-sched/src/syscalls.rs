@@ -1,0 +1,164 @@
+//! The syscall surface: how workloads talk to the simulated kernel (DESIGN.md §2).
+//!
+//! A task runs a [`Program`]. Whenever the task needs something to do, the kernel calls
+//! [`Program::next`] with the result of the previous operation, and the program answers with
+//! one [`Op`]: some user-space work, or a system call. The kernel charges the call's CPU cost
+//! from the platform cost model, applies its effects (which may block the task or wake others,
+//! with the wake flags the real kernel uses) and then asks again. Programs never see
+//! scheduler state; user-space memory that the kernel must read (futex words) is reached
+//! through [`Ctx`].
+
+use crate::ipc::{FutexId, PipeId};
+use crate::sched::{Policy, TaskId, TgId};
+use crate::Kernel;
+use schedlab_engine::Rng;
+use schedlab_platform::cpumask::CpuMask;
+
+/// Attributes of a new task (inherited from the parent where `None`).
+#[derive(Clone, Debug, Default)]
+pub struct TaskAttrs {
+    pub comm: Option<String>,
+    pub policy: Option<Policy>,
+    pub nice: Option<i32>,
+    pub rt_priority: Option<u32>,
+    /// `sched_attr.sched_runtime` for a fair task: the custom slice request (ns).
+    pub slice_ns: Option<u64>,
+    pub cpus: Option<CpuMask>,
+    pub tg: Option<TgId>,
+    pub reset_on_fork: Option<bool>,
+}
+
+/// `fork()` or `clone(CLONE_THREAD)` of a new task running `program`.
+pub struct Spawn {
+    pub program: Box<dyn Program>,
+    /// A thread shares the parent's address space (cheaper switches, `c_clone`).
+    pub thread: bool,
+    pub attrs: TaskAttrs,
+}
+
+/// One thing a task asks for.
+pub enum Op {
+    /// User-space CPU work: nanoseconds at the platform's reference core (fixed work: it
+    /// stretches on a slower CPU and when preempted).
+    Run(u64),
+    /// Busy loop until the wall clock advanced by this many ns (rt-app `runtime`).
+    RunWall(u64),
+    /// A system call that only costs kernel CPU time (e.g. `ioctl(FIONREAD)`), in ns at the
+    /// reference core.
+    Syscall(u64),
+    /// `write()` of `bytes` to a pipe (fs/pipe.c semantics, workloads.md §1.2).
+    PipeWrite { pipe: PipeId, bytes: u32 },
+    /// `read()` of up to `bytes` from a pipe.
+    PipeRead { pipe: PipeId, bytes: u32 },
+    /// `FUTEX_WAIT`: block while the futex word equals `val`.
+    FutexWait { futex: FutexId, val: u32 },
+    /// `FUTEX_WAKE`: wake up to `nr` waiters.
+    FutexWake { futex: FutexId, nr: u32 },
+    /// `nanosleep()` for this many ns (timer slack applies to fair tasks).
+    Sleep(u64),
+    /// `clock_nanosleep(TIMER_ABSTIME)` until this simulated time (ns).
+    SleepUntil(u64),
+    /// `sched_yield()`
+    Yield,
+    /// `fork()` / `clone()`
+    Spawn(Box<Spawn>),
+    /// `exit()`
+    Exit,
+    /// `wait()` for any child (also `pthread_join` of any thread created by this task).
+    WaitChild,
+    /// `setpriority()` / `nice()`
+    SetNice(i32),
+    /// `sched_setattr()` with a runtime (custom slice) for a fair task; 0 = default.
+    SetSlice(u64),
+}
+
+/// What the previous operation returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SysResult {
+    /// First call, or an operation without a value.
+    None,
+    /// Bytes transferred by a pipe read or write (0 = end of file).
+    Bytes(u32),
+    /// `EAGAIN`: the futex word did not match.
+    Again,
+    /// Number of tasks woken by `FutexWake`.
+    Woken(u32),
+    /// pid of a new child (`Spawn`) or of a reaped one (`WaitChild`).
+    Pid(i32),
+    /// `ECHILD`: no children to wait for.
+    NoChild,
+}
+
+/// A task's behaviour.
+pub trait Program {
+    /// The next operation, given the result of the previous one.
+    fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op;
+}
+
+/// What a program may look at and touch while deciding its next operation: the clock, its
+/// identity, its own random stream and user-space memory (futex words). Reading the clock
+/// costs nothing here; programs that model `clock_gettime` charge `Op::Run(c_clock)`.
+pub struct Ctx<'a> {
+    pub(crate) k: &'a mut Kernel,
+    pub(crate) task: TaskId,
+}
+
+impl<'a> Ctx<'a> {
+    /// Simulated time now (ns).
+    pub fn now(&self) -> u64 {
+        self.k.now
+    }
+    pub fn task(&self) -> TaskId {
+        self.task
+    }
+    pub fn pid(&self) -> i32 {
+        self.k.tasks[self.task.index()].pid
+    }
+    /// The CPU the task is running on (`sched_getcpu()`).
+    pub fn cpu(&self) -> usize {
+        self.k.tasks[self.task.index()].cpu
+    }
+    pub fn ncpus(&self) -> usize {
+        self.k.ncpus
+    }
+    /// The task's own random stream.
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.k.tasks[self.task.index()].rng
+    }
+    /// Loads a futex word (user memory).
+    pub fn futex_load(&self, f: FutexId) -> u32 {
+        self.k.ipc.futexes[f.index()].val
+    }
+    /// Stores a futex word.
+    pub fn futex_store(&mut self, f: FutexId, v: u32) {
+        self.k.ipc.futexes[f.index()].val = v;
+    }
+    /// Atomic compare-and-swap on a futex word; true if it matched and was replaced.
+    pub fn futex_cas(&mut self, f: FutexId, old: u32, new: u32) -> bool {
+        let w = &mut self.k.ipc.futexes[f.index()].val;
+        if *w == old {
+            *w = new;
+            true
+        } else {
+            false
+        }
+    }
+    /// Number of tasks blocked on a futex (what glibc tracks with its waiter bit).
+    pub fn futex_waiters(&self, f: FutexId) -> usize {
+        self.k.ipc.futexes[f.index()].waiters.len()
+    }
+    /// Creates a futex word with an initial value (user memory: free).
+    pub fn new_futex(&mut self, val: u32) -> FutexId {
+        self.k.ipc.new_futex(val)
+    }
+    /// Creates a pipe (the `pipe2()` call's cost is charged by the caller as `Op::Syscall`).
+    pub fn new_pipe(&mut self, packet: bool) -> PipeId {
+        let page = self.k.pipe_page_size;
+        self.k.ipc.new_pipe(packet, 16, page)
+    }
+    /// Cost model of the CPU the task runs on (for programs that charge named costs).
+    pub fn costs(&self) -> &schedlab_platform::cost::CostModel {
+        let cpu = self.cpu();
+        &self.k.costs[cpu]
+    }
+}

@@ -1,0 +1,147 @@
+//! Helpers for the scenario vectors: simple programs, a kernel on an ideal machine, and a
+//! schedule recorder that turns sched_switch events into `A[0-3] B[3-6]` strings.
+#![allow(dead_code)]
+
+use schedlab_sched::sched::TaskId;
+use schedlab_sched::*;
+use schedlab_trace::{TraceEvent, TraceRecord};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Runs forever.
+pub struct Hog;
+impl Program for Hog {
+    fn next(&mut self, _cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+        Op::Run(1_000_000_000_000)
+    }
+}
+
+/// Runs `run` ns, then sleeps until the next multiple of `period` (absolute grid).
+pub struct Periodic {
+    pub run: u64,
+    pub period: u64,
+    pub next: u64,
+    pub state: u8,
+}
+impl Periodic {
+    pub fn new(run: u64, period: u64) -> Periodic {
+        Periodic {
+            run,
+            period,
+            next: 0,
+            state: 0,
+        }
+    }
+}
+impl Program for Periodic {
+    fn next(&mut self, cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+        if self.state == 0 {
+            self.state = 1;
+            self.next = cx.now() + self.period;
+            Op::Run(self.run)
+        } else {
+            self.state = 0;
+            let at = self.next;
+            Op::SleepUntil(at)
+        }
+    }
+}
+
+/// Collects switch events.
+#[derive(Default)]
+pub struct Recorder {
+    pub switches: Vec<(u64, u32, i32, i32)>, // (ts, cpu, prev_pid, next_pid)
+    pub all: Vec<TraceRecord>,
+}
+
+pub struct Sink(pub Rc<RefCell<Recorder>>);
+impl TraceSink for Sink {
+    fn record(&mut self, r: &TraceRecord) {
+        let mut rec = self.0.borrow_mut();
+        if let TraceEvent::SchedSwitch {
+            prev_pid, next_pid, ..
+        } = &r.event
+        {
+            rec.switches.push((r.ts_ns, r.cpu, *prev_pid, *next_pid));
+        }
+        rec.all.push(r.clone());
+    }
+}
+
+pub fn ideal(spec: &str, ncpus: usize, hz: u32) -> Kernel {
+    let cfg = KernelConfig::parse(spec).unwrap();
+    let m = MachineDesc::ideal(ncpus, hz, PreemptModel::Full);
+    let mut k = Kernel::new(cfg, m, 1).unwrap();
+    k.strict = true;
+    k.check_invariants = true;
+    k
+}
+
+pub fn record(k: &mut Kernel) -> Rc<RefCell<Recorder>> {
+    let r = Rc::new(RefCell::new(Recorder::default()));
+    k.set_trace(Box::new(Sink(r.clone())));
+    r
+}
+
+/// Adds a task running `prog` with the given nice/slice, started as a zero-lag wakeup at the
+/// current time (the spec's scenario convention), pinned to `cpu`.
+pub fn add(
+    k: &mut Kernel,
+    name: &str,
+    prog: Box<dyn Program>,
+    nice: i32,
+    slice: Option<u64>,
+) -> TaskId {
+    let attrs = TaskAttrs {
+        comm: Some(name.to_string()),
+        nice: Some(nice),
+        slice_ns: slice,
+        ..Default::default()
+    };
+    let t = k.create_task(prog, &attrs, None, false);
+    k.start_task_as_wakeup(t);
+    t
+}
+
+/// The schedule of CPU `cpu` as `A[0-3] B[3-6] ...` in ms, up to `end_ms`, naming tasks by pid.
+pub fn schedule_string(k: &Kernel, rec: &Recorder, cpu: u32, end_ms: u64) -> String {
+    let mut out = Vec::new();
+    let mut cur: Option<(i32, u64)> = None;
+    for &(ts, c, _prev, next) in &rec.switches {
+        if c != cpu {
+            continue;
+        }
+        if let Some((pid, start)) = cur {
+            if ts > start {
+                out.push((pid, start, ts));
+            }
+        }
+        cur = Some((next, ts));
+    }
+    if let Some((pid, start)) = cur {
+        out.push((pid, start, end_ms * 1_000_000));
+    }
+    let name = |pid: i32| -> String {
+        if pid == 0 {
+            return "idle".into();
+        }
+        let t = k.task_by_pid(pid).unwrap();
+        k.tasks[t.index()].comm.clone()
+    };
+    out.iter()
+        .filter(|(_, s, _)| *s < end_ms * 1_000_000)
+        .map(|(pid, s, e)| {
+            let e = (*e).min(end_ms * 1_000_000);
+            format!("{}[{}-{}]", name(*pid), fmt_ms(*s), fmt_ms(e))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn fmt_ms(ns: u64) -> String {
+    if ns.is_multiple_of(1_000_000) {
+        (ns / 1_000_000).to_string()
+    } else {
+        format!("{:.3}", ns as f64 / 1e6)
+    }
+}
