@@ -188,7 +188,7 @@ pub struct CpuInfo {
 }
 
 /// A machine profile.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Platform {
     pub name: String,
     pub description: String,
@@ -481,6 +481,19 @@ impl Platform {
 
     pub fn capacity_orig(&self, cpu: usize) -> u32 {
         self.cpus[cpu].capacity_orig
+    }
+
+    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity at its maximum frequency.
+    pub fn arch_scale_cpu_capacity(&self, cpu: usize) -> u32 {
+        self.cpus[cpu].capacity_orig
+    }
+
+    /// `arch_scale_freq_capacity(cpu)`: `freq_cur × 1024 / freq_max` (1024 at full speed),
+    /// the frequency-invariance factor PELT uses (smp.md §7.3).
+    pub fn arch_scale_freq_capacity(&self, cpu: usize) -> u32 {
+        let c = &self.cpus[cpu];
+        (u64::from(c.freq_cur_khz) * u64::from(SCHED_CAPACITY_SCALE) / u64::from(c.freq_max_khz))
+            as u32
     }
 
     pub fn class_of(&self, cpu: usize) -> &CpuClass {
@@ -914,7 +927,7 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         .opt_table("kernel")?
         .ok_or_else(|| top.missing("kernel"))?;
     let hz = kt
-        .opt_uint("hz", 0, u64::MAX)?
+        .opt_uint("hz", 0, 100_000)?
         .ok_or_else(|| kt.missing("hz"))? as u32;
     if ![100, 250, 300, 1000].contains(&hz) {
         return Err(kt.err(
@@ -930,12 +943,6 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         )
     })?;
     let preempt_dynamic = kt.opt_bool("preempt_dynamic")?.unwrap_or(false);
-    if preempt_dynamic && preempt == PreemptModel::Rt {
-        return Err(kt.err(
-            "preempt_dynamic",
-            "PREEMPT_RT kernels are not PREEMPT_DYNAMIC in the versions modelled",
-        ));
-    }
     let mut isolation = Isolation::default();
     if let Some(s) = kt.opt_str("isolcpus")? {
         let (cpus, nohz, domain, managed) = parse_isolcpus(s).map_err(|m| kt.err("isolcpus", m))?;
@@ -1530,6 +1537,9 @@ mod tests {
         assert_eq!(p.idle_states(1)[0].name, "WFI");
         assert_eq!(p.idle_states(1)[0].exit_latency_ns, Nanos::from_us(1));
         assert_eq!(p.max_load_balance_interval(), 100); // 250 × 4 / 10 jiffies
+        assert_eq!(p.arch_scale_freq_capacity(3), 1024); // fixed at f_max
+                                                         // Determinism: the same file gives the same platform.
+        assert_eq!(p, Platform::builtin("rpi5").unwrap());
         let prov = p.provenance_of("costs.c_ctxsw_process").unwrap();
         assert_eq!(prov.comment, "derived: 1.37 − c_ttwu [S1]");
         assert!(prov.at.starts_with("platforms/rpi5.toml:"));
@@ -1564,6 +1574,8 @@ mod tests {
         let p = Platform::from_toml_str(text, "u.toml").unwrap();
         let c = p.costs(0);
         assert_eq!(c.c_ttwu, Nanos(600)); // 300 × 2800/1400
+        assert_eq!(p.arch_scale_freq_capacity(0), 512); // 1400 × 1024 / 2800
+        assert_eq!(p.arch_scale_cpu_capacity(0), 1024);
         assert_eq!(c.c_fork, Nanos::from_us(180));
         assert_eq!(c.lat_ipi, Nanos::from_us(1)); // unscaled
         assert!(p.idle_states(0).is_empty()); // the replaced class has no idle states

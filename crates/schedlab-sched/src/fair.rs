@@ -342,6 +342,9 @@ impl Kernel {
         }
         let end_of_protection = if self.cfg.has(P::AlwaysReschedEndProtect) {
             !self.protect_slice(curr)
+        } else if self.cfg.has(P::ProtectVprot) {
+            // 74eec63661d4 resched_next_slice(): no PREEMPT_SHORT gate
+            !self.protect_slice(curr) && !self.entity_eligible(cfs, curr)
         } else if self.cfg.has(P::PreemptShort) {
             self.did_preempt_short(cfs, curr)
         } else {
@@ -355,17 +358,35 @@ impl Kernel {
 
     /// kernel: fair.c did_preempt_short() @ v6.12..v6.16
     fn did_preempt_short(&self, cfs: CfsRqId, curr: SeId) -> bool {
-        if !self.cfg.feat(F::PREEMPT_SHORT) {
-            return false;
-        }
-        let e = &self.se[curr.index()];
-        if e.vprot == e.deadline {
+        if !self.cfg.feat(F::PREEMPT_SHORT) || self.protect_slice(curr) {
             return false;
         }
         !self.entity_eligible(cfs, curr)
     }
 
     // ===================================================================== protection (§5.4)
+
+    /// Writes `se->vlag`. Until 80390ead2080 (v7.0) `vlag` and the protection marker share
+    /// one field, so saving a lag clobbers the protection and vice versa (the kernel's
+    /// "HACK, stash a copy of deadline at the point of pick in vlag").
+    #[inline]
+    pub(crate) fn set_vlag(&mut self, se: SeId, v: i64) {
+        let e = &mut self.se[se.index()];
+        e.vlag = v;
+        if !self.cfg.has(P::SeparateVprot) {
+            e.vprot = v as u64;
+        }
+    }
+
+    /// Writes the protection marker / `se->vprot` (see [`Kernel::set_vlag`]).
+    #[inline]
+    fn set_vprot(&mut self, se: SeId, v: u64) {
+        let e = &mut self.se[se.index()];
+        e.vprot = v;
+        if !self.cfg.has(P::SeparateVprot) {
+            e.vlag = v as i64;
+        }
+    }
 
     /// kernel: fair.c protect_slice(): before 74eec63661d4 "the stashed deadline still equals
     /// the deadline"; after, "vruntime has not reached vprot".
@@ -381,13 +402,13 @@ impl Kernel {
     /// kernel: fair.c cancel_protect_slice()
     pub(crate) fn cancel_protect_slice(&mut self, se: SeId) {
         if self.protect_slice(se) {
-            let vprot_mode = self.cfg.has(P::ProtectVprot);
-            let e = &mut self.se[se.index()];
-            if vprot_mode {
-                e.vprot = e.vruntime;
+            let e = &self.se[se.index()];
+            let v = if self.cfg.has(P::ProtectVprot) {
+                e.vruntime
             } else {
-                e.vprot = e.deadline.wrapping_add(1);
-            }
+                e.deadline.wrapping_add(1)
+            };
+            self.set_vprot(se, v);
         }
     }
 
@@ -397,7 +418,7 @@ impl Kernel {
         if !self.cfg.has(P::ProtectVprot) {
             // v6.6..v6.16: stash the deadline ("HACK ... in vlag").
             let d = self.se[se.index()].deadline;
-            self.se[se.index()].vprot = d;
+            self.set_vprot(se, d);
             return;
         }
         let slice = self.se[se.index()].slice;
@@ -415,7 +436,7 @@ impl Kernel {
             let v = self.se[se.index()].vruntime;
             vprot = min_vruntime(vprot, v.wrapping_add(self.calc_delta_fair(s, se)));
         }
-        self.se[se.index()].vprot = vprot;
+        self.set_vprot(se, vprot);
     }
 
     /// kernel: fair.c update_protect_slice() — shrink only.
@@ -426,8 +447,8 @@ impl Kernel {
         let slice = self.cfs_rq_min_slice(cfs);
         let v = self.se[se.index()].vruntime;
         let lim = v.wrapping_add(self.calc_delta_fair(slice, se));
-        let e = &mut self.se[se.index()];
-        e.vprot = min_vruntime(e.vprot, lim);
+        let nv = min_vruntime(self.se[se.index()].vprot, lim);
+        self.set_vprot(se, nv);
     }
 
     // ===================================================================== placement (§4)
@@ -444,13 +465,14 @@ impl Kernel {
         let limit = self.calc_delta_fair(l, se) as i64;
         let mut vlag = raw.clamp(-limit, limit);
         if self.cfg.has(P::DelayedNegativeLag) && self.se[se.index()].sched_delayed {
-            // A delayed entity cannot end up owing more than when it went to sleep.
-            vlag = vlag.max(self.se[se.index()].vlag_at_delay);
+            // A delayed entity cannot end up owing more than when it went to sleep: `vlag`
+            // still holds the lag recorded when it became delayed.
+            vlag = vlag.max(self.se[se.index()].vlag);
             if self.cfg.has(P::DelayedNegativeLagFix) && self.cfg.feat(F::DELAY_ZERO) {
                 vlag = vlag.min(0);
             }
         }
-        self.se[se.index()].vlag = vlag;
+        self.set_vlag(se, vlag);
         vlag != raw
     }
 
@@ -474,15 +496,25 @@ impl Kernel {
                     load += self.avg_weight(self.se[cu.index()].load.weight);
                 }
             }
-            lag *= load + self.avg_weight(self.se[se.index()].load.weight);
+            let aw_se = self.avg_weight(self.se[se.index()].load.weight);
+            lag *= load + aw_se;
+            let heavier = aw_se > load;
             if load == 0 {
                 load = 1;
             }
             lag /= load;
+            if heavier && self.cfg.has(P::EnqueueOverflow) {
+                // 556146ce5e94: keep key*weight in range by moving the reference to the new
+                // entity; no decision changes in exact arithmetic.
+                self.shift_zero_vruntime(cfs, (-lag) as i64);
+            }
         }
         let e = &mut self.se[se.index()];
         e.vruntime = v_avg.wrapping_sub(lag as i64 as u64);
-        let rel_ok = !self.cfg.has(P::ForkRelDeadline) || self.cfg.feat(F::PLACE_REL_DEADLINE);
+        // 6d71a9c61604 dropped the PLACE_REL_DEADLINE test (v6.13..v7.0); its revert restores it.
+        let rel_ok = (self.cfg.has(P::ReweightPlaceEntity)
+            && !self.cfg.has(P::RevertReweightPlacement))
+            || self.cfg.feat(F::PLACE_REL_DEADLINE);
         if e.rel_deadline && rel_ok {
             e.deadline = e.deadline.wrapping_add(e.vruntime);
             e.rel_deadline = false;
@@ -568,7 +600,7 @@ impl Kernel {
     fn finish_delayed_dequeue_entity(&mut self, se: SeId) {
         self.clear_delayed(se);
         if self.cfg.feat(F::DELAY_ZERO) && self.se[se.index()].vlag > 0 {
-            self.se[se.index()].vlag = 0;
+            self.set_vlag(se, 0);
         }
     }
 
@@ -591,11 +623,12 @@ impl Kernel {
             if self.cfg.feat(F::DELAY_DEQUEUE) && delay && !self.entity_eligible(cfs, se) {
                 self.update_load_avg_se(cfs, se, false);
                 if self.cfg.has(P::DelayedNegativeLag) {
+                    // record the lag at the moment of the delay (plain clamp)
                     self.update_entity_lag(cfs, se);
-                    self.se[se.index()].vlag_at_delay = self.se[se.index()].vlag;
                 }
-                if !self.cfg.has(P::FixNextBuddy) {
-                    self.clear_buddies(cfs, se);
+                if !self.cfg.has(P::FixNextBuddy) && self.cfs[cfs.index()].next == Some(se) {
+                    // v6.12 cleared only this level's buddy here
+                    self.cfs[cfs.index()].next = None;
                 }
                 self.set_delayed(se);
                 self.count_op(FairOp::DelayDequeue);
@@ -623,7 +656,13 @@ impl Kernel {
             self.update_min_vruntime(cfs);
         }
         if flags & DEQUEUE_DELAYED != 0 {
-            self.finish_delayed_dequeue_entity(se);
+            if self.cfg.has(P::DelayedNegativeLag) {
+                // v7.1: the delayed lag rule (incl. the DELAY_ZERO cap) was applied by
+                // update_entity_lag above, while sched_delayed was still set.
+                self.clear_delayed(se);
+            } else {
+                self.finish_delayed_dequeue_entity(se);
+            }
         }
         true
     }
@@ -637,13 +676,16 @@ impl Kernel {
             "requeue of an entity that is not delayed",
         );
         let mut replaced = false;
-        if self.cfg.feat(F::DELAY_ZERO) {
-            let changed = self.update_entity_lag(cfs, se);
-            let reposition = if self.cfg.has(P::DelayedNegativeLag) {
-                changed
-            } else {
-                self.se[se.index()].vlag > 0
-            };
+        let reposition = if self.cfg.has(P::DelayedNegativeLag) {
+            // v7.1: re-place whenever the saved lag differs from V - vruntime
+            self.update_entity_lag(cfs, se)
+        } else if self.cfg.feat(F::DELAY_ZERO) {
+            self.update_entity_lag(cfs, se);
+            self.se[se.index()].vlag > 0
+        } else {
+            false
+        };
+        {
             if reposition {
                 replaced = true;
                 let is_curr = self.cfs[cfs.index()].curr == Some(se);
@@ -652,7 +694,7 @@ impl Kernel {
                     self.__dequeue_entity(cfs, se);
                 }
                 if !self.cfg.has(P::DelayedNegativeLag) {
-                    self.se[se.index()].vlag = 0;
+                    self.set_vlag(se, 0);
                 }
                 self.place_entity(cfs, se, 0);
                 if !is_curr {
@@ -1036,6 +1078,15 @@ impl Kernel {
     /// kernel: fair.c pick_next_entity() — buddy per version, then EEVDF; a delayed pick is
     /// completed (dequeued for real) and the caller restarts.
     fn pick_next_entity(&mut self, cfs: CfsRqId) -> Option<SeId> {
+        self.pick_next_entity_protect(cfs, true)
+    }
+
+    /// The wakeup probe of v7.1 (`pick_next_entity(rq, cfs_rq, protect)`).
+    fn pick_next_entity_probe(&mut self, cfs: CfsRqId, protect: bool) -> Option<SeId> {
+        self.pick_next_entity_protect(cfs, protect)
+    }
+
+    fn pick_next_entity_protect(&mut self, cfs: CfsRqId, protect: bool) -> Option<SeId> {
         if !self.cfg.has(P::NextBuddyReimpl) {
             let honour = if self.cfg.has(P::PickBuddy) {
                 self.cfg.feat(F::PICK_BUDDY)
@@ -1050,7 +1101,7 @@ impl Kernel {
                 }
             }
         }
-        let se = self.__pick_eevdf(cfs, true);
+        let se = self.__pick_eevdf(cfs, protect);
         let Some(se) = se else {
             self.sched_warn_on(true, "pick_eevdf found nothing on a non-empty cfs_rq");
             return None;
@@ -1245,7 +1296,7 @@ impl Kernel {
         if cse_is_idle && !pse_is_idle {
             // A non-idle wakee preempts an idle entity; since f553741ac8c0 the idle entity
             // also loses its slice protection.
-            if self.cfg.has(P::IdleCancelProtect) {
+            if self.cfg.has(P::IdleCancelProtect) || self.cfg.has(P::ShortProbe) {
                 action = Action::Short;
             }
             return self.wakeup_preempt_resched(cpu, se, action);
@@ -1288,7 +1339,23 @@ impl Kernel {
                     _ => {}
                 }
             }
-            if self.__pick_eevdf(cfs, action != Action::Short) == Some(pse) {
+            let protect = action != Action::Short;
+            if self.cfg.has(P::WakeupPreemptDelayed) {
+                // v7.1 (ac8e69e69363, 9f6d929ee2c6): probe with pick_next_entity, which may
+                // complete delayed dequeues; repeat while the cfs_rq is not empty.
+                loop {
+                    let nse = self.pick_next_entity_probe(cfs, protect);
+                    if nse == Some(pse) {
+                        return self.wakeup_preempt_resched(cpu, se, action);
+                    }
+                    // Without 9f6d929ee2c6 the kernel would probe an emptied cfs_rq again;
+                    // that crash path is not modelled.
+                    if nse.is_none() && self.cfs[cfs.index()].nr_queued > 0 {
+                        continue;
+                    }
+                    break;
+                }
+            } else if self.__pick_eevdf(cfs, protect) == Some(pse) {
                 return self.wakeup_preempt_resched(cpu, se, action);
             }
             if self.cfg.feat(F::RUN_TO_PARITY) {
@@ -1315,9 +1382,8 @@ impl Kernel {
                 && self.entity_eligible(cfs, pse)
                 && (before(self.se[pse.index()].deadline, self.se[se.index()].deadline)
                     || !self.entity_eligible(cfs, se));
-            if do_preempt_short && self.protect_slice(se) {
-                let d = self.se[se.index()].deadline;
-                self.se[se.index()].vprot = d.wrapping_add(1);
+            if do_preempt_short {
+                self.cancel_protect_slice(se);
             }
         }
         // ---- v6.6 / v6.12 ----
@@ -1427,123 +1493,139 @@ impl Kernel {
     // ===================================================================== reweight (§9.3)
 
     /// kernel: fair.c reweight_entity() — change `se`'s weight, preserving what the version
-    /// preserves (fair.md §9.3).
+    /// preserves (fair.md §9.3; exact sequences per version checked against the kernel).
     pub(crate) fn reweight_entity(&mut self, cfs: CfsRqId, se: SeId, weight: u64, inv: u32) {
-        let on_rq = self.se[se.index()].on_rq;
-        let is_curr = self.cfs[cfs.index()].curr == Some(se);
         let old_w = self.se[se.index()].load.weight;
         if old_w == weight {
             return;
         }
-        if on_rq {
-            if is_curr {
-                self.update_curr(cfs);
+        let scale = |x: i64| -> i64 { (x as i128 * old_w as i128 / weight as i128) as i64 };
+        let on_rq = self.se[se.index()].on_rq;
+        let is_curr = self.cfs[cfs.index()].curr == Some(se);
+        if !on_rq {
+            // off the queue (sched_change SAVE, or a sleeping entity): rescale the saved lag;
+            // from 6d71a9c61604 a relative deadline is rescaled too (not in v6.12)
+            let v = scale(self.se[se.index()].vlag);
+            self.set_vlag(se, v);
+            if self.cfg.has(P::ReweightPlaceEntity) && self.se[se.index()].rel_deadline {
+                let d = scale(self.se[se.index()].deadline as i64);
+                self.se[se.index()].deadline = d as u64;
             }
-            let lag_revert = self.cfg.has(P::RevertReweightPlacement);
-            let place_mode = self.cfg.has(P::ReweightPlaceEntity) && !lag_revert;
-            // lag computed with the entity still counted (update_entity_lag semantics)
-            if place_mode {
-                self.update_entity_lag(cfs, se);
-                let protected = is_curr && self.cfg.has(P::ReweightVprot) && self.protect_slice(se);
-                let e = &mut self.se[se.index()];
-                e.deadline = e.deadline.wrapping_sub(e.vruntime);
-                e.rel_deadline = true;
-                if protected {
-                    e.vprot = e.vprot.wrapping_sub(e.vruntime);
-                }
-                if !is_curr {
-                    self.__dequeue_entity(cfs, se);
-                }
-                self.cfs[cfs.index()].load.weight -= old_w;
-                let e = &mut self.se[se.index()];
-                e.vlag = (e.vlag as i128 * old_w as i128 / weight as i128) as i64;
-                e.deadline =
-                    ((e.deadline as i64) as i128 * old_w as i128 / weight as i128) as i64 as u64;
-                if protected {
-                    e.vprot =
-                        ((e.vprot as i64) as i128 * old_w as i128 / weight as i128) as i64 as u64;
-                }
-                e.load = LoadWeight {
-                    weight,
-                    inv_weight: inv,
-                };
-                // c70fc32f4443: place with the entity uncounted (as requeue_delayed_entity).
-                let uncount = self.cfg.has(P::ReweightPlaceConstraints);
-                if uncount {
-                    self.cfs[cfs.index()].nr_queued -= 1;
-                }
-                let was_on_rq = self.se[se.index()].on_rq;
-                if is_curr {
-                    // curr is excluded from the average while being placed
-                    self.se[se.index()].on_rq = false;
-                }
-                self.place_entity(cfs, se, 0);
-                self.se[se.index()].on_rq = was_on_rq;
-                if protected {
-                    let e = &mut self.se[se.index()];
-                    e.vprot = e.vprot.wrapping_add(e.vruntime);
-                }
-                if uncount {
-                    self.cfs[cfs.index()].nr_queued += 1;
-                }
-                self.cfs[cfs.index()].load.weight += weight;
-                if !is_curr {
-                    self.__enqueue_entity(cfs, se);
-                }
-                return;
-            }
-            // avg-relative transforms: remove from the sums first (V excludes the entity
-            // unless it is curr, which is not in the sums).
+            self.se[se.index()].load = LoadWeight {
+                weight,
+                inv_weight: inv,
+            };
+            return;
+        }
+        self.update_curr(cfs);
+        if self.cfg.has(P::RevertReweightPlacement) {
+            // ---- v7.1 (101f3498b4bd): relative to one average A, which includes se ----
+            let a = self.avg_vruntime_update(cfs);
+            let raw = a.wrapping_sub(self.se[se.index()].vruntime) as i64;
+            let l = if self.cfg.has(P::LagClampMaxSlice) {
+                self.cfs_rq_max_slice(cfs) + self.tick_nsec
+            } else {
+                (2 * self.se[se.index()].slice).max(self.tick_nsec)
+            };
+            let limit = self.calc_delta_fair(l, se) as i64;
+            let vlag = raw.clamp(-limit, limit);
+            let d_rel = self.se[se.index()].deadline.wrapping_sub(a) as i64;
+            let rel_vprot = is_curr && self.protect_slice(se);
+            let p_rel = self.se[se.index()].vprot.wrapping_sub(a) as i64;
+            self.cfs[cfs.index()].nr_queued -= 1;
             if !is_curr {
                 self.__dequeue_entity(cfs, se);
             }
             self.cfs[cfs.index()].load.weight -= old_w;
-            if self.cfg.has(P::LagPreservingReweight) || lag_revert {
-                let a = if lag_revert {
-                    // v7.1 uses the average with the entity counted.
-                    if !is_curr {
-                        self.avg_vruntime_add(cfs, se);
-                    }
-                    let a = self.avg_vruntime(cfs);
-                    if !is_curr {
-                        self.avg_vruntime_sub(cfs, se);
-                    }
-                    a
-                } else {
-                    self.avg_vruntime(cfs)
-                };
-                let protected = lag_revert && is_curr && self.protect_slice(se);
-                let e = &self.se[se.index()];
-                let scale = |x: i64| -> i64 { (x as i128 * old_w as i128 / weight as i128) as i64 };
-                let mut vlag = a.wrapping_sub(e.vruntime) as i64;
-                if lag_revert {
-                    let l = if self.cfg.has(P::LagClampMaxSlice) {
-                        self.cfs_rq_max_slice(cfs).max(e.slice) + self.tick_nsec
-                    } else {
-                        (2 * e.slice).max(self.tick_nsec)
-                    };
-                    let limit = self.calc_delta_fair(l, se) as i64;
-                    vlag = vlag.clamp(-limit, limit);
-                }
-                let d_rel = e.deadline.wrapping_sub(a) as i64;
-                let p_rel = e.vprot.wrapping_sub(a) as i64;
-                let e = &mut self.se[se.index()];
-                if e.vruntime != a || lag_revert {
-                    e.vruntime = a.wrapping_sub(scale(vlag) as u64);
-                }
-                e.deadline = a.wrapping_add(scale(d_rel) as u64);
-                if protected {
-                    e.vprot = a.wrapping_add(scale(p_rel) as u64);
-                }
-            } else {
-                // v6.6.0: vruntime kept; relative deadline scaled.
-                let e = &mut self.se[se.index()];
-                let rel = e.deadline.wrapping_sub(e.vruntime) as i64;
-                e.deadline = e
-                    .vruntime
-                    .wrapping_add((rel as i128 * old_w as i128 / weight as i128) as i64 as u64);
+            let e = &mut self.se[se.index()];
+            e.load = LoadWeight {
+                weight,
+                inv_weight: inv,
+            };
+            e.vlag = scale(vlag);
+            e.deadline = a.wrapping_add(scale(d_rel) as u64);
+            e.rel_deadline = false;
+            if rel_vprot {
+                e.vprot = a.wrapping_add(scale(p_rel) as u64);
             }
+            e.vruntime = a.wrapping_sub(e.vlag as u64);
+            self.cfs[cfs.index()].load.weight += weight;
+            if !is_curr {
+                self.__enqueue_entity(cfs, se);
+            }
+            self.cfs[cfs.index()].nr_queued += 1;
+            return;
+        }
+        if self.cfg.has(P::ReweightPlaceEntity) {
+            // ---- v6.13..v7.0 (6d71a9c61604): treated like a dequeue/enqueue ----
+            self.update_entity_lag(cfs, se);
+            let rel_vprot = is_curr && self.cfg.has(P::ReweightVprot) && self.protect_slice(se);
+            let v_old = self.se[se.index()].vruntime;
+            let p_rel = self.se[se.index()].vprot.wrapping_sub(v_old) as i64;
+            {
+                let e = &mut self.se[se.index()];
+                e.deadline = e.deadline.wrapping_sub(e.vruntime);
+                e.rel_deadline = true;
+            }
+            let uncount = self.cfg.has(P::ReweightPlaceConstraints);
+            if uncount {
+                self.cfs[cfs.index()].nr_queued -= 1;
+            }
+            if !is_curr {
+                self.__dequeue_entity(cfs, se);
+            }
+            self.cfs[cfs.index()].load.weight -= old_w;
+            let v = scale(self.se[se.index()].vlag);
+            self.set_vlag(se, v);
+            let d = scale(self.se[se.index()].deadline as i64);
+            self.se[se.index()].deadline = d as u64;
             self.se[se.index()].load = LoadWeight {
+                weight,
+                inv_weight: inv,
+            };
+            if !uncount {
+                self.cfs[cfs.index()].load.weight += weight;
+            }
+            // curr stays on the queue: the average includes it at its new weight
+            self.place_entity(cfs, se, 0);
+            if uncount {
+                self.cfs[cfs.index()].load.weight += weight;
+            }
+            if rel_vprot {
+                let e = &mut self.se[se.index()];
+                e.vprot = e.vruntime.wrapping_add(scale(p_rel) as u64);
+            }
+            if !is_curr {
+                self.__enqueue_entity(cfs, se);
+            }
+            if uncount {
+                self.cfs[cfs.index()].nr_queued += 1;
+            }
+            if !self.cfg.has(P::ZeroVruntime) {
+                self.update_min_vruntime(cfs);
+            }
+            return;
+        }
+        if self.cfg.has(P::LagPreservingReweight) {
+            // ---- v6.7..v6.12 (reweight_eevdf): V taken before removal (includes se) ----
+            let v_avg = self.avg_vruntime(cfs);
+            if !is_curr {
+                self.__dequeue_entity(cfs, se);
+            }
+            self.cfs[cfs.index()].load.weight -= old_w;
+            let e = &self.se[se.index()];
+            let mut new_v = e.vruntime;
+            if v_avg != e.vruntime {
+                let raw = v_avg.wrapping_sub(e.vruntime) as i64;
+                let limit = self.calc_delta_fair((2 * e.slice).max(self.tick_nsec), se) as i64;
+                let lag = raw.clamp(-limit, limit);
+                new_v = v_avg.wrapping_sub(scale(lag) as u64);
+            }
+            let d_rel = e.deadline.wrapping_sub(v_avg) as i64;
+            let e = &mut self.se[se.index()];
+            e.vruntime = new_v;
+            e.deadline = v_avg.wrapping_add(scale(d_rel) as u64);
+            e.load = LoadWeight {
                 weight,
                 inv_weight: inv,
             };
@@ -1554,18 +1636,23 @@ impl Kernel {
             if !self.cfg.has(P::ZeroVruntime) {
                 self.update_min_vruntime(cfs);
             }
-        } else {
-            let rescale_rel = self.cfg.has(P::ReweightPlaceEntity);
-            let e = &mut self.se[se.index()];
-            e.vlag = (e.vlag as i128 * old_w as i128 / weight as i128) as i64;
-            if rescale_rel && e.rel_deadline {
-                e.deadline =
-                    ((e.deadline as i64) as i128 * old_w as i128 / weight as i128) as i64 as u64;
-            }
-            e.load = LoadWeight {
-                weight,
-                inv_weight: inv,
-            };
+            return;
+        }
+        // ---- v6.6.0: vruntime kept, relative deadline scaled ----
+        if !is_curr {
+            self.__dequeue_entity(cfs, se);
+        }
+        self.cfs[cfs.index()].load.weight -= old_w;
+        let e = &mut self.se[se.index()];
+        let rel = e.deadline.wrapping_sub(e.vruntime) as i64;
+        e.deadline = e.vruntime.wrapping_add(scale(rel) as u64);
+        e.load = LoadWeight {
+            weight,
+            inv_weight: inv,
+        };
+        self.cfs[cfs.index()].load.weight += weight;
+        if !is_curr {
+            self.__enqueue_entity(cfs, se);
         }
     }
 
@@ -1611,8 +1698,8 @@ impl Kernel {
             None => (self.base_slice, false, false),
         };
         let reset = self.tasks[child.index()].sched_reset_on_fork;
+        self.set_vlag(cse, 0);
         let e = &mut self.se[cse.index()];
-        e.vlag = 0;
         e.vruntime = 0;
         e.sched_delayed = false;
         e.on_rq = false;
@@ -1667,5 +1754,320 @@ impl FairOp {
             FairOp::PickRestart => "pick_restart",
             FairOp::WakeupPreempt => "wakeup_preempt",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Arithmetic vectors of fair.md §13.3; expected values are the spec's (or hand
+    //! calculations written beside the assertion).
+    use super::*;
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::syscalls::{Ctx, Op, Program, SysResult, TaskAttrs};
+    use crate::MachineDesc;
+
+    struct Idle;
+    impl Program for Idle {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+            Op::Run(1)
+        }
+    }
+
+    fn kern(spec: &str) -> Kernel {
+        let cfg = KernelConfig::parse(spec).unwrap();
+        Kernel::new(cfg, MachineDesc::ideal(1, 1000, PreemptModel::Full), 1).unwrap()
+    }
+
+    /// A task entity with the given nice (or SCHED_IDLE), not queued.
+    fn ent(k: &mut Kernel, nice: i32, idle: bool) -> SeId {
+        let attrs = TaskAttrs {
+            nice: Some(nice),
+            policy: Some(if idle { Policy::Idle } else { Policy::Normal }),
+            ..Default::default()
+        };
+        let t = k.create_task(Box::new(Idle), &attrs, None, false);
+        k.tasks[t.index()].se
+    }
+
+    /// Puts `se` on the root cfs_rq at (v, d) — in the tree, or as curr.
+    fn put(k: &mut Kernel, se: SeId, v: u64, d: u64, curr: bool) {
+        let cfs = k.rqs[0].cfs;
+        let e = &mut k.se[se.index()];
+        e.vruntime = v;
+        e.deadline = d;
+        e.slice = 3_000_000;
+        e.on_rq = true;
+        k.account_entity_enqueue(cfs, se);
+        if curr {
+            k.cfs[cfs.index()].curr = Some(se);
+        } else {
+            k.__enqueue_entity(cfs, se);
+        }
+    }
+
+    #[test]
+    fn tv1_weight_tables() {
+        // fair.md TV-1
+        assert_eq!(SCHED_PRIO_TO_WEIGHT[0], 88761);
+        assert_eq!(scale_load(SCHED_PRIO_TO_WEIGHT[0] as u64), 90_891_264);
+        assert_eq!(SCHED_PRIO_TO_WMULT[0], 48388);
+        assert_eq!(scale_load(SCHED_PRIO_TO_WEIGHT[20] as u64), NICE_0_LOAD);
+        assert_eq!(SCHED_PRIO_TO_WMULT[20], 4_194_304);
+        assert_eq!(SCHED_PRIO_TO_WEIGHT[39], 15);
+        assert_eq!(SCHED_PRIO_TO_WMULT[39], 286_331_153);
+        assert_eq!(scale_load(WEIGHT_IDLEPRIO), 3072);
+        assert_eq!(scale_load_down(3072), 3);
+        assert_eq!(scale_load_down(1024), 2);
+        assert_eq!(scale_load_down(0), 0);
+        // Table check against independent computations (STYLE.md: tables are checked, not
+        // trusted): weight ≈ 1024 / 1.25^nice within 3 %, wmult within 1 of 2^32/weight, and
+        // exactly the four entries fair.md §1.2 names (nice 13, 14, 16, 17) are one below
+        // round-to-nearest.
+        for i in 0..40 {
+            let nice = i as i32 - 20;
+            let w = SCHED_PRIO_TO_WEIGHT[i] as f64;
+            let ideal = 1024.0 / 1.25f64.powi(nice);
+            assert!((w / ideal - 1.0).abs() < 0.03, "weight of nice {nice}");
+            let exact = 4294967296.0 / w;
+            let m = SCHED_PRIO_TO_WMULT[i] as f64;
+            assert!((m - exact).abs() <= 1.0, "wmult of nice {nice}");
+            let below = (exact.round() - m) == 1.0;
+            assert_eq!(
+                below,
+                [13, 14, 16, 17].contains(&nice),
+                "rounding of nice {nice}"
+            );
+        }
+        // adjacent entries differ by about 1.25 (fair.md §1.2 property)
+        for i in 1..40 {
+            let r = SCHED_PRIO_TO_WEIGHT[i - 1] as f64 / SCHED_PRIO_TO_WEIGHT[i] as f64;
+            assert!((1.15..1.35).contains(&r), "ratio at {i}: {r}");
+        }
+    }
+
+    #[test]
+    fn tv2_calc_delta_fair_both_variants() {
+        // fair.md TV-2: (nice, idle, delta, Variant A, Variant B)
+        let rows: &[(i32, bool, u64, u64, u64)] = &[
+            (0, false, 123_456, 123_456, 123_456),
+            (5, false, 1_000_000, 3_056_716, 3_056_716),
+            (5, false, 3_000_000, 9_170_149, 9_170_149),
+            (5, false, 6_000_000, 18_340_298, 18_340_298),
+            (5, false, 4_000_000, 12_226_865, 12_226_865),
+            (-5, false, 1_000_000, 328_099, 328_099),
+            (-5, false, 3_000_000, 984_299, 984_299),
+            (5, false, 2_800_000, 8_558_806, 8_558_805),
+            (0, true, 1_000_000, 341_333_333, 341_333_333),
+            (0, true, 3_000_000, 1_023_999_999, 1_024_000_000),
+        ];
+        let mut a = kern("v7.0");
+        let mut b = kern("v7.1");
+        for &(nice, idle, d, va, vb) in rows {
+            let sa = ent(&mut a, nice, idle);
+            let sb = ent(&mut b, nice, idle);
+            assert_eq!(
+                a.calc_delta_fair(d, sa),
+                va,
+                "A nice {nice} idle {idle} {d}"
+            );
+            assert_eq!(
+                b.calc_delta_fair(d, sb),
+                vb,
+                "B nice {nice} idle {idle} {d}"
+            );
+        }
+        // 3 × calc(1 ms) = 9 170 148 < calc(3 ms) for nice 5 (a nice-5 task needs 4 ticks)
+        let s = ent(&mut a, 5, false);
+        assert_eq!(3 * a.calc_delta_fair(1_000_000, s), 9_170_148);
+    }
+
+    #[test]
+    fn tv3_eligibility_equality() {
+        // fair.md TV-3-arith: tree key 3 000 000, curr key 0, both aw 1024: V = z + 1 500 000
+        let mut k = kern("v6.18");
+        let cfs = k.rqs[0].cfs;
+        let c = ent(&mut k, 0, false);
+        let t = ent(&mut k, 0, false);
+        put(&mut k, c, 0, 3_000_000, true);
+        put(&mut k, t, 3_000_000, 6_000_000, false);
+        assert_eq!(k.avg_vruntime(cfs), 1_500_000);
+        assert!(k.vruntime_eligible(cfs, 1_500_000));
+        assert!(!k.vruntime_eligible(cfs, 1_500_001));
+    }
+
+    #[test]
+    fn tv4_floor_average() {
+        // fair.md TV-4: tree key -3 (aw 2), curr key 0 (aw 2): S = -6, W = 4, V = z - 2
+        let mut k = kern("v6.18");
+        let cfs = k.rqs[0].cfs;
+        let c = ent(&mut k, 0, false);
+        let t = ent(&mut k, 0, false);
+        for se in [c, t] {
+            k.se[se.index()].load = LoadWeight {
+                weight: 2048,
+                inv_weight: 0,
+            };
+        }
+        let z = 1_000_000u64;
+        k.cfs[cfs.index()].zero_vruntime = z;
+        put(&mut k, c, z, z + 10, true);
+        put(&mut k, t, z - 3, z + 10, false);
+        assert_eq!(k.avg_vruntime(cfs), z - 2);
+    }
+
+    #[test]
+    fn tv7_lag_clamp_per_version() {
+        // fair.md TV-7: nice 0, slice 3 ms, HZ=1000, raw lag -10 ms, all slices 3 ms:
+        // v6.6–v6.19 -> -6 000 000 (2 x slice), v7.0/v7.1 -> -4 000 000 (max_slice + tick);
+        // nice 5: -18 340 298 resp. -12 226 865 (calc_delta_fair of 6 ms resp. 4 ms, TV-2).
+        for (spec, nice, expect) in [
+            ("v6.6", 0, -6_000_000i64),
+            ("v6.19", 0, -6_000_000),
+            ("v7.0", 0, -4_000_000),
+            ("v7.1", 0, -4_000_000),
+            ("v6.18", 5, -18_340_298),
+            ("v7.0", 5, -12_226_865),
+        ] {
+            let mut k = kern(spec);
+            let cfs = k.rqs[0].cfs;
+            let (c, se) = (ent(&mut k, 0, false), ent(&mut k, nice, false));
+            // V ends well below se's vruntime: raw lag far beyond the clamp
+            put(&mut k, c, 0, 3_000_000, true);
+            put(&mut k, se, 40_000_000, 43_000_000, false);
+            let raw = k.avg_vruntime(cfs) as i64 - 40_000_000;
+            assert!(raw < -12_226_865 - 1_000_000);
+            k.update_entity_lag(cfs, se);
+            assert_eq!(k.se[se.index()].vlag, expect, "{spec} nice {nice}");
+        }
+        // a positive lag within the clamp is unchanged
+        let mut k = kern("v7.0");
+        let cfs = k.rqs[0].cfs;
+        let (c, se) = (ent(&mut k, 0, false), ent(&mut k, 0, false));
+        put(&mut k, c, 5_000_000, 8_000_000, true);
+        put(&mut k, se, 0, 3_000_000, false);
+        // V = 2 500 000, lag of se = +2 500 000
+        k.update_entity_lag(cfs, se);
+        assert_eq!(k.se[se.index()].vlag, 2_500_000);
+    }
+
+    #[test]
+    fn tv8_placement_with_lag() {
+        // fair.md TV-8: curr and one tree entity, nice 0 (Wq = 2048), V = V0; a nice-0 task with
+        // vlag +1 500 000 is placed at V0 - 2 250 000 with deadline V0 + 750 000; the new
+        // average is V0 - 750 000 and the lag w.r.t. it is exactly +1 500 000.
+        for place_lag in [true, false] {
+            let spec = if place_lag {
+                "v6.18 base_slice_ns=3000000"
+            } else {
+                "v6.18 base_slice_ns=3000000 NO_PLACE_LAG"
+            };
+            let mut k = kern(spec);
+            let cfs = k.rqs[0].cfs;
+            let (c, t, w) = (
+                ent(&mut k, 0, false),
+                ent(&mut k, 0, false),
+                ent(&mut k, 0, false),
+            );
+            put(&mut k, c, 10_000_000, 13_000_000, true);
+            put(&mut k, t, 10_000_000, 13_000_000, false);
+            let v0 = k.avg_vruntime(cfs);
+            assert_eq!(v0, 10_000_000);
+            k.set_vlag(w, 1_500_000);
+            k.place_entity(cfs, w, ENQUEUE_WAKEUP);
+            let e = &k.se[w.index()];
+            if place_lag {
+                assert_eq!(e.vruntime, v0 - 2_250_000);
+                assert_eq!(e.deadline, v0 + 750_000);
+                k.account_entity_enqueue(cfs, w);
+                k.se[w.index()].on_rq = true;
+                k.__enqueue_entity(cfs, w);
+                let v1 = k.avg_vruntime(cfs);
+                assert_eq!(v1, v0 - 750_000);
+                assert_eq!(v1 as i64 - k.se[w.index()].vruntime as i64, 1_500_000);
+            } else {
+                assert_eq!(e.vruntime, v0);
+                assert_eq!(e.deadline, v0 + 3_000_000);
+            }
+        }
+    }
+
+    #[test]
+    fn tv9_fork_placement() {
+        // fair.md TV-9: parent alone at V = 1 000 000, slice 3 ms: child v = 1 000 000,
+        // deadline 2 500 000 (half slice); NO_PLACE_DEADLINE_INITIAL: 4 000 000.
+        for (spec, d) in [
+            ("v6.18 base_slice_ns=3000000", 2_500_000),
+            (
+                "v6.18 base_slice_ns=3000000 NO_PLACE_DEADLINE_INITIAL",
+                4_000_000,
+            ),
+        ] {
+            let mut k = kern(spec);
+            let cfs = k.rqs[0].cfs;
+            let (p, c) = (ent(&mut k, 0, false), ent(&mut k, 0, false));
+            put(&mut k, p, 1_000_000, 4_000_000, true);
+            k.place_entity(cfs, c, ENQUEUE_INITIAL);
+            assert_eq!(k.se[c.index()].vruntime, 1_000_000);
+            assert_eq!(k.se[c.index()].deadline, d, "{spec}");
+        }
+    }
+
+    #[test]
+    fn tv11_reweight_on_queue() {
+        // fair.md TV-11-arith: V = 10 ms, v = 8 ms, d = 11 ms, w 1 048 576 -> 2 097 152.
+        // Setup: curr C (nice 0) at 12 ms and the entity at 8 ms give V = 10 ms.
+        // v6.7–v6.12 and v7.1: v' = 9 000 000, d' = 10 500 000; v6.6.0: v' = 8 000 000,
+        // d' = 8 000 000 + 3 000 000 / 2 = 9 500 000.
+        // v6.13–v7.0 (hand calculation of the place_entity sequence, non-curr entity): the
+        // average without the entity is 12 ms; the saved lag 2 ms scaled by 1/2 is 1 ms,
+        // inflated by (1024 + 2048)/1024 to 3 ms: v' = 9 ms; relative deadline 3 ms -> 1.5 ms:
+        // d' = 10.5 ms.
+        for (spec, v, d) in [
+            ("v6.6", 8_000_000u64, 9_500_000u64),
+            ("v6.12", 9_000_000, 10_500_000),
+            ("v6.18", 9_000_000, 10_500_000),
+            ("v7.0", 9_000_000, 10_500_000),
+            ("v7.1", 9_000_000, 10_500_000),
+        ] {
+            let mut k = kern(&format!("{spec} base_slice_ns=3000000"));
+            let cfs = k.rqs[0].cfs;
+            let (c, se) = (ent(&mut k, 0, false), ent(&mut k, 0, false));
+            put(&mut k, c, 12_000_000, 15_000_000, true);
+            put(&mut k, se, 8_000_000, 11_000_000, false);
+            k.se[c.index()].exec_start = k.now; // no runtime to charge
+            assert_eq!(k.avg_vruntime(cfs), 10_000_000);
+            k.reweight_entity(cfs, se, 2 * NICE_0_LOAD, 0);
+            assert_eq!(k.se[se.index()].vruntime, v, "{spec} vruntime");
+            assert_eq!(k.se[se.index()].deadline, d, "{spec} deadline");
+            k.check_cfs_rq(cfs).unwrap();
+        }
+    }
+
+    #[test]
+    fn tv10_group_shares_formula() {
+        // fair.md TV-10-arith: tg.shares 1 048 576, local load 2048, tg.load_avg 4096 with
+        // local contribution 2048 -> shares 524 288; all load local -> 1 048 576.
+        let mut k = kern("v6.18");
+        let tg = TgId(0);
+        let _ = tg;
+        k.tgs.push(TaskGroup {
+            path: "/g".into(),
+            parent: Some(TgId(0)),
+            shares: NICE_0_LOAD,
+            saved_shares: NICE_0_LOAD,
+            idle: false,
+            cfs_rq: vec![],
+            se: vec![],
+            load_avg: 4096,
+        });
+        let mut c = CfsRq::new(0, TgId(1));
+        c.load.weight = 2 * NICE_0_LOAD;
+        c.avg.load_avg = 2048;
+        c.tg_load_avg_contrib = 2048;
+        k.cfs.push(c);
+        let id = CfsRqId::new(k.cfs.len() - 1);
+        assert_eq!(k.calc_group_shares(id), 524_288);
+        k.tgs[1].load_avg = 2048;
+        assert_eq!(k.calc_group_shares(id), 1_048_576);
     }
 }

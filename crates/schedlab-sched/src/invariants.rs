@@ -64,7 +64,7 @@ impl Kernel {
         Ok(())
     }
 
-    fn check_cfs_rq(&self, cfs: CfsRqId) -> Result<(), String> {
+    pub(crate) fn check_cfs_rq(&self, cfs: CfsRqId) -> Result<(), String> {
         let c = &self.cfs[cfs.index()];
         tree::check(&self.se, c.root, self.tree_order)
             .map_err(|e| format!("cfs_rq {}: {e} (I-8)", cfs.0))?;

@@ -196,8 +196,6 @@ pub struct SchedEntity {
     /// `vruntime < vprot`). The kernel shared this storage with `vlag` until 80390ead2080; a
     /// separate field is equivalent because `vlag` is never read while the entity is queued.
     pub vprot: u64,
-    /// v7.1 (059258b0d424): the lag recorded when the entity became delayed.
-    pub vlag_at_delay: i64,
     pub slice: u64,
     pub custom_slice: bool,
     pub rel_deadline: bool,
@@ -238,7 +236,6 @@ impl SchedEntity {
             deadline: 0,
             vlag: 0,
             vprot: 0,
-            vlag_at_delay: 0,
             slice: 0,
             custom_slice: false,
             rel_deadline: false,
