@@ -22,22 +22,29 @@ use crate::tree::TreeOrder;
 use schedlab_engine::{EventQueue, Rng, RngStreams};
 use schedlab_platform::cost::CostModel;
 use schedlab_platform::cpumask::CpuMask;
+use schedlab_platform::topology::SchedDomains;
+use schedlab_platform::{IdleState, Platform};
 use schedlab_trace::TraceRecord;
 use std::collections::VecDeque;
 
 /// What the kernel needs to know about the machine (built from a platform profile).
 #[derive(Clone, Debug)]
 pub struct MachineDesc {
+    pub name: String,
     pub ncpus: usize,
     pub hz: u32,
     pub preempt_default: PreemptModel,
     /// `arch_scale_cpu_capacity` per CPU.
     pub capacity_orig: Vec<u64>,
+    /// `arch_scale_freq_capacity` per CPU (1024 = running at f_max).
+    pub freq_scale: Vec<u64>,
     /// Execution speed per CPU relative to the reference core (1024 = reference at f_max):
     /// `Op::Run(W)` takes `W * 1024 / speed` of wall time.
     pub speed: Vec<u64>,
     /// Cost model per CPU, already resolved for that CPU (wall ns).
     pub costs: Vec<CostModel>,
+    /// Idle states per CPU (shallowest first).
+    pub idle_states: Vec<Vec<IdleState>>,
     /// Exit latency of the idle state an idle CPU sits in (ns).
     pub idle_exit_ns: Vec<u64>,
     /// Whether the idle loop polls (no IPI needed to wake it).
@@ -48,24 +55,64 @@ pub struct MachineDesc {
     pub page_size: u32,
     /// CPUs removed from scheduling domains (isolcpus=domain).
     pub isolated: CpuMask,
+    /// Throughput of each SMT sibling while both are busy, parts per million.
+    pub smt_throughput_ppm: u32,
+    /// SMT siblings per CPU (including itself).
+    pub smt_mask: Vec<CpuMask>,
+    /// The sched-domain hierarchy (kernel/sched/topology.c).
+    pub domains: SchedDomains,
 }
 
 impl MachineDesc {
+    /// Builds the kernel's view of a platform profile.
+    pub fn from_platform(p: &Platform) -> MachineDesc {
+        let n = p.nr_cpus();
+        let domains = p.sched_domains();
+        let cap: Vec<u64> = (0..n).map(|c| p.capacity_orig(c) as u64).collect();
+        let fscale: Vec<u64> = (0..n)
+            .map(|c| p.arch_scale_freq_capacity(c) as u64)
+            .collect();
+        let speed = (0..n).map(|c| cap[c] * fscale[c] / 1024).collect();
+        let idle_states: Vec<Vec<IdleState>> = (0..n).map(|c| p.idle_states(c).to_vec()).collect();
+        let idle_exit_ns = idle_states
+            .iter()
+            .map(|s| s.first().map(|st| st.exit_latency_ns.0).unwrap_or(0))
+            .collect();
+        let idle_polling = idle_states
+            .iter()
+            .map(|s| s.first().map(|st| st.polling).unwrap_or(false))
+            .collect();
+        MachineDesc {
+            name: p.name.clone(),
+            ncpus: n,
+            hz: p.hz,
+            preempt_default: p.preempt,
+            capacity_orig: cap,
+            freq_scale: fscale,
+            speed,
+            costs: (0..n).map(|c| p.costs(c).clone()).collect(),
+            idle_states,
+            idle_exit_ns,
+            idle_polling,
+            llc_id: (0..n).map(|c| domains.per_cpu[c].sd_llc_id).collect(),
+            page_size: 4096,
+            isolated: p.domain_isolated(),
+            smt_throughput_ppm: p.smt_throughput_ppm,
+            smt_mask: (0..n).map(|c| p.cpu_smt_mask(c)).collect(),
+            domains,
+        }
+    }
+
     /// A plain N-CPU machine with zero costs: the setting of the spec's test vectors.
     pub fn ideal(ncpus: usize, hz: u32, preempt: PreemptModel) -> MachineDesc {
-        MachineDesc {
-            ncpus,
-            hz,
-            preempt_default: preempt,
-            capacity_orig: vec![1024; ncpus],
-            speed: vec![1024; ncpus],
-            costs: vec![CostModel::zero(); ncpus],
-            idle_exit_ns: vec![0; ncpus],
-            idle_polling: vec![false; ncpus],
-            llc_id: vec![0; ncpus],
-            page_size: 4096,
-            isolated: CpuMask::default(),
-        }
+        let p = Platform::smp(ncpus).expect("smp:N platform");
+        let mut m = MachineDesc::from_platform(&p);
+        m.hz = hz;
+        m.preempt_default = preempt;
+        m.costs = vec![CostModel::zero(); ncpus];
+        m.idle_exit_ns = vec![0; ncpus];
+        m.idle_polling = vec![false; ncpus];
+        m
     }
 }
 
@@ -320,6 +367,14 @@ pub struct Kernel {
     pub check_invariants: bool,
     /// The CPU whose code is executing right now (a resched on it needs no IPI).
     pub(crate) executing: Option<usize>,
+    /// Wakeup placement state (select.rs).
+    pub sel: crate::select::SelectState,
+    /// Load-balancing state (balance.rs).
+    pub lb: crate::balance::BalanceState,
+    /// Tasks created and not yet exited (the run ends early when it drops to zero).
+    pub nr_live: u32,
+    /// Whether the run stopped because every task had exited.
+    pub all_exited_at: Option<u64>,
 }
 
 impl Kernel {
@@ -374,6 +429,10 @@ impl Kernel {
             end: u64::MAX,
             check_invariants: false,
             executing: None,
+            sel: Default::default(),
+            lb: Default::default(),
+            nr_live: 0,
+            all_exited_at: None,
         };
         // root task group with one root cfs_rq per CPU
         let mut root_cfs = Vec::new();
@@ -429,6 +488,8 @@ impl Kernel {
                 range_timers: Vec::new(),
             });
         }
+        k.init_select_state();
+        k.init_balance_state();
         Ok(k)
     }
 
@@ -563,6 +624,7 @@ impl Kernel {
         if let Some(p) = parent {
             self.tasks[p.index()].children += 1;
         }
+        self.nr_live += 1;
         let (w, inv) = self.task_load_weight(t);
         let se = self.tasks[t.index()].se;
         self.se[se.index()].load = LoadWeight {
@@ -636,13 +698,19 @@ impl Kernel {
         self.wake_up_new_task(t, false);
     }
 
-    /// Runs until simulated time `end` (ns). Can be called repeatedly.
-    pub fn run_until(&mut self, end: u64) {
+    /// Runs until simulated time `end` (ns), or until every task has exited. Can be called
+    /// repeatedly. Returns the time it stopped at.
+    pub fn run_until(&mut self, end: u64) -> u64 {
         self.end = end;
         self.events
             .push(schedlab_engine::SimTime(end), Ev::Stop.rank(), Ev::Stop);
+        let mut stop = end;
         while let Some((t, ev)) = self.events.pop() {
             self.now = t.0;
+            if self.nr_live == 0 && self.all_exited_at.is_some() {
+                stop = self.all_exited_at.unwrap().min(end);
+                break;
+            }
             match ev {
                 Ev::Stop => {
                     if t.0 >= end {
@@ -659,7 +727,9 @@ impl Kernel {
                 self.check_all_invariants();
             }
         }
-        self.account_all(end);
+        self.now = stop;
+        self.account_all(stop);
+        stop
     }
 
     /// Brings time-based statistics up to `now` (idle time, runtime of running tasks).

@@ -791,9 +791,11 @@ impl Kernel {
             Some(t) => (
                 1u32,
                 (self.tasks[t.index()].policy == Policy::Idle) as u32,
-                // A delayed task's runnable count was already dropped by set_delayed and is
-                // restored by clear_delayed in its final dequeue, so it is subtracted here.
-                1u32,
+                // A delayed task's runnable count was dropped by set_delayed; its final dequeue
+                // (DEQUEUE_DELAYED) restores it in clear_delayed, so it is subtracted here, but
+                // a migration or SAVE dequeue of a still-delayed task must not subtract it again.
+                (task_sleep || flags & DEQUEUE_DELAYED != 0 || !self.se[se0.index()].sched_delayed)
+                    as u32,
             ),
             None => {
                 let q = self.se[se0.index()].my_q.unwrap();

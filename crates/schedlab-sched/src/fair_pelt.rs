@@ -158,6 +158,21 @@ impl Kernel {
         self.se[se.index()].exec_start = 0;
     }
 
+    /// PELT side of a balancer migration (the task is queued: detach synchronously; its
+    /// signals attach at the destination enqueue). Deviation: modelled as remove + re-attach.
+    #[allow(dead_code)] // used by balance.rs
+    pub(crate) fn migrate_task_rq_fair_lb(&mut self, p: TaskId) {
+        let se = self.tasks[p.index()].se;
+        let cfs = self.se[se.index()].cfs_rq;
+        let fold = self.pelt_fold();
+        let w = scale_load_down(self.se[se.index()].load.weight);
+        let sa = self.se[se.index()].avg;
+        if sa.last_update_time != 0 {
+            pelt::detach_entity_load_avg(&mut self.cfs[cfs.index()].avg, &sa, w, fold);
+        }
+        self.se[se.index()].avg.last_update_time = 0;
+    }
+
     /// util_est of the root cfs_rq at enqueue (not for a delayed task being migrated or
     /// restored).
     pub(crate) fn util_est_enqueue(&mut self, t: TaskId, flags: u32) {

@@ -12,44 +12,15 @@ use crate::patches::{FeatEdit, Patch, PatchSet};
 use crate::sysctl::{sysctl_factor, Sysctls};
 use std::fmt;
 
-/// The kernel preemption model (Kconfig PREEMPT_* / PREEMPT_DYNAMIC `preempt=`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, PartialOrd, Ord, Hash)]
-pub enum PreemptModel {
-    None,
-    Voluntary,
-    Full,
-    Lazy,
-    /// PREEMPT_RT (preemptible like FULL; TTWU_QUEUE off, nr_migrate 8).
-    Rt,
-}
+pub use schedlab_platform::PreemptModel;
 
-impl PreemptModel {
-    pub fn parse(s: &str) -> Option<PreemptModel> {
-        Some(match s {
-            "none" => PreemptModel::None,
-            "voluntary" => PreemptModel::Voluntary,
-            "full" => PreemptModel::Full,
-            "lazy" => PreemptModel::Lazy,
-            "rt" => PreemptModel::Rt,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            PreemptModel::None => "none",
-            PreemptModel::Voluntary => "voluntary",
-            PreemptModel::Full => "full",
-            PreemptModel::Lazy => "lazy",
-            PreemptModel::Rt => "rt",
-        }
-    }
-    /// Kernel code can be preempted at any point outside non-preemptible sections.
-    pub fn kernel_preemptible(self) -> bool {
-        matches!(
-            self,
-            PreemptModel::Full | PreemptModel::Lazy | PreemptModel::Rt
-        )
-    }
+/// Kernel code can be preempted at any point outside non-preemptible sections
+/// (FULL, LAZY and RT; rt-dl.md §1.7).
+pub fn kernel_preemptible(m: PreemptModel) -> bool {
+    matches!(
+        m,
+        PreemptModel::Full | PreemptModel::Lazy | PreemptModel::Rt
+    )
 }
 
 /// A preset or overlay definition.

@@ -47,7 +47,9 @@ impl Kernel {
             Resched::None => false,
             Resched::Full => match point {
                 Point::ReturnToUser | Point::IrqExitUser => true,
-                Point::IrqExitKernel | Point::PreemptEnable => self.preempt.kernel_preemptible(),
+                Point::IrqExitKernel | Point::PreemptEnable => {
+                    crate::presets::kernel_preemptible(self.preempt)
+                }
             },
             // TIF_NEED_RESCHED_LAZY is honoured on the way back to user space (and at the
             // tick, which promotes it to TIF_NEED_RESCHED).
@@ -301,6 +303,24 @@ impl Kernel {
 
     pub(crate) fn update_rq_clock(&mut self, _cpu: usize) {}
 
+    /// Moves a queued, not running task from `src` to `dst` (load balancing: `detach_task` +
+    /// `attach_task`, or `move_queued_task`). A delayed task stays delayed (fair.md §7.3).
+    #[allow(dead_code)] // used by balance.rs
+    pub(crate) fn move_queued_task(&mut self, src: usize, dst: usize, p: TaskId) {
+        debug_assert!(self.rqs[src].curr != p && self.tasks[p.index()].on_rq == OnRq::Queued);
+        self.tasks[p.index()].on_rq = OnRq::Migrating;
+        let kept = self.dequeue_task(src, p, DEQUEUE_NOCLOCK | DEQUEUE_MIGRATING);
+        debug_assert!(kept, "a migration dequeue is never delayed");
+        self.migrate_task_rq_fair_lb(p);
+        self.set_task_cpu(p, dst, src);
+        self.enqueue_task(dst, p, ENQUEUE_NOCLOCK | ENQUEUE_MIGRATING);
+        self.tasks[p.index()].on_rq = OnRq::Queued;
+        self.wakeup_preempt(dst, p, 0, true);
+        if self.executing != Some(dst) {
+            self.kick_if_needed(dst);
+        }
+    }
+
     // ===================================================================== enqueue/dequeue
 
     /// kernel: core.c activate_task() / enqueue_task()
@@ -420,6 +440,7 @@ impl Kernel {
         if self.tasks[next.index()].is_idle_task {
             self.rqs[cpu].idle_since = Some(now);
             self.rqs[cpu].idle_stamp = now;
+            self.select_idle_enter(cpu);
             return;
         }
         if let Some(s) = self.rqs[cpu].idle_since.take() {
@@ -522,6 +543,10 @@ impl Kernel {
     pub(crate) fn do_exit(&mut self, cpu: usize, t: TaskId) {
         self.tasks[t.index()].state = TaskState::Dead;
         self.trace_exit(t, cpu);
+        self.nr_live -= 1;
+        if self.nr_live == 0 {
+            self.all_exited_at = Some(self.now);
+        }
         if let Some(p) = self.tasks[t.index()].parent {
             self.tasks[p.index()].zombies.push_back(t);
             if self.tasks[p.index()].waiting_child {

@@ -2,10 +2,21 @@
 //! (smp.md §1.4, §2).
 
 use crate::patches::Patch as P;
+
+/// Runtime state of wakeup placement (per LLC: `sd_llc_shared` has_idle_cores,
+/// nr_idle_scan, nr_busy_cpus).
+#[derive(Clone, Debug, Default)]
+pub struct SelectState {}
 use crate::sched::*;
 use crate::Kernel;
 
 impl Kernel {
+    /// Initialises [`SelectState`] once the machine is known.
+    pub(crate) fn init_select_state(&mut self) {}
+
+    /// A CPU switches to its idle task (`set_next_task_idle`: SMT idle-core hint, nohz entry).
+    pub(crate) fn select_idle_enter(&mut self, _cpu: usize) {}
+
     /// kernel: core.c select_task_rq() — the class hook when the task may run on more than one
     /// CPU (then WF_RQ_SELECTED, v6.13+), else its only CPU; falls back to an allowed CPU.
     pub(crate) fn select_task_rq(

@@ -8,3 +8,6 @@ pub mod hackbench;
 pub mod rtapp;
 pub mod schbench;
 pub mod stress_ng;
+pub mod workload;
+
+pub use workload::{parse_workload, Better, Env, Metric, Placement, Workload, WorkloadError};

@@ -356,3 +356,16 @@ mod tests {
         assert!(!e.to_string().contains('\n'), "{e}");
     }
 }
+
+/// The rt-app workload (`rt-app FILE`): the file is compiled into task programs by
+/// `program.rs`.
+pub fn workload(
+    line: &str,
+    args: &[String],
+) -> Result<Box<dyn crate::Workload>, crate::WorkloadError> {
+    let _ = args;
+    Err(crate::WorkloadError::Unsupported {
+        line: line.to_string(),
+        message: "rt-app programs are not built yet".to_string(),
+    })
+}

@@ -1,0 +1,361 @@
+//! The contract between benchmark models and the rest of schedlab.
+//!
+//! A workload line is what a user types on hardware, optionally preceded by the placement the
+//! shell would have given it: `nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8`
+//! (DESIGN.md §1). [`parse_workload`] turns it into a [`Workload`], which creates its tasks in a
+//! [`Kernel`] and afterwards renders the lines the real program prints and the metrics that
+//! `reproduce` and `compare` read. Workloads reach the kernel only through its syscall surface
+//! (`Program`/`Op`) and read statistics, never scheduler internals.
+
+use schedlab_platform::CpuMask;
+use schedlab_sched::sched::{Policy, TaskId, TgId};
+use schedlab_sched::{Kernel, TaskAttrs};
+
+/// Where and how the workload's tasks run (the shell's `nice`, `chrt`, `taskset`, cgroup).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub policy: Option<Policy>,
+    pub rt_priority: Option<u32>,
+    pub nice: Option<i32>,
+    /// sched_attr runtime = custom slice of a fair task (ns).
+    pub slice_ns: Option<u64>,
+    pub cpus: Option<CpuMask>,
+    pub cgroup: Option<String>,
+    /// `policy=deadline:R/D/P` (ns).
+    pub dl: Option<(u64, u64, u64)>,
+}
+
+impl Placement {
+    /// Task attributes for the workload's first task (children inherit them).
+    pub fn attrs(&self, comm: &str, tg: Option<TgId>) -> TaskAttrs {
+        TaskAttrs {
+            comm: Some(comm.to_string()),
+            policy: self.policy,
+            nice: self.nice,
+            rt_priority: self.rt_priority,
+            slice_ns: self.slice_ns,
+            cpus: self.cpus.clone(),
+            tg,
+            reset_on_fork: None,
+        }
+    }
+}
+
+/// Everything a workload gets when it is set up.
+pub struct Env {
+    pub placement: Placement,
+    /// The task group for `cgroup=` (None = root).
+    pub tg: Option<TgId>,
+    /// Position of this workload on the command line (for naming RNG streams).
+    pub index: usize,
+    /// Simulated run length requested with `--duration` (ns), if any.
+    pub duration_ns: Option<u64>,
+}
+
+/// Whether a larger value of a metric is better (for compare tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// A named result, e.g. `bogo_ops_per_sec`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub better: Better,
+}
+
+impl Metric {
+    pub fn new(name: &str, value: f64, unit: &str, better: Better) -> Metric {
+        Metric {
+            name: name.to_string(),
+            value,
+            unit: unit.to_string(),
+            better,
+        }
+    }
+}
+
+/// A benchmark model.
+pub trait Workload {
+    /// The program name as typed (`stress-ng`, `hackbench`, `rt-app`…).
+    fn program(&self) -> &str;
+    /// Creates and starts the workload's initial task(s).
+    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError>;
+    /// The lines the real program prints at the end of the run.
+    fn output(&self, k: &Kernel) -> String;
+    /// Named results for reproduce/compare.
+    fn metrics(&self, k: &Kernel) -> Vec<Metric>;
+    /// The tasks this workload created (for per-task reporting).
+    fn tasks(&self) -> Vec<TaskId> {
+        Vec::new()
+    }
+}
+
+/// A bad workload line or a workload that cannot run as configured.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("workload '{line}': empty workload")]
+    Empty { line: String },
+    #[error("workload '{line}': unknown program '{program}' (known: {known})")]
+    UnknownProgram {
+        line: String,
+        program: String,
+        known: String,
+    },
+    #[error("workload '{line}': {message}")]
+    Option { line: String, message: String },
+    #[error("workload '{line}': placement '{token}': {message}")]
+    Placement {
+        line: String,
+        token: String,
+        message: String,
+    },
+    #[error("{0}")]
+    RtApp(#[from] crate::rtapp::RtAppError),
+    #[error("workload '{line}': {message}")]
+    Unsupported { line: String, message: String },
+}
+
+/// Programs schedlab models, for error messages and `schedlab list workloads`.
+pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
+    (
+        "rt-app FILE",
+        "rt-app JSON workload description (workloads.md §10)",
+    ),
+    (
+        "stress-ng --pipe N ...",
+        "stress-ng 0.15.06 pipe stressor (workloads.md §2)",
+    ),
+    ("hackbench ...", "rt-tests hackbench (workloads.md §3)"),
+    (
+        "perf bench sched messaging ...",
+        "perf's hackbench (workloads.md §3)",
+    ),
+    ("schbench ...", "schbench (workloads.md §4)"),
+    ("cyclictest ...", "rt-tests cyclictest (workloads.md §5)"),
+];
+
+/// Splits a workload line into its leading placement tokens and the command words.
+/// Quotes are not interpreted beyond simple single/double quoting of whole words.
+pub fn split_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut in_word = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                in_word = true;
+            }
+            None if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            None => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    out
+}
+
+fn parse_policy(line: &str, tok: &str, v: &str, p: &mut Placement) -> Result<(), WorkloadError> {
+    let bad = |m: &str| WorkloadError::Placement {
+        line: line.to_string(),
+        token: tok.to_string(),
+        message: m.to_string(),
+    };
+    let (name, arg) = match v.split_once(':') {
+        Some((n, a)) => (n, Some(a)),
+        None => (v, None),
+    };
+    match name {
+        "other" | "normal" => p.policy = Some(Policy::Normal),
+        "batch" => p.policy = Some(Policy::Batch),
+        "idle" => p.policy = Some(Policy::Idle),
+        "fifo" | "rr" => {
+            p.policy = Some(if name == "fifo" {
+                Policy::Fifo
+            } else {
+                Policy::Rr
+            });
+            let prio: u32 = arg
+                .ok_or_else(|| bad("needs a priority, e.g. fifo:80"))?
+                .parse()
+                .map_err(|_| bad("priority must be 1..99"))?;
+            if !(1..=99).contains(&prio) {
+                return Err(bad("priority must be 1..99"));
+            }
+            p.rt_priority = Some(prio);
+        }
+        "deadline" => {
+            let a = arg
+                .ok_or_else(|| bad("needs runtime/deadline/period, e.g. deadline:2ms/10ms/10ms"))?;
+            let parts: Vec<&str> = a.split('/').collect();
+            if parts.len() != 3 {
+                return Err(bad("expected deadline:RUNTIME/DEADLINE/PERIOD"));
+            }
+            let d = |s: &str| {
+                schedlab_engine::parse_duration(s)
+                    .map(|n| n.0)
+                    .map_err(|e| bad(&e.to_string()))
+            };
+            p.policy = Some(Policy::Deadline);
+            p.dl = Some((d(parts[0])?, d(parts[1])?, d(parts[2])?));
+        }
+        _ => {
+            return Err(bad(
+                "expected other, batch, idle, fifo:P, rr:P or deadline:R/D/P",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Reads the leading `key=value` placement tokens; returns them and the command words.
+pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadError> {
+    let words = split_words(line);
+    let mut p = Placement::default();
+    let mut i = 0;
+    while i < words.len() {
+        let Some((k, v)) = words[i].split_once('=') else {
+            break;
+        };
+        if k.starts_with('-') {
+            break;
+        }
+        let bad = |m: &str| WorkloadError::Placement {
+            line: line.to_string(),
+            token: words[i].clone(),
+            message: m.to_string(),
+        };
+        match k {
+            "policy" => parse_policy(line, &words[i], v, &mut p)?,
+            "nice" => {
+                let n: i32 = v.parse().map_err(|_| bad("nice must be -20..19"))?;
+                if !(-20..=19).contains(&n) {
+                    return Err(bad("nice must be -20..19"));
+                }
+                p.nice = Some(n);
+            }
+            "slice" => {
+                let d = schedlab_engine::parse_duration(v).map_err(|e| bad(&e.to_string()))?;
+                if d.0 == 0 {
+                    return Err(bad("slice must be > 0"));
+                }
+                p.slice_ns = Some(d.0);
+            }
+            "cpus" => {
+                let m = CpuMask::parse_cpulist(v).map_err(|e| bad(&e.to_string()))?;
+                if m.is_empty() {
+                    return Err(bad("empty CPU list"));
+                }
+                p.cpus = Some(m);
+            }
+            "cgroup" => {
+                if !v.starts_with('/') {
+                    return Err(bad("cgroup path must start with '/'"));
+                }
+                p.cgroup = Some(v.to_string());
+            }
+            _ => {
+                return Err(bad(
+                    "unknown placement option (policy=, nice=, slice=, cpus=, cgroup=)",
+                ))
+            }
+        }
+        i += 1;
+    }
+    Ok((p, words[i..].to_vec()))
+}
+
+/// Parses a workload line into a model.
+pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), WorkloadError> {
+    let (placement, words) = parse_placement(line)?;
+    let Some(prog) = words.first() else {
+        return Err(WorkloadError::Empty {
+            line: line.to_string(),
+        });
+    };
+    let args = &words[1..];
+    let w: Box<dyn Workload> = match prog.as_str() {
+        "rt-app" => crate::rtapp::workload(line, args)?,
+        _ => {
+            return Err(WorkloadError::UnknownProgram {
+                line: line.to_string(),
+                program: prog.clone(),
+                known: KNOWN_PROGRAMS
+                    .iter()
+                    .map(|(p, _)| p.split(' ').next().unwrap())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        }
+    };
+    Ok((placement, w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_tokens() {
+        let (p, w) =
+            parse_placement("nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8")
+                .unwrap();
+        assert_eq!(p.nice, Some(19));
+        assert_eq!(p.policy, Some(Policy::Idle));
+        assert_eq!(p.cpus.unwrap().weight(), 4);
+        assert_eq!(p.slice_ns, Some(20_000_000));
+        assert_eq!(p.cgroup.as_deref(), Some("/test-A"));
+        assert_eq!(w, vec!["make", "-j8"]);
+        let (p, _) = parse_placement("policy=fifo:80 cyclictest").unwrap();
+        assert_eq!((p.policy, p.rt_priority), (Some(Policy::Fifo), Some(80)));
+    }
+
+    #[test]
+    fn placement_errors_name_the_token() {
+        for bad in [
+            "nice=40 x",
+            "policy=fifo x",
+            "policy=bogus x",
+            "slice=0 x",
+            "cpus=a x",
+            "cgroup=rel x",
+            "foo=1 x",
+        ] {
+            let e = parse_placement(bad).unwrap_err().to_string();
+            let tok = bad.split(' ').next().unwrap();
+            assert!(e.contains(tok), "{e}");
+        }
+    }
+
+    #[test]
+    fn unknown_program() {
+        let e = parse_workload("nice=1 frobnicate --x").err().unwrap();
+        assert!(
+            e.to_string().contains("unknown program 'frobnicate'"),
+            "{e}"
+        );
+        assert!(parse_workload("   ").is_err());
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(split_words("a 'b c' \"d\""), vec!["a", "b c", "d"]);
+    }
+}
