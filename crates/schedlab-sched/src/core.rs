@@ -707,8 +707,8 @@ impl Kernel {
         let mut stop = end;
         while let Some((t, ev)) = self.events.pop() {
             self.now = t.0;
-            if self.nr_live == 0 && self.all_exited_at.is_some() {
-                stop = self.all_exited_at.unwrap().min(end);
+            if let (0, Some(at)) = (self.nr_live, self.all_exited_at) {
+                stop = at.min(end);
                 break;
             }
             match ev {
