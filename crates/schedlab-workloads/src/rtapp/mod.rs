@@ -88,6 +88,19 @@ pub fn load_rtapp(path: &Path) -> Result<RtAppFile, RtAppError> {
     parse_rtapp(&text, &path.display().to_string())
 }
 
+/// The rt-app workload (`rt-app FILE`): the file is compiled into task programs by
+/// `program.rs`.
+pub fn workload(
+    line: &str,
+    args: &[String],
+) -> Result<Box<dyn crate::Workload>, crate::WorkloadError> {
+    let _ = args;
+    Err(crate::WorkloadError::Unsupported {
+        line: line.to_string(),
+        message: "rt-app programs are not built yet".to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,17 +368,4 @@ mod tests {
         let e = parse_rtapp("{ \"tasks\": { \"t\": { \"a\\nb\": 1 } } }", "w.json").unwrap_err();
         assert!(!e.to_string().contains('\n'), "{e}");
     }
-}
-
-/// The rt-app workload (`rt-app FILE`): the file is compiled into task programs by
-/// `program.rs`.
-pub fn workload(
-    line: &str,
-    args: &[String],
-) -> Result<Box<dyn crate::Workload>, crate::WorkloadError> {
-    let _ = args;
-    Err(crate::WorkloadError::Unsupported {
-        line: line.to_string(),
-        message: "rt-app programs are not built yet".to_string(),
-    })
 }
