@@ -93,6 +93,12 @@ pub trait Workload {
     fn tasks(&self) -> Vec<TaskId> {
         Vec::new()
     }
+    /// How long the real program runs by itself (stress-ng --timeout, cyclictest -D,
+    /// schbench -r, rt-app global.duration), in ns, plus a margin for start-up and tear-down;
+    /// `None` if it runs until stopped. Used as the default simulated duration.
+    fn duration_hint(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A bad workload line or a workload that cannot run as configured.
