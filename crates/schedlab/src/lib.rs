@@ -1,1 +1,14 @@
-//! schedlab
+//! schedlab: the facade over the simulated kernel — a platform, a kernel string and workload
+//! lines go in; benchmark output, statistics, traces and comparisons come out.
+
+pub mod bench;
+pub mod compare;
+pub mod listing;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod stats;
+pub mod trace_file;
+
+pub use run::{run, RunError, RunResult, RunSpec};
+pub use schedlab_engine::parse_duration;

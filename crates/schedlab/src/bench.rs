@@ -1,0 +1,176 @@
+//! Simulator speed (`schedlab bench`, and the criterion benches): simulated context switches
+//! per wall-clock second for (a) two tasks ping-ponging through futexes on one CPU and (b) many
+//! CPU hogs on one CPU, plus an SMP wakeup/sleep pattern on a large machine. Wall-clock time is
+//! read only here, to measure the simulator; it never enters a simulation.
+
+use schedlab_platform::Platform;
+use schedlab_sched::ipc::FutexId;
+use schedlab_sched::{Ctx, Kernel, KernelConfig, MachineDesc, Op, Program, SysResult, TaskAttrs};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// One side of a futex ping-pong: wake the partner, wait for our turn, repeat.
+struct PingPong {
+    me: Rc<Cell<Option<FutexId>>>,
+    other: Rc<Cell<Option<FutexId>>>,
+    step: u8,
+    first: bool,
+}
+
+impl Program for PingPong {
+    fn next(&mut self, cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+        let (me, other) = (self.me.get().unwrap(), self.other.get().unwrap());
+        loop {
+            match self.step {
+                0 => {
+                    self.step = 1;
+                    if !self.first {
+                        // wait for our turn
+                        if cx.futex_load(me) == 0 {
+                            return Op::FutexWait { futex: me, val: 0 };
+                        }
+                    }
+                }
+                1 => {
+                    self.first = false;
+                    cx.futex_store(me, 0);
+                    self.step = 2;
+                    return Op::Run(200);
+                }
+                _ => {
+                    cx.futex_store(other, 1);
+                    self.step = 0;
+                    return Op::FutexWake {
+                        futex: other,
+                        nr: 1,
+                    };
+                }
+            }
+        }
+    }
+}
+
+struct Hog;
+impl Program for Hog {
+    fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+        Op::Run(u64::MAX / 4)
+    }
+}
+
+/// Result of one benchmark.
+pub struct BenchResult {
+    pub name: &'static str,
+    pub switches: u64,
+    pub sim_ns: u64,
+    pub wall_s: f64,
+}
+
+impl BenchResult {
+    pub fn rate(&self) -> f64 {
+        self.switches as f64 / self.wall_s
+    }
+}
+
+fn machine(n: usize) -> MachineDesc {
+    MachineDesc::from_platform(&Platform::smp(n).expect("smp"))
+}
+
+/// (a) Two tasks ping-ponging through futexes on one CPU for `sim_ns`.
+pub fn pingpong(sim_ns: u64) -> BenchResult {
+    let cfg = KernelConfig::parse("v6.18").unwrap();
+    let mut k = Kernel::new(cfg, machine(1), 1).unwrap();
+    let fa = Rc::new(Cell::new(None));
+    let fb = Rc::new(Cell::new(None));
+    let a = k.create_task(
+        Box::new(PingPong {
+            me: fa.clone(),
+            other: fb.clone(),
+            step: 0,
+            first: true,
+        }),
+        &TaskAttrs {
+            comm: Some("ping".into()),
+            ..Default::default()
+        },
+        None,
+        false,
+    );
+    let b = k.create_task(
+        Box::new(PingPong {
+            me: fb.clone(),
+            other: fa.clone(),
+            step: 0,
+            first: false,
+        }),
+        &TaskAttrs {
+            comm: Some("pong".into()),
+            ..Default::default()
+        },
+        None,
+        false,
+    );
+    fa.set(Some(k.ipc.new_futex(0)));
+    fb.set(Some(k.ipc.new_futex(0)));
+    k.start_task(b);
+    k.start_task(a);
+    let t0 = Instant::now();
+    k.run_until(sim_ns);
+    BenchResult {
+        name: "futex ping-pong, 2 tasks, 1 CPU",
+        switches: k.stats.nr_switches,
+        sim_ns,
+        wall_s: t0.elapsed().as_secs_f64(),
+    }
+}
+
+/// (b) `n` hogs on one CPU for `sim_ns` (HZ=1000: one switch per expired slice).
+pub fn hogs(n: usize, sim_ns: u64) -> BenchResult {
+    let cfg = KernelConfig::parse("v6.18 CONFIG_HZ=1000").unwrap();
+    let mut k = Kernel::new(cfg, machine(1), 1).unwrap();
+    for i in 0..n {
+        let t = k.create_task(
+            Box::new(Hog),
+            &TaskAttrs {
+                comm: Some(format!("hog{i}")),
+                ..Default::default()
+            },
+            None,
+            false,
+        );
+        k.start_task(t);
+    }
+    let t0 = Instant::now();
+    k.run_until(sim_ns);
+    BenchResult {
+        name: "1000 hogs, 1 CPU",
+        switches: k.stats.nr_switches,
+        sim_ns,
+        wall_s: t0.elapsed().as_secs_f64(),
+    }
+}
+
+/// `schedlab bench`
+pub fn run_benchmarks(quick: bool) -> Result<String, String> {
+    let scale = if quick { 1 } else { 5 };
+    let results = [
+        pingpong(200_000_000 * scale),
+        hogs(1000, 20_000_000_000 * scale),
+    ];
+    let mut s = String::new();
+    s.push_str(&format!(
+        "{:<36} {:>12} {:>12} {:>10} {:>16}\n",
+        "BENCHMARK", "SWITCHES", "SIMULATED", "WALL", "SWITCHES/WALL-S"
+    ));
+    for r in &results {
+        s.push_str(&format!(
+            "{:<36} {:>12} {:>10.2} s {:>8.3} s {:>16.0}\n",
+            r.name,
+            r.switches,
+            r.sim_ns as f64 / 1e9,
+            r.wall_s,
+            r.rate()
+        ));
+    }
+    Ok(s)
+}

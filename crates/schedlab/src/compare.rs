@@ -1,0 +1,153 @@
+//! `schedlab compare`: several kernels on one workload, N seeds each, as an mmtests-style
+//! table: Amean (and Hmean for rates), Stddev, % change against the first kernel, and a
+//! significance marker.
+
+use crate::run::{run, RunError, RunSpec};
+use crate::stats::{amean, hmean, significant, stddev};
+use schedlab_workloads::Better;
+use serde_json::json;
+use std::fmt::Write;
+
+struct Col {
+    kernel: String,
+    /// metric name -> samples
+    samples: Vec<(String, String, Better, Vec<f64>)>,
+}
+
+/// Runs the comparison and renders it.
+pub fn compare(
+    base: &RunSpec,
+    kernels: &[String],
+    runs: u32,
+    as_json: bool,
+) -> Result<String, RunError> {
+    let mut cols: Vec<Col> = Vec::new();
+    for k in kernels {
+        let mut col = Col {
+            kernel: k.clone(),
+            samples: Vec::new(),
+        };
+        for i in 0..runs {
+            let mut spec = base.clone();
+            spec.kernel = k.clone();
+            spec.seed = base.seed + i as u64;
+            spec.trace = None;
+            spec.progress = false;
+            let r = run(&spec)?;
+            let mut metrics: Vec<(String, String, Better, f64)> = Vec::new();
+            for w in &r.workloads {
+                for m in &w.metrics {
+                    metrics.push((m.name.clone(), m.unit.clone(), m.better, m.value));
+                }
+            }
+            metrics.push((
+                "sched_switch".into(),
+                "".into(),
+                Better::Lower,
+                r.nr_switches as f64,
+            ));
+            metrics.push((
+                "sched_migrate_task".into(),
+                "".into(),
+                Better::Lower,
+                r.nr_migrations as f64,
+            ));
+            for (name, unit, better, v) in metrics {
+                match col.samples.iter_mut().find(|s| s.0 == name) {
+                    Some(s) => s.3.push(v),
+                    None => col.samples.push((name, unit, better, vec![v])),
+                }
+            }
+        }
+        cols.push(col);
+    }
+    if as_json {
+        let rows: Vec<_> = cols
+            .iter()
+            .flat_map(|c| {
+                c.samples.iter().map(move |(n, u, _, v)| {
+                    json!({"kernel": c.kernel, "metric": n, "unit": u, "amean": amean(v), "stddev": stddev(v), "samples": v})
+                })
+            })
+            .collect();
+        return Ok(serde_json::to_string_pretty(&json!({"rows": rows})).unwrap() + "\n");
+    }
+    let mut s = String::new();
+    let width = 22usize;
+    let _ = write!(s, "{:<28}", "");
+    for c in &cols {
+        let _ = write!(s, " {:>w$}", truncate(&c.kernel, width), w = width);
+    }
+    s.push('\n');
+    let metrics: Vec<(String, String, Better)> = cols[0]
+        .samples
+        .iter()
+        .map(|(n, u, b, _)| (n.clone(), u.clone(), *b))
+        .collect();
+    for (name, unit, better) in metrics {
+        let get = |c: &Col| {
+            c.samples
+                .iter()
+                .find(|x| x.0 == name)
+                .map(|x| x.3.clone())
+                .unwrap_or_default()
+        };
+        let base_v = get(&cols[0]);
+        let rate = unit.contains("/s") || name.contains("per_sec") || name.starts_with("rps");
+        let mut stat_rows: Vec<(&str, fn(&[f64]) -> f64)> = vec![("Amean", amean)];
+        if rate {
+            stat_rows.push(("Hmean", hmean));
+        }
+        stat_rows.push(("Stddev", stddev));
+        for (label, f) in stat_rows {
+            let _ = write!(s, "{:<28}", truncate(&format!("{label} {name}"), 28));
+            let b = f(&base_v);
+            for (i, c) in cols.iter().enumerate() {
+                let v = get(c);
+                let x = f(&v);
+                let cell = if label == "Stddev" {
+                    fmt_num(x)
+                } else {
+                    let pct = if b != 0.0 {
+                        let d = (x - b) / b.abs() * 100.0;
+                        if better == Better::Higher {
+                            d
+                        } else {
+                            -d
+                        }
+                    } else {
+                        0.0
+                    };
+                    let sig = if i > 0 && significant(&base_v, &v) {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    format!("{} ({:>6.2}%){}", fmt_num(x), pct, sig)
+                };
+                let _ = write!(s, " {:>w$}", cell, w = width);
+            }
+            s.push('\n');
+        }
+    }
+    s.push_str("\n% change: positive = better than the first kernel; * = difference larger than twice the pooled standard error.\n");
+    Ok(s)
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.abs() >= 1e5 {
+        format!("{:.0}", x)
+    } else if x.abs() >= 100.0 {
+        format!("{:.2}", x)
+    } else {
+        format!("{:.4}", x)
+    }
+}
+
+fn truncate(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        s.chars().take(w - 1).collect::<String>() + "…"
+    }
+}

@@ -1,0 +1,183 @@
+//! `schedlab list …` and `schedlab show …`: the configuration vocabulary as tables.
+
+use schedlab_platform::Platform;
+use schedlab_sched::features::Feature;
+use schedlab_sched::patches::Patch;
+use schedlab_sched::presets::{KernelConfig, MAIN_PRESETS, PRESETS};
+use schedlab_sched::sysctl::SYSCTLS;
+use std::fmt::Write;
+
+/// `schedlab list kernels`
+pub fn kernels() -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<14} {:<14} {:>8} {:>16}  SUMMARY",
+        "KERNEL", "BASE", "PATCHES", "SLICE(4 CPUs)"
+    );
+    for p in PRESETS {
+        let k = KernelConfig::parse(p.name).expect("preset parses");
+        let _ = writeln!(
+            s,
+            "{:<14} {:<14} {:>8} {:>13} ns  {}",
+            p.name,
+            p.base.unwrap_or("-"),
+            k.patches.iter().count(),
+            k.base_slice_ns(4),
+            p.summary
+        );
+    }
+    s.push_str("\nA kernel string is a preset, then +ID / -ID patches, FEATURE / NO_FEATURE and name=value tunables,\ne.g. 'v6.18+78cde54ea5f0 NO_DELAY_DEQUEUE base_slice_ns=3000000'.\n");
+    s
+}
+
+/// `schedlab list patches`: every patch with the main presets that carry it.
+pub fn patches() -> String {
+    let cfgs: Vec<KernelConfig> = MAIN_PRESETS
+        .iter()
+        .map(|p| KernelConfig::parse(p).unwrap())
+        .collect();
+    let mut s = String::new();
+    let _ = write!(s, "{:<12} {:<10} {:<8}", "ID", "RELEASE", "MODEL");
+    for p in MAIN_PRESETS {
+        let _ = write!(s, " {:>5}", p);
+    }
+    let _ = writeln!(s, "  SUBJECT");
+    for p in Patch::ALL {
+        let i = p.info();
+        let _ = write!(
+            s,
+            "{:<12} {:<10} {:<8}",
+            i.id,
+            i.release,
+            if i.modelled { "yes" } else { "listed" }
+        );
+        for c in &cfgs {
+            let _ = write!(s, " {:>5}", if c.has(*p) { "x" } else { "." });
+        }
+        let _ = writeln!(s, "  {}", i.subject);
+        let _ = writeln!(
+            s,
+            "{:<31}{:>w$}  switches: {}",
+            "",
+            "",
+            i.touches,
+            w = 6 * cfgs.len()
+        );
+    }
+    s.push_str("\nMODEL 'listed': accepted in kernel strings but changes nothing in the model (no modelled behaviour).\n");
+    s
+}
+
+/// `schedlab list features`: defaults per main preset (T, F, or - when absent).
+pub fn features() -> String {
+    let cfgs: Vec<KernelConfig> = MAIN_PRESETS
+        .iter()
+        .map(|p| KernelConfig::parse(p).unwrap())
+        .collect();
+    let mut s = String::new();
+    let _ = write!(s, "{:<24}", "FEATURE");
+    for p in MAIN_PRESETS {
+        let _ = write!(s, " {:>6}", p);
+    }
+    s.push('\n');
+    for f in Feature::ALL {
+        let _ = write!(s, "{:<24}", f.name());
+        for c in &cfgs {
+            let v = if !c.features.exists(*f) {
+                "-"
+            } else if c.feat(*f) {
+                "T"
+            } else {
+                "F"
+            };
+            let _ = write!(s, " {:>6}", v);
+        }
+        s.push('\n');
+    }
+    s.push_str("\nSimulator-only knobs (not upstream features):\n");
+    for f in schedlab_sched::SimFeature::ALL {
+        let _ = writeln!(
+            s,
+            "  {:<24} default {}",
+            f.name(),
+            if f.default_on() { "on" } else { "off" }
+        );
+    }
+    s
+}
+
+/// `schedlab list sysctls`
+pub fn sysctls() -> String {
+    let mut s = String::new();
+    for x in SYSCTLS {
+        let _ = writeln!(
+            s,
+            "{:<20} {}\n{:<20} default: {}, units: {}",
+            x.name, x.doc, "", x.default, x.units
+        );
+    }
+    s
+}
+
+/// `schedlab list platforms`
+pub fn platforms() -> String {
+    let mut s = String::new();
+    for (n, d) in Platform::list_builtin() {
+        let _ = writeln!(s, "{:<16} {}", n, d);
+    }
+    s.push_str("smp:N            a plain N-CPU machine with default (x86 server) costs\n");
+    s.push_str("\nA platform can also be a TOML file path (see platforms/README.md).\n");
+    s
+}
+
+/// `schedlab list workloads`
+pub fn workloads() -> String {
+    let mut s = String::new();
+    for (p, d) in schedlab_workloads::workload::KNOWN_PROGRAMS {
+        let _ = writeln!(s, "{:<34} {}", p, d);
+    }
+    s.push_str("\nPlacement options may precede the command: policy=other|batch|idle nice=N slice=DUR cpus=LIST cgroup=PATH\n");
+    s
+}
+
+/// `schedlab show kernel SPEC`: the resolved configuration.
+pub fn show_kernel(k: &KernelConfig) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "kernel '{}' (preset {})", k.spec, k.preset);
+    let _ = writeln!(
+        s,
+        "\nfeatures (as /sys/kernel/debug/sched/features):\n  {}",
+        k.features.debugfs_line()
+    );
+    let _ = writeln!(s, "\npatches:");
+    for p in k.patches.iter() {
+        let i = p.info();
+        let _ = writeln!(s, "  {} {:<10} {}", i.id, i.release, i.subject);
+    }
+    let _ = writeln!(
+        s,
+        "\ntunables: base_slice_ns {} (1 CPU) / {} (4 CPUs) / {} (8+ CPUs), migration_cost_ns {}, preempt {}, HZ {}",
+        k.base_slice_ns(1),
+        k.base_slice_ns(4),
+        k.base_slice_ns(8),
+        k.sysctl.migration_cost_ns,
+        k.preempt.map(|m| m.name()).unwrap_or("(platform default)"),
+        k.hz.map(|h| h.to_string()).unwrap_or_else(|| "(platform default)".into())
+    );
+    s
+}
+
+/// `schedlab show platform NAME`
+pub fn show_platform(name: &str) -> Result<String, String> {
+    Platform::resolve(name)
+        .map(|p| p.show())
+        .map_err(|e| e.to_string())
+}
+
+/// `schedlab show kernel SPEC`
+pub fn show_kernel_spec(spec: &str) -> Result<String, String> {
+    KernelConfig::parse(spec)
+        .map(|k| show_kernel(&k))
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,362 @@
+//! One simulation run: platform + kernel string + workload lines -> results.
+//!
+//! Errors are user-input errors (bad platform, kernel string, workload line, duration, or an
+//! unsupported configuration) and carry a one-line message naming the culprit; the CLI turns
+//! them into exit code 2. A trace is written to a temporary file next to the target and moved
+//! into place only when the run succeeded, so a failed run never leaves a half-written file.
+
+use crate::trace_file::TraceFile;
+use schedlab_platform::{Platform, PlatformError};
+use schedlab_sched::fair::FairOp;
+use schedlab_sched::sched::{Policy, TaskId};
+use schedlab_sched::{Kernel, KernelConfig, KernelSpecError, MachineDesc};
+use schedlab_workloads::{parse_workload, Env, Metric, Placement, Workload, WorkloadError};
+use std::path::PathBuf;
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// Platform name, `smp:N`, or a TOML file path.
+    pub platform: String,
+    /// Kernel string (`v6.18+78cde54ea5f0 NO_DELAY_DEQUEUE ...`).
+    pub kernel: String,
+    /// Workload lines, each optionally preceded by placement tokens.
+    pub workloads: Vec<String>,
+    /// Simulated duration; `None` = the workloads' own duration (or 10 s).
+    pub duration_ns: Option<u64>,
+    pub seed: u64,
+    /// Stop at the first violated invariant (and check them after every event).
+    pub strict: bool,
+    /// Write the trace here.
+    pub trace: Option<PathBuf>,
+    /// Show a progress bar on stderr for long runs.
+    pub progress: bool,
+}
+
+impl RunSpec {
+    pub fn new(platform: &str, kernel: &str, workloads: &[&str]) -> RunSpec {
+        RunSpec {
+            platform: platform.to_string(),
+            kernel: kernel.to_string(),
+            workloads: workloads.iter().map(|s| s.to_string()).collect(),
+            duration_ns: None,
+            seed: 1,
+            strict: false,
+            trace: None,
+            progress: false,
+        }
+    }
+}
+
+/// Why a run could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Platform(#[from] PlatformError),
+    #[error("{0}")]
+    Kernel(#[from] KernelSpecError),
+    #[error("{0}")]
+    Workload(#[from] WorkloadError),
+    #[error("{0}")]
+    Config(String),
+    #[error("trace file {path}: {source}")]
+    Trace {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invariant violated: {0}")]
+    Invariant(String),
+}
+
+/// Per-task results (as `/proc/PID/sched` and getrusage report them).
+#[derive(Clone, Debug)]
+pub struct TaskResult {
+    pub pid: i32,
+    pub comm: String,
+    pub policy: Policy,
+    pub nice: i32,
+    pub slice_ns: u64,
+    pub sum_exec_runtime_ns: u64,
+    pub nr_switches: u64,
+    pub nr_voluntary_switches: u64,
+    pub nr_involuntary_switches: u64,
+    pub nr_migrations: u64,
+    pub run_delay_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub last_cpu: usize,
+    pub exited: bool,
+}
+
+/// Per-CPU results.
+#[derive(Clone, Debug)]
+pub struct CpuResult {
+    pub cpu: usize,
+    pub idle_ns: u64,
+    pub nr_switches: u64,
+    pub migrations_in: u64,
+}
+
+/// One workload's output.
+#[derive(Clone, Debug)]
+pub struct WorkloadResult {
+    pub line: String,
+    pub program: String,
+    pub output: String,
+    pub metrics: Vec<Metric>,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub platform: String,
+    pub kernel: String,
+    pub preempt: String,
+    pub hz: u32,
+    pub base_slice_ns: u64,
+    pub ncpus: usize,
+    pub seed: u64,
+    pub sim_time_ns: u64,
+    pub events: u64,
+    pub tasks: Vec<TaskResult>,
+    pub cpus: Vec<CpuResult>,
+    pub workloads: Vec<WorkloadResult>,
+    pub nr_switches: u64,
+    pub nr_migrations: u64,
+    pub ttwu_local: u64,
+    pub ttwu_remote: u64,
+    pub ttwu_delayed_requeue: u64,
+    pub ttwu_delayed_requeue_busy_while_idle: u64,
+    pub fair_ops: Vec<(String, u64)>,
+    pub ipis: u64,
+    pub ticks: u64,
+    pub warnings: u64,
+    pub first_warning: Option<String>,
+    pub trace_path: Option<PathBuf>,
+}
+
+/// Default simulated time when no workload says how long it runs.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+/// Runs one simulation.
+pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
+    let platform = Platform::resolve(&spec.platform)?;
+    let cfg = KernelConfig::parse(&spec.kernel)?;
+    let machine = MachineDesc::from_platform(&platform);
+    let mut k = Kernel::new(cfg, machine, spec.seed).map_err(|e| {
+        RunError::Config(format!(
+            "kernel '{}' on platform '{}': {e}",
+            spec.kernel, platform.name
+        ))
+    })?;
+    k.strict = spec.strict;
+    k.check_invariants = spec.strict;
+
+    let mut workloads: Vec<(String, Placement, Box<dyn Workload>)> = Vec::new();
+    if spec.workloads.is_empty() {
+        return Err(RunError::Config("no --workload given".into()));
+    }
+    for line in &spec.workloads {
+        let (placement, w) = parse_workload(line)?;
+        if let Some(cg) = &placement.cgroup {
+            return Err(RunError::Config(format!(
+                "workload '{line}': cgroup={cg}: cgroups are not modelled yet"
+            )));
+        }
+        if let Some(p) = placement.policy {
+            if !p.is_fair() {
+                return Err(RunError::Config(format!(
+                    "workload '{line}': policy {}: the RT and DEADLINE classes are not modelled yet",
+                    p.name()
+                )));
+            }
+        }
+        if let Some(cpus) = &placement.cpus {
+            if cpus.last().map(|c| c >= k.ncpus).unwrap_or(false) {
+                return Err(RunError::Config(format!(
+                    "workload '{line}': cpus={cpus}: platform '{}' has CPUs 0-{}",
+                    platform.name,
+                    k.ncpus - 1
+                )));
+            }
+        }
+        workloads.push((line.clone(), placement, w));
+    }
+    let duration = spec.duration_ns.unwrap_or_else(|| {
+        workloads
+            .iter()
+            .filter_map(|(_, _, w)| w.duration_hint())
+            .max()
+            .unwrap_or(DEFAULT_DURATION_NS)
+    });
+    if duration == 0 {
+        return Err(RunError::Config("--duration must be > 0".into()));
+    }
+
+    let mut trace = match &spec.trace {
+        Some(p) => Some(
+            TraceFile::create(p, k.ncpus as u32).map_err(|e| RunError::Trace {
+                path: p.display().to_string(),
+                source: e,
+            })?,
+        ),
+        None => None,
+    };
+    if let Some(t) = &trace {
+        k.set_trace(Box::new(t.sink()));
+    }
+
+    for (i, (_, placement, w)) in workloads.iter_mut().enumerate() {
+        let env = Env {
+            placement: placement.clone(),
+            tg: None,
+            index: i,
+            duration_ns: Some(duration),
+        };
+        if let Err(e) = w.setup(&mut k, &env) {
+            if let Some(t) = trace.take() {
+                t.discard();
+            }
+            return Err(e.into());
+        }
+    }
+
+    let stop = run_with_progress(&mut k, duration, spec.progress);
+    if let Some(msg) = k.first_warning.clone() {
+        if spec.strict {
+            if let Some(t) = trace.take() {
+                t.discard();
+            }
+            return Err(RunError::Invariant(msg));
+        }
+    }
+    drop(k.take_trace());
+    let trace_path = match trace.take() {
+        Some(t) => Some(t.finish().map_err(|(p, e)| RunError::Trace {
+            path: p.display().to_string(),
+            source: e,
+        })?),
+        None => None,
+    };
+
+    let results = collect(&k, &platform, spec, stop, &workloads, trace_path);
+    Ok(results)
+}
+
+/// Runs in slices so that a long run can show progress on stderr (wall-clock time is only
+/// used to decide whether to draw; the simulation never reads it).
+fn run_with_progress(k: &mut Kernel, duration: u64, progress: bool) -> u64 {
+    if !progress {
+        return k.run_until(duration);
+    }
+    let start = std::time::Instant::now();
+    let steps = 100u64;
+    let mut drawn = false;
+    let mut stop = 0;
+    for i in 1..=steps {
+        let t = duration / steps * i + if i == steps { duration % steps } else { 0 };
+        stop = k.run_until(t);
+        if stop < t {
+            break;
+        }
+        if start.elapsed().as_millis() > 500 {
+            drawn = true;
+            let filled = (i * 40 / steps) as usize;
+            eprint!(
+                "\r[{}{}] {:3}% simulated {:.1}/{:.1} s",
+                "#".repeat(filled),
+                " ".repeat(40 - filled),
+                i,
+                t as f64 / 1e9,
+                duration as f64 / 1e9
+            );
+        }
+    }
+    if drawn {
+        eprintln!();
+    }
+    stop
+}
+
+fn collect(
+    k: &Kernel,
+    platform: &Platform,
+    spec: &RunSpec,
+    stop: u64,
+    workloads: &[(String, Placement, Box<dyn Workload>)],
+    trace_path: Option<PathBuf>,
+) -> RunResult {
+    let mut tasks = Vec::new();
+    for (i, t) in k.tasks.iter().enumerate() {
+        if t.is_idle_task {
+            continue;
+        }
+        let se = &k.se[t.se.index()];
+        let _ = TaskId::new(i);
+        tasks.push(TaskResult {
+            pid: t.pid,
+            comm: t.comm.clone(),
+            policy: t.policy,
+            nice: t.nice,
+            slice_ns: se.slice,
+            sum_exec_runtime_ns: se.sum_exec_runtime,
+            nr_switches: t.stats.nr_switches,
+            nr_voluntary_switches: t.stats.nr_voluntary_switches,
+            nr_involuntary_switches: t.stats.nr_involuntary_switches,
+            nr_migrations: se.nr_migrations,
+            run_delay_ns: t.stats.run_delay_ns,
+            user_ns: t.stats.user_ns,
+            sys_ns: t.stats.sys_ns,
+            last_cpu: t.cpu,
+            exited: t.state == schedlab_sched::sched::TaskState::Dead,
+        });
+    }
+    let cpus = k
+        .rqs
+        .iter()
+        .map(|rq| CpuResult {
+            cpu: rq.cpu,
+            idle_ns: rq.stats.idle_ns,
+            nr_switches: rq.stats.nr_switches,
+            migrations_in: rq.stats.migrations_in,
+        })
+        .collect();
+    let wl = workloads
+        .iter()
+        .map(|(line, _, w)| WorkloadResult {
+            line: line.clone(),
+            program: w.program().to_string(),
+            output: w.output(k),
+            metrics: w.metrics(k),
+        })
+        .collect();
+    RunResult {
+        platform: platform.name.clone(),
+        kernel: k.cfg.spec.clone(),
+        preempt: k.preempt_model().name().to_string(),
+        hz: k.hz,
+        base_slice_ns: k.base_slice,
+        ncpus: k.ncpus,
+        seed: spec.seed,
+        sim_time_ns: stop,
+        events: k.events_processed(),
+        tasks,
+        cpus,
+        workloads: wl,
+        nr_switches: k.stats.nr_switches,
+        nr_migrations: k.stats.migrations,
+        ttwu_local: k.stats.ttwu_local,
+        ttwu_remote: k.stats.ttwu_remote,
+        ttwu_delayed_requeue: k.stats.ttwu_delayed_requeue,
+        ttwu_delayed_requeue_busy_while_idle: k.stats.ttwu_delayed_requeue_busy_while_idle,
+        fair_ops: FairOp::ALL
+            .iter()
+            .map(|op| (op.name().to_string(), k.stats.fair_ops[*op as usize]))
+            .collect(),
+        ipis: k.stats.ipis,
+        ticks: k.stats.ticks,
+        warnings: k.warnings,
+        first_warning: k.first_warning.clone(),
+        trace_path,
+    }
+}
