@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Command {
     Run,
     Reproduce,
@@ -10,6 +10,7 @@ pub enum Command {
     List,
     Show,
     Bench,
+    #[default]
     Help,
     Version,
 }
@@ -84,12 +85,6 @@ pub struct Parsed {
     pub runs: Option<u32>,
     pub quick: bool,
     pub progress: bool,
-}
-
-impl Default for Command {
-    fn default() -> Self {
-        Command::Help
-    }
 }
 
 pub fn parse(argv: &[String]) -> Result<Parsed, String> {
