@@ -13,11 +13,11 @@
 //! completes exactly at t is done at t), then hrtimer expiries, then IPIs, then ticks, then the
 //! end of the run.
 
-use crate::ipc::{FutexId, Ipc, PipeId};
+use crate::ipc::{FutexId, Ipc, MutexId, PipeId, SockId};
 use crate::presets::{KernelConfig, PreemptModel};
 use crate::sched::*;
 use crate::stats::{CpuStats, KernelStats, TaskStats};
-use crate::syscalls::{Program, Spawn, SysResult, TaskAttrs};
+use crate::syscalls::{PollFd, Program, Spawn, SysResult, TaskAttrs};
 use crate::tree::TreeOrder;
 use schedlab_engine::{EventQueue, Rng, RngStreams};
 use schedlab_platform::cost::CostModel;
@@ -161,6 +161,9 @@ pub(crate) enum SegKind {
     Irq,
     /// The cost of switching in; on completion `schedule()` returns.
     SwitchIn,
+    /// Optimistic spinning on a kernel mutex (`mutex_optimistic_spin`, preemption disabled):
+    /// open-ended, ended by the unlock, by the owner leaving its CPU, or by `need_resched()`.
+    Spin,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -188,14 +191,37 @@ pub(crate) enum Step {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Effect {
+    /// `mutex_lock()`: take, spin on the owner, or sleep (workloads.md §1.8).
+    MutexLock {
+        m: MutexId,
+    },
     PipeWrite {
         pipe: PipeId,
         bytes: u32,
+        /// The write has already slept once (`wake_next_writer`).
+        blocked: bool,
     },
     PipeRead {
         pipe: PipeId,
         bytes: u32,
         blocked: bool,
+    },
+    /// Sleep on a pipe's writer (`write`) or reader queue unless it is ready, then retry.
+    PipeWait {
+        pipe: PipeId,
+        bytes: u32,
+        write: bool,
+    },
+    SockSend {
+        sock: SockId,
+        bytes: u32,
+    },
+    SockRecv {
+        sock: SockId,
+        bytes: u32,
+    },
+    Poll {
+        fd: PollFd,
     },
     FutexWait {
         futex: FutexId,
@@ -228,6 +254,8 @@ pub(crate) struct Exec {
     pub segs: Vec<Seg>,
     pub plan: VecDeque<Step>,
     pub last: Option<SysResult>,
+    /// The kernel mutex the task owns (at most one: a pipe's `pipe->mutex`).
+    pub lock_held: Option<MutexId>,
 }
 
 /// `struct task_struct` (the parts the model needs) plus the program it runs.
@@ -260,6 +288,9 @@ pub struct Task {
     pub sched_reset_on_fork: bool,
     pub timer_slack_ns: u64,
     pub is_idle_task: bool,
+    /// `PF_KTHREAD`: a kernel thread (a per-CPU kthread when also pinned to one CPU, which
+    /// `select_idle_sibling` lets the wakee stack behind, smp.md §2.5 rule 3).
+    pub kthread: bool,
     pub rng: Rng,
     pub(crate) prog: Option<Box<dyn Program>>,
     pub(crate) exec: Exec,
@@ -550,6 +581,7 @@ impl Kernel {
             sched_reset_on_fork: false,
             timer_slack_ns: self.cfg.sysctl.timer_slack_ns,
             is_idle_task: false,
+            kthread: false,
             rng,
             prog: None,
             exec: Exec::default(),

@@ -1,12 +1,14 @@
 //! Execution of task programs on simulated CPUs: segments, the plan of the current operation,
-//! the effects of system calls (pipes, futexes, sleeps, fork, exit, wait), hrtimers with slack
-//! and IPIs. Costs come from the platform cost model of the CPU doing the work.
+//! the effects of system calls (pipes with their `pipe->mutex`, AF_UNIX stream sockets, poll,
+//! futexes, sleeps, fork, exit, wait), kernel mutexes with optimistic spinning, hrtimers with
+//! slack and IPIs. Costs come from the platform cost model of the CPU doing the work.
 
 use crate::core::{Effect, Ev, HrTimer, Mode, Seg, SegKind, Step};
-use crate::ipc::{FutexId, PipeId};
+use crate::features::SimFeature;
+use crate::ipc::{FutexId, MutexId, PipeId, SockId};
 use crate::sched::*;
 use crate::schedule::{Point, Woken};
-use crate::syscalls::{Ctx, Op, SysResult};
+use crate::syscalls::{Ctx, Op, PollFd, SysResult};
 use crate::Kernel;
 
 /// What an effect did to the calling task.
@@ -18,6 +20,13 @@ enum Outcome {
 
 /// A task that issues this many operations without simulated time advancing is broken.
 const MAX_ZERO_TIME_OPS: u32 = 100_000;
+
+/// Length of a spin segment: open-ended (about 73 years); a spin ends only by notification.
+const SPIN_FOREVER: u64 = u64::MAX / 8;
+
+/// Thread exit costs `c_exit / THREAD_EXIT_DIVISOR`: the spec gives `c_thread_exit` ≈ 10 µs
+/// (workloads.md §3.2) without a cost-table row; 10/70 is its ratio to the A76 `c_exit`.
+const THREAD_EXIT_DIVISOR: u64 = 7;
 
 impl Kernel {
     // ===================================================================== segments
@@ -132,6 +141,13 @@ impl Kernel {
                 }
                 self.tasks[t.index()].exec.segs.pop();
                 match seg.kind {
+                    SegKind::Irq if self.spinning_below(t) => {
+                        // mutex_optimistic_spin() runs with preemption disabled: no preemption
+                        // at this interrupt exit, but the spinner gives up on need_resched()
+                        if self.need_resched(cpu) {
+                            self.tasks[t.index()].exec.segs.last_mut().unwrap().rem = 0;
+                        }
+                    }
                     SegKind::Irq => {
                         let below_user = self.tasks[t.index()]
                             .exec
@@ -154,7 +170,7 @@ impl Kernel {
                             self.__schedule(cpu, true);
                         }
                     }
-                    SegKind::Work => {}
+                    SegKind::Work | SegKind::Spin => {}
                 }
                 continue;
             }
@@ -251,18 +267,34 @@ impl Kernel {
                 plan.push(Ret(SysResult::None));
             }
             Op::PipeWrite { pipe, bytes } => {
-                let c = self.pipe_cost(cpu, bytes, true);
-                plan.push(Cpu(c, Mode::Kernel));
-                plan.push(Do(Effect::PipeWrite { pipe, bytes }));
-            }
-            Op::PipeRead { pipe, bytes } => {
-                let c = self.pipe_cost(cpu, bytes, false);
-                plan.push(Cpu(c, Mode::Kernel));
-                plan.push(Do(Effect::PipeRead {
+                let eff = Effect::PipeWrite {
                     pipe,
                     bytes,
                     blocked: false,
-                }));
+                };
+                self.plan_pipe_op(cpu, pipe, bytes, true, eff, plan);
+            }
+            Op::PipeRead { pipe, bytes } => {
+                let eff = Effect::PipeRead {
+                    pipe,
+                    bytes,
+                    blocked: false,
+                };
+                self.plan_pipe_op(cpu, pipe, bytes, false, eff, plan);
+            }
+            Op::SockSend { sock, bytes } => {
+                let c = self.unix_cost(cpu, bytes, true);
+                plan.push(Cpu(c, Mode::Kernel));
+                plan.push(Do(Effect::SockSend { sock, bytes }));
+            }
+            Op::SockRecv { sock, bytes } => {
+                let c = self.unix_cost(cpu, bytes, false);
+                plan.push(Cpu(c, Mode::Kernel));
+                plan.push(Do(Effect::SockRecv { sock, bytes }));
+            }
+            Op::Poll { fd } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_syscall.0), Mode::Kernel));
+                plan.push(Do(Effect::Poll { fd }));
             }
             Op::FutexWait { futex, val } => {
                 plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wait.0), Mode::Kernel));
@@ -304,7 +336,14 @@ impl Kernel {
                 plan.push(Do(Effect::SpawnSlot(idx as u32)));
             }
             Op::Exit => {
-                plan.push(Cpu(self.cost(cpu, |c| c.c_exit.0), Mode::Kernel));
+                // a thread other than the group leader keeps the mm: no mm teardown
+                let task = &self.tasks[t.index()];
+                let div = if task.tgid != task.pid {
+                    THREAD_EXIT_DIVISOR
+                } else {
+                    1
+                };
+                plan.push(Cpu(self.cost(cpu, |c| c.c_exit.0 / div), Mode::Kernel));
                 plan.push(Do(Effect::Exit));
             }
             Op::WaitChild => {
@@ -341,6 +380,65 @@ impl Kernel {
         } else {
             base
         }
+    }
+
+    /// Plans a pipe read or write. With `SIM_PIPE_MUTEX` the cost is split in two: the system
+    /// call entry (the `c_syscall` share of the cost) runs unlocked, then `pipe->mutex` is
+    /// taken and the rest (copy, buffer management) runs under it; the effect unlocks before
+    /// waking anybody (fs/pipe.c). Uncontended, the total time is the same as without it.
+    fn plan_pipe_op(
+        &mut self,
+        cpu: usize,
+        pipe: PipeId,
+        bytes: u32,
+        write: bool,
+        eff: Effect,
+        plan: &mut Vec<Step>,
+    ) {
+        let c = self.pipe_cost(cpu, bytes, write);
+        if !self.cfg.sim(SimFeature::SIM_PIPE_MUTEX) {
+            plan.push(Step::Cpu(c, Mode::Kernel));
+            plan.push(Step::Do(eff));
+            return;
+        }
+        let costs = &self.costs[cpu];
+        let base = if write {
+            costs.c_pipe_write.0
+        } else {
+            costs.c_pipe_read.0
+        };
+        let mean = base + Self::copy_beyond(costs.c_copy_per_KB.0, bytes, 512);
+        let entry = costs.c_syscall.0.min(base);
+        // the jittered total is split in the ratio of the mean costs
+        let unlocked = if mean == 0 {
+            0
+        } else {
+            (c as u128 * entry as u128 / mean as u128) as u64
+        };
+        let m = self.ipc.pipes[pipe.index()].mutex;
+        plan.push(Step::Cpu(unlocked, Mode::Kernel));
+        plan.push(Step::Do(Effect::MutexLock { m }));
+        plan.push(Step::Cpu(c - unlocked, Mode::Kernel));
+        plan.push(Step::Do(eff));
+    }
+
+    /// `c_copy_per_KB` for the bytes of a transfer beyond `included`.
+    fn copy_beyond(per_kb: u64, bytes: u32, included: u32) -> u64 {
+        if bytes > included {
+            per_kb * (bytes - included) as u64 / 1024
+        } else {
+            0
+        }
+    }
+
+    /// `c_unix_send/recv(n)`: the 100-byte cost plus the copy of the bytes beyond 100.
+    fn unix_cost(&mut self, cpu: usize, bytes: u32, send: bool) -> u64 {
+        let base = if send {
+            self.cost(cpu, |c| c.c_unix_send.0)
+        } else {
+            self.cost(cpu, |c| c.c_unix_recv.0)
+        };
+        base + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 100)
     }
 
     /// Pushes steps to the front of a task's plan, in order.
@@ -411,7 +509,16 @@ impl Kernel {
 
     fn apply_effect(&mut self, cpu: usize, t: TaskId, eff: Effect) -> Outcome {
         match eff {
-            Effect::PipeWrite { pipe, bytes } => self.do_pipe_write(cpu, t, pipe, bytes),
+            Effect::MutexLock { m } => self.do_mutex_lock(cpu, t, m),
+            Effect::PipeWrite {
+                pipe,
+                bytes,
+                blocked,
+            } => self.do_pipe_write(cpu, t, pipe, bytes, blocked),
+            Effect::PipeWait { pipe, bytes, write } => self.do_pipe_wait(t, pipe, bytes, write),
+            Effect::SockSend { sock, bytes } => self.do_sock_send(cpu, t, sock, bytes),
+            Effect::SockRecv { sock, bytes } => self.do_sock_recv(cpu, t, sock, bytes),
+            Effect::Poll { fd } => self.do_poll(t, fd),
             Effect::PipeRead {
                 pipe,
                 bytes,
@@ -507,35 +614,271 @@ impl Kernel {
         }
     }
 
+    // ===================================================================== kernel mutexes
+
+    /// Whether the segment under the top one is a mutex spin.
+    fn spinning_below(&self, t: TaskId) -> bool {
+        self.tasks[t.index()]
+            .exec
+            .segs
+            .last()
+            .is_some_and(|s| s.kind == SegKind::Spin)
+    }
+
+    /// kernel: mutex.c __mutex_lock_common() @ v6.12 — trylock (or pick up a handoff), else
+    /// optimistic spinning while the owner runs on a CPU, else sleep on the FIFO wait list in
+    /// TASK_UNINTERRUPTIBLE. A spinner or a woken waiter comes back here to retry.
+    /// Deviation: the osq is the `spinners` FIFO; the lock-word cache-line transfers are free.
+    fn do_mutex_lock(&mut self, cpu: usize, t: TaskId, m: MutexId) -> Outcome {
+        let mx = &mut self.ipc.mutexes[m.index()];
+        if let Some(i) = mx.spinners.iter().position(|&s| s == t) {
+            mx.spinners.remove(i);
+        }
+        let pos = mx.waiters.iter().position(|&w| w == t);
+        let owner = match mx.owner {
+            None => None,
+            Some(o) if o == t => None, // handed off to us (MUTEX_FLAG_PICKUP)
+            Some(o) => Some(o),
+        };
+        let Some(owner) = owner else {
+            mx.owner = Some(t);
+            mx.acquisitions += 1;
+            if let Some(i) = pos {
+                mx.waiters.remove(i);
+                if i == 0 {
+                    mx.handoff = false;
+                }
+            }
+            self.tasks[t.index()].exec.lock_held = Some(m);
+            return Outcome::Continue;
+        };
+        mx.contended += 1;
+        let first = pos == Some(0);
+        if first {
+            // __mutex_trylock_or_handoff(lock, first): the next unlock hands the lock over
+            mx.handoff = true;
+        }
+        // only the first waiter spins among the waiters (mutex_optimistic_spin with a waiter)
+        let may_spin =
+            self.tasks[owner.index()].on_cpu && !self.need_resched(cpu) && (pos.is_none() || first);
+        let mx = &mut self.ipc.mutexes[m.index()];
+        if may_spin {
+            mx.spinners.push_back(t);
+        } else {
+            if pos.is_none() {
+                mx.waiters.push_back(t);
+            }
+            mx.sleeps += 1;
+        }
+        self.push_front(t, &[Step::Do(Effect::MutexLock { m })]);
+        if may_spin {
+            self.tasks[t.index()].exec.segs.push(Seg {
+                rem: SPIN_FOREVER,
+                mode: Mode::Kernel,
+                kind: SegKind::Spin,
+                until: None,
+            });
+            return Outcome::Continue;
+        }
+        self.tasks[t.index()].state = TaskState::Uninterruptible;
+        Outcome::Blocked
+    }
+
+    /// kernel: mutex.c __mutex_unlock_slowpath() @ v6.12 — releases `m` (or hands it to the
+    /// first waiter when it asked for a handoff), tells the spinners, and wakes the first
+    /// waiter (`wake_q`, WF_TTWU). Returns whether a sleeping waiter was woken (the unlocker
+    /// then pays `c_ttwu` before going on).
+    fn mutex_unlock(&mut self, cpu: usize, t: TaskId, m: MutexId) -> bool {
+        let mx = &mut self.ipc.mutexes[m.index()];
+        debug_assert_eq!(mx.owner, Some(t));
+        mx.owner = None;
+        self.tasks[t.index()].exec.lock_held = None;
+        let mx = &mut self.ipc.mutexes[m.index()];
+        let first = mx.waiters.front().copied();
+        let notify: Vec<TaskId> = match first {
+            Some(w) if mx.handoff => {
+                // __mutex_handoff(): the first waiter owns the lock before it runs, so every
+                // spinner but a spinning first waiter sees an owner off its CPU and sleeps
+                mx.owner = Some(w);
+                mx.handoff = false;
+                mx.handoffs += 1;
+                mx.spinners.iter().copied().collect()
+            }
+            // osq: only the head spinner watches the lock word
+            _ => mx.spinners.front().copied().into_iter().collect(),
+        };
+        for s in notify {
+            self.end_spin(s);
+        }
+        match first {
+            Some(w) if self.tasks[w.index()].state == TaskState::Uninterruptible => {
+                self.wake_from_task(cpu, t, w, 0)
+            }
+            _ => false,
+        }
+    }
+
+    /// The owner of `m` left its CPU (preempted inside its critical section): every spinner
+    /// sees `!owner_on_cpu()` and retries, which puts it to sleep.
+    pub(crate) fn mutex_owner_off_cpu(&mut self, m: MutexId) {
+        let spinners: Vec<TaskId> = self.ipc.mutexes[m.index()]
+            .spinners
+            .iter()
+            .copied()
+            .collect();
+        for s in spinners {
+            self.end_spin(s);
+        }
+    }
+
+    /// Ends the spin of task `s` now (it is running on its CPU, possibly under an interrupt
+    /// handler): its spin segment completes and the retry step that follows it runs.
+    fn end_spin(&mut self, s: TaskId) {
+        let cpu = self.tasks[s.index()].cpu;
+        if self.rqs[cpu].curr != s {
+            self.sched_warn_on(true, "a mutex spinner is not running");
+            return;
+        }
+        self.progress_segment(cpu);
+        let Some(seg) = self.tasks[s.index()]
+            .exec
+            .segs
+            .iter_mut()
+            .rev()
+            .find(|x| x.kind == SegKind::Spin)
+        else {
+            return;
+        };
+        seg.rem = 0;
+        self.arm_segment(cpu);
+    }
+
     // ===================================================================== pipes
 
-    fn do_pipe_write(&mut self, cpu: usize, t: TaskId, pipe: PipeId, bytes: u32) -> Outcome {
+    /// Releases `pipe->mutex` if `t` holds it (with `SIM_PIPE_MUTEX`); true if a waiter was
+    /// woken.
+    fn pipe_unlock(&mut self, cpu: usize, t: TaskId, pipe: PipeId) -> bool {
+        let m = self.ipc.pipes[pipe.index()].mutex;
+        if self.ipc.mutexes[m.index()].owner == Some(t) {
+            self.mutex_unlock(cpu, t, m)
+        } else {
+            false
+        }
+    }
+
+    /// The steps that retry a pipe read or write after a wait: relock (with `SIM_PIPE_MUTEX`)
+    /// and do it again (its cost was paid by the first attempt).
+    fn pipe_retry(&mut self, t: TaskId, pipe: PipeId, bytes: u32, write: bool) {
+        let eff = if write {
+            Effect::PipeWrite {
+                pipe,
+                bytes,
+                blocked: true,
+            }
+        } else {
+            Effect::PipeRead {
+                pipe,
+                bytes,
+                blocked: true,
+            }
+        };
+        if self.cfg.sim(SimFeature::SIM_PIPE_MUTEX) {
+            let m = self.ipc.pipes[pipe.index()].mutex;
+            self.push_front(t, &[Step::Do(Effect::MutexLock { m }), Step::Do(eff)]);
+        } else {
+            self.push_front(t, &[Step::Do(eff)]);
+        }
+    }
+
+    /// Unlocks, then waits for the pipe (after paying for any mutex waiter it woke).
+    fn pipe_unlock_and_wait(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        pipe: PipeId,
+        bytes: u32,
+        write: bool,
+    ) -> Outcome {
+        // the wake steps of the unlock (c_ttwu, the local preemption check) go in front
+        self.push_front(t, &[Step::Do(Effect::PipeWait { pipe, bytes, write })]);
+        if self.pipe_unlock(cpu, t, pipe) {
+            return Outcome::Continue;
+        }
+        self.tasks[t.index()].exec.plan.pop_front();
+        self.do_pipe_wait(t, pipe, bytes, write)
+    }
+
+    /// kernel: pipe.c wait_event_interruptible_exclusive(pipe->wr_wait / rd_wait): sleep
+    /// unless the condition already holds (it is re-checked after queueing), then retry.
+    fn do_pipe_wait(&mut self, t: TaskId, pipe: PipeId, bytes: u32, write: bool) -> Outcome {
+        let p = &self.ipc.pipes[pipe.index()];
+        let ready = if write {
+            !p.is_full()
+        } else {
+            !p.is_empty() || p.nr_writers == 0
+        };
+        self.pipe_retry(t, pipe, bytes, write);
+        if ready {
+            return Outcome::Continue;
+        }
+        let p = &mut self.ipc.pipes[pipe.index()];
+        if write {
+            p.writers.push_back(t);
+        } else {
+            p.readers.push_back(t);
+        }
+        self.block_current(t)
+    }
+
+    /// `wake_up_interruptible_sync_poll(&pipe->rd_wait)`: every poller (non-exclusive entries
+    /// sit at the head of the queue, most recent first), then one exclusive reader.
+    fn pipe_rd_wakes(&mut self, pipe: PipeId, wakes: &mut Vec<TaskId>) {
+        let p = &mut self.ipc.pipes[pipe.index()];
+        wakes.extend(p.pollers.drain(..).rev());
+        if let Some(r) = p.readers.pop_front() {
+            wakes.push(r);
+        }
+    }
+
+    /// kernel: pipe.c pipe_write() @ v6.12 (workloads.md §1.2). Called with `pipe->mutex`
+    /// held (with `SIM_PIPE_MUTEX`); `blocked`: this write slept before (`wake_next_writer`).
+    fn do_pipe_write(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        pipe: PipeId,
+        bytes: u32,
+        blocked: bool,
+    ) -> Outcome {
         let pi = pipe.index();
         let was_empty = self.ipc.pipes[pi].is_empty();
         if !self.ipc.pipes[pi].try_write(bytes) {
-            // full: (wake a reader if it was empty), then sleep on the writer queue; the write
-            // is retried when woken
-            self.ipc.pipes[pi].writers.push_back(t);
-            self.push_front(t, &[Step::Do(Effect::PipeWrite { pipe, bytes })]);
-            return self.block_current(t);
-        }
-        let mut wakes: Vec<TaskId> = Vec::new();
-        if was_empty {
-            // wake_up_interruptible_sync_poll: one exclusive reader, WF_SYNC
-            if let Some(r) = self.ipc.pipes[pi].readers.pop_front() {
-                wakes.push(r);
-            }
+            // full: unlock, then sleep on the writer queue; the write is retried when woken
+            return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, true);
         }
         self.tasks[t.index()]
             .exec
             .plan
             .push_front(Step::Ret(SysResult::Bytes(bytes)));
+        self.pipe_unlock(cpu, t, pipe);
+        let mut wakes: Vec<TaskId> = Vec::new();
+        if was_empty || self.ipc.pipes[pi].poll_usage {
+            self.pipe_rd_wakes(pipe, &mut wakes);
+        }
+        if blocked && !self.ipc.pipes[pi].is_full() {
+            // wake_next_writer
+            if let Some(w) = self.ipc.pipes[pi].writers.pop_front() {
+                wakes.push(w);
+            }
+        }
         for r in wakes {
             self.wake_from_task(cpu, t, r, WF_SYNC);
         }
         Outcome::Continue
     }
 
+    /// kernel: pipe.c pipe_read() @ v6.12 (workloads.md §1.2); `blocked`: this read slept
+    /// before (`wake_next_reader`).
     fn do_pipe_read(
         &mut self,
         cpu: usize,
@@ -548,40 +891,108 @@ impl Kernel {
         if self.ipc.pipes[pi].is_empty() {
             if self.ipc.pipes[pi].nr_writers == 0 {
                 self.push_front(t, &[Step::Ret(SysResult::Bytes(0))]);
+                self.pipe_unlock(cpu, t, pipe);
                 return Outcome::Continue;
             }
-            self.ipc.pipes[pi].readers.push_back(t);
-            self.push_front(
-                t,
-                &[Step::Do(Effect::PipeRead {
-                    pipe,
-                    bytes,
-                    blocked: true,
-                })],
-            );
-            return self.block_current(t);
+            return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, false);
         }
         let (got, freed_from_full) = self.ipc.pipes[pi].read(bytes);
-        let mut wakes: Vec<(TaskId, u32)> = Vec::new();
-        if freed_from_full {
-            if let Some(w) = self.ipc.pipes[pi].writers.pop_front() {
-                wakes.push((w, WF_SYNC));
-            }
-        }
-        if blocked && !self.ipc.pipes[pi].is_empty() {
-            // wake_next_reader
-            if let Some(r) = self.ipc.pipes[pi].readers.pop_front() {
-                wakes.push((r, WF_SYNC));
-            }
-        }
         self.tasks[t.index()]
             .exec
             .plan
             .push_front(Step::Ret(SysResult::Bytes(got)));
-        for (w, f) in wakes {
-            self.wake_from_task(cpu, t, w, f);
+        self.pipe_unlock(cpu, t, pipe);
+        let mut wakes: Vec<TaskId> = Vec::new();
+        if freed_from_full {
+            if let Some(w) = self.ipc.pipes[pi].writers.pop_front() {
+                wakes.push(w);
+            }
+        }
+        if blocked && !self.ipc.pipes[pi].is_empty() {
+            // wake_next_reader
+            self.pipe_rd_wakes(pipe, &mut wakes);
+        }
+        for w in wakes {
+            self.wake_from_task(cpu, t, w, WF_SYNC);
         }
         Outcome::Continue
+    }
+
+    // ===================================================================== AF_UNIX sockets
+
+    /// kernel: af_unix.c unix_stream_sendmsg() @ v6.12 (workloads.md §1.3), one skb per call:
+    /// `sock_alloc_send_pskb()` sleeps (non-exclusive, `sock_wait_for_wmem`) while the sending
+    /// socket's budget is used up; then the skb is queued and `sk_data_ready`
+    /// (`sock_def_readable`) wakes every sleeper of the receiving socket with WF_SYNC — on
+    /// every send, not only on empty → non-empty.
+    /// Deviation: the peer's state and queue spinlocks are not modelled (no contention).
+    fn do_sock_send(&mut self, cpu: usize, t: TaskId, sock: SockId, bytes: u32) -> Outcome {
+        let sk = &mut self.ipc.socks[sock.index()];
+        if !sk.can_send(bytes) {
+            sk.writers.push_back(t);
+            self.push_front(t, &[Step::Do(Effect::SockSend { sock, bytes })]);
+            return self.block_current(t);
+        }
+        sk.send(bytes);
+        // non-exclusive waiters are woken most recent first (add_wait_queue adds at the head)
+        let wakes: Vec<TaskId> = sk.readers.drain(..).rev().collect();
+        self.push_front(t, &[Step::Ret(SysResult::Bytes(bytes))]);
+        for r in wakes {
+            self.wake_from_task(cpu, t, r, WF_SYNC);
+        }
+        Outcome::Continue
+    }
+
+    /// kernel: af_unix.c unix_stream_read_generic() @ v6.12: sleeps (non-exclusive) while the
+    /// queue is empty, then copies up to `bytes` across skbs. Each freed skb returns its
+    /// truesize to the sender (`sock_wfree`), whose write-space callback (`unix_write_space`)
+    /// wakes every sleeping sender with WF_SYNC once `unix_writable()`.
+    /// Deviation: the receive `iolock` is not modelled (one reader per socket in the models).
+    fn do_sock_recv(&mut self, cpu: usize, t: TaskId, sock: SockId, bytes: u32) -> Outcome {
+        let sk = &mut self.ipc.socks[sock.index()];
+        if sk.is_empty() {
+            sk.readers.push_back(t);
+            self.push_front(t, &[Step::Do(Effect::SockRecv { sock, bytes })]);
+            return self.block_current(t);
+        }
+        let (got, freed) = sk.recv(bytes);
+        let wakes: Vec<TaskId> = if freed > 0 && sk.writable() {
+            sk.writers.drain(..).rev().collect()
+        } else {
+            Vec::new()
+        };
+        self.push_front(t, &[Step::Ret(SysResult::Bytes(got))]);
+        for w in wakes {
+            self.wake_from_task(cpu, t, w, WF_SYNC);
+        }
+        Outcome::Continue
+    }
+
+    // ===================================================================== poll
+
+    /// kernel: select.c do_poll() with one file and no timeout (workloads.md §1.5): returns
+    /// at once if readable; otherwise a non-exclusive wait entry on the file's read queue, woken
+    /// with the source's sync flag, after which readiness is checked again. Polling a pipe
+    /// sets `pipe->poll_usage`.
+    fn do_poll(&mut self, t: TaskId, fd: PollFd) -> Outcome {
+        let ready = match fd {
+            PollFd::Pipe(p) => {
+                let p = &mut self.ipc.pipes[p.index()];
+                p.poll_usage = true;
+                !p.is_empty() || p.nr_writers == 0
+            }
+            PollFd::Sock(s) => !self.ipc.socks[s.index()].is_empty(),
+        };
+        if ready {
+            self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
+            return Outcome::Continue;
+        }
+        match fd {
+            PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
+            PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+        }
+        self.push_front(t, &[Step::Do(Effect::Poll { fd })]);
+        self.block_current(t)
     }
 
     // ===================================================================== futexes
@@ -750,5 +1161,467 @@ impl Kernel {
                 self.wakeup_preempt(cpu, t, 0, true);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The kernel objects of workloads.md §1.2–§1.5 and §1.8 driven by small scripted tasks on
+    //! ideal machines: every cost is zero unless a test sets it, jitter is off.
+    use super::*;
+    use crate::core::MachineDesc;
+    use crate::ipc::MutexId;
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::syscalls::{PollFd, Program, Spawn, TaskAttrs};
+    use schedlab_engine::Nanos;
+    use schedlab_platform::cpumask::CpuMask;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    type Log = Rc<RefCell<Vec<(String, u64)>>>;
+
+    /// A task program given as a closure over (step number, context, last result); `None`
+    /// exits.
+    struct Script(
+        u32,
+        Box<dyn FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op>>,
+    );
+
+    impl Program for Script {
+        fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
+            let i = self.0;
+            self.0 += 1;
+            (self.1)(i, cx, last).unwrap_or(Op::Exit)
+        }
+    }
+
+    fn script(f: impl FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op> + 'static) -> Box<Script> {
+        Box::new(Script(0, Box::new(f)))
+    }
+
+    fn kernel(ncpus: usize, set: impl Fn(&mut schedlab_platform::cost::CostModel)) -> Kernel {
+        let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+        let mut m = MachineDesc::ideal(ncpus, 1000, PreemptModel::Full);
+        for c in &mut m.costs {
+            set(c);
+        }
+        let mut k = Kernel::new(cfg, m, 1).unwrap();
+        k.strict = true;
+        k.check_invariants = true;
+        k
+    }
+
+    fn start(k: &mut Kernel, name: &str, cpu: usize, prog: Box<dyn Program>) -> TaskId {
+        let attrs = TaskAttrs {
+            comm: Some(name.to_string()),
+            cpus: Some(CpuMask::single(cpu)),
+            ..Default::default()
+        };
+        let t = k.create_task(prog, &attrs, None, false);
+        k.start_task(t);
+        t
+    }
+
+    fn log(l: &Log, what: &str, at: u64) {
+        l.borrow_mut().push((what.to_string(), at));
+    }
+
+    fn at(l: &Log, what: &str) -> u64 {
+        l.borrow()
+            .iter()
+            .find(|(w, _)| w == what)
+            .unwrap_or_else(|| panic!("no '{what}' in {:?}", l.borrow()))
+            .1
+    }
+
+    #[test]
+    fn unix_sender_blocks_at_the_send_buffer() {
+        // §1.3: truesize 768 + 100 = 868; floor(212992 / 868) = 245 messages fit, the 246th
+        // send sleeps (nobody reads).
+        let mut k = kernel(1, |_| {});
+        let s = k.ipc.new_unix_stream();
+        let sent = Rc::new(RefCell::new(0u32));
+        let n = sent.clone();
+        let tx = start(
+            &mut k,
+            "tx",
+            0,
+            script(move |i, _, last| {
+                if i > 0 {
+                    assert_eq!(last, SysResult::Bytes(100));
+                    *n.borrow_mut() += 1;
+                }
+                Some(Op::SockSend {
+                    sock: s,
+                    bytes: 100,
+                })
+            }),
+        );
+        k.run_until(1_000_000);
+        assert_eq!(*sent.borrow(), 245);
+        assert_eq!(k.ipc.socks[s.index()].queue.len(), 245);
+        assert_eq!(k.tasks[tx.index()].state, TaskState::Interruptible);
+        assert_eq!(k.ipc.socks[s.index()].writers, [tx]);
+    }
+
+    #[test]
+    fn unix_receiver_is_woken_on_every_send() {
+        // §1.3: sock_def_readable wakes a sleeping receiver (WF_SYNC) on every send; the
+        // receiver drains each message before the next one (10 µs apart): 3 wakeups.
+        let mut k = kernel(2, |_| {});
+        let s = k.ipc.new_unix_stream();
+        let rx = start(
+            &mut k,
+            "rx",
+            1,
+            script(move |_, _, _| {
+                Some(Op::SockRecv {
+                    sock: s,
+                    bytes: 100,
+                })
+            }),
+        );
+        start(
+            &mut k,
+            "tx",
+            0,
+            script(move |i, _, _| match i {
+                0 | 2 | 4 => Some(Op::Run(10_000)),
+                1 | 3 | 5 => Some(Op::SockSend {
+                    sock: s,
+                    bytes: 100,
+                }),
+                _ => None,
+            }),
+        );
+        k.run_until(1_000_000);
+        let st = &k.tasks[rx.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (3, 3));
+        assert!(k.ipc.socks[s.index()].is_empty());
+    }
+
+    #[test]
+    fn unix_sender_is_woken_at_a_quarter_of_the_budget() {
+        // §1.3: the blocked sender (245 in flight) is woken when the allocation has dropped to
+        // sndbuf / 4 = 53248 bytes, i.e. 61 skbs (52948): after 245 − 61 = 184 reads.
+        let mut k = kernel(2, |_| {});
+        let s = k.ipc.new_unix_stream();
+        let reads = Rc::new(RefCell::new(0u32));
+        let seen = Rc::new(RefCell::new(None::<u32>));
+        let (r1, r2, seen1) = (reads.clone(), reads.clone(), seen.clone());
+        let tx = start(
+            &mut k,
+            "tx",
+            0,
+            script(move |i, _, _| {
+                if i == 246 {
+                    // the 246th send has just returned: it slept until now
+                    *seen1.borrow_mut() = Some(*r1.borrow());
+                    return None;
+                }
+                Some(Op::SockSend {
+                    sock: s,
+                    bytes: 100,
+                })
+            }),
+        );
+        start(
+            &mut k,
+            "rx",
+            1,
+            script(move |i, _, last| {
+                if i == 0 {
+                    return Some(Op::Sleep(1_000_000)); // let the sender fill the budget
+                }
+                if last == SysResult::Bytes(100) {
+                    *r2.borrow_mut() += 1;
+                }
+                if i % 2 == 1 {
+                    Some(Op::SockRecv {
+                        sock: s,
+                        bytes: 100,
+                    })
+                } else {
+                    Some(Op::Run(1_000))
+                }
+            }),
+        );
+        k.run_until(5_000_000);
+        assert_eq!(*seen.borrow(), Some(184));
+        let st = &k.tasks[tx.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (1, 1));
+    }
+
+    #[test]
+    fn poll_wakes_every_poller_with_the_source_sync_flag() {
+        // §1.5: one 1-byte pipe write wakes all pollers (non-exclusive), each with WF_SYNC.
+        let mut k = kernel(4, |_| {});
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        let mut pollers = Vec::new();
+        for cpu in 1..4 {
+            let l = l.clone();
+            pollers.push(start(
+                &mut k,
+                &format!("poller{cpu}"),
+                cpu,
+                script(move |i, cx, last| match i {
+                    0 => Some(Op::Poll {
+                        fd: PollFd::Pipe(p),
+                    }),
+                    _ => {
+                        assert_eq!(last, SysResult::Ready(1));
+                        log(&l, &format!("woke{cpu}"), cx.now());
+                        None
+                    }
+                }),
+            ));
+        }
+        start(
+            &mut k,
+            "waker",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(Op::Sleep(100_000)),
+                1 => Some(Op::PipeWrite { pipe: p, bytes: 1 }),
+                _ => None,
+            }),
+        );
+        k.run_until(1_000_000);
+        // the write happens when the waker's 100 µs sleep ends: at 150 µs (50 µs timer slack,
+        // no other timer interrupt on its idle CPU)
+        for cpu in 1..4 {
+            assert_eq!(at(&l, &format!("woke{cpu}")), 150_000);
+        }
+        for t in pollers {
+            let st = &k.tasks[t.index()].stats;
+            assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (1, 1));
+        }
+        assert!(k.ipc.pipes[p.index()].poll_usage);
+    }
+
+    #[test]
+    fn pipe_wakes_the_next_writer() {
+        // §1.2 step 4: a writer that slept and finds room left after its write wakes one more
+        // writer. The ring holds 16 full 4 KiB pages; two 100-byte writers sleep; one 8 KiB
+        // read frees two slots of a full ring and wakes the first writer (one wake per read),
+        // whose write leaves a slot free, so it wakes the second (which would otherwise sleep
+        // for ever).
+        let mut k = kernel(2, |_| {});
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        for _ in 0..16 {
+            assert!(k.ipc.pipes[p.index()].try_write(4096));
+        }
+        let l: Log = Rc::default();
+        let mut writers = Vec::new();
+        for n in 0..2 {
+            let l = l.clone();
+            writers.push(start(
+                &mut k,
+                &format!("w{n}"),
+                n,
+                script(move |i, cx, _| match i {
+                    0 => Some(Op::PipeWrite {
+                        pipe: p,
+                        bytes: 100,
+                    }),
+                    _ => {
+                        log(&l, &format!("w{n}"), cx.now());
+                        None
+                    }
+                }),
+            ));
+        }
+        start(
+            &mut k,
+            "r",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(Op::Sleep(100_000)),
+                1 => Some(Op::PipeRead {
+                    pipe: p,
+                    bytes: 8192,
+                }),
+                _ => None,
+            }),
+        );
+        k.run_until(1_000_000);
+        // the read happens at 150 µs (100 µs sleep + 50 µs timer slack)
+        assert_eq!(at(&l, "w0"), 150_000);
+        assert_eq!(at(&l, "w1"), 150_000);
+        assert_eq!(k.ipc.pipes[p.index()].bytes_written, 16 * 4096 + 200);
+    }
+
+    /// Runs one pipe write after `delay` ns of user work, logging its start and end.
+    fn writer(l: &Log, name: &str, p: PipeId, delay: u64) -> Box<Script> {
+        let (l, name) = (l.clone(), name.to_string());
+        script(move |i, cx, _| match i {
+            0 => Some(Op::Run(delay)),
+            1 => {
+                log(&l, &format!("{name}+"), cx.now());
+                Some(Op::PipeWrite {
+                    pipe: p,
+                    bytes: 100,
+                })
+            }
+            _ => {
+                log(&l, &format!("{name}-"), cx.now());
+                None
+            }
+        })
+    }
+
+    /// Sleeps 50 µs, then runs 1 ms.
+    fn sleeper_then_hog() -> Box<Script> {
+        script(|i, _, _| match i {
+            0 => Some(Op::Sleep(50_000)),
+            1 => Some(Op::Run(1_000_000)),
+            _ => None,
+        })
+    }
+
+    fn pipe_mutex(k: &Kernel, p: PipeId) -> &crate::ipc::KMutex {
+        let m: MutexId = k.ipc.pipes[p.index()].mutex;
+        &k.ipc.mutexes[m.index()]
+    }
+
+    #[test]
+    fn pipe_mutex_contender_spins_while_the_owner_runs() {
+        // §1.8: c_pipe_write = 10 µs with c_syscall = 0, so the whole write holds pipe->mutex.
+        // A (CPU 0) locks at 0 and unlocks at 10 µs; B (CPU 1) arrives at 1 µs, spins on the
+        // running owner for 9 µs, takes the lock at 10 µs and finishes at 20 µs. B's system
+        // time is 9 (spin) + 10 (write) = 19 µs; nobody sleeps.
+        let mut k = kernel(2, |c| c.c_pipe_write = Nanos(10_000));
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        let a = start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        let b = start(&mut k, "B", 1, writer(&l, "B", p, 1_000));
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "A-"), 10_000);
+        assert_eq!(at(&l, "B-"), 20_000);
+        assert_eq!(k.tasks[a.index()].stats.sys_ns, 10_000);
+        assert_eq!(k.tasks[b.index()].stats.sys_ns, 19_000);
+        assert_eq!(k.tasks[b.index()].stats.nr_wakeups, 0);
+        let m = pipe_mutex(&k, p);
+        assert_eq!((m.acquisitions, m.contended, m.sleeps), (2, 1, 0));
+        assert_eq!(k.ipc.pipes[p.index()].bytes_written, 200);
+        // with the model off there is no mutual exclusion: B ends 10 µs after it started
+        let mut k = kernel(2, |c| c.c_pipe_write = Nanos(10_000));
+        k.cfg.sim[SimFeature::SIM_PIPE_MUTEX as usize] = false;
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        // C runs first and sleeps at once (until 100 µs: 50 µs plus the 50 µs timer slack)
+        start(&mut k, "C", 0, sleeper_then_hog());
+        start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        start(&mut k, "B", 1, writer(&l, "B", p, 1_000));
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "B-"), 11_000);
+    }
+
+    #[test]
+    fn pipe_mutex_split_keeps_the_uncontended_cost() {
+        // c_syscall 100 of c_pipe_write 350: 100 ns unlocked entry, 250 ns under the mutex;
+        // the write still takes 350 ns.
+        let mut k = kernel(1, |c| {
+            c.c_pipe_write = Nanos(350);
+            c.c_syscall = Nanos(100);
+        });
+        let p = k.ipc.new_pipe(true, 16, 4096);
+        let l: Log = Rc::default();
+        let a = start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "A-"), 350);
+        assert_eq!(k.tasks[a.index()].stats.sys_ns, 350);
+        assert_eq!(pipe_mutex(&k, p).owner, None);
+    }
+
+    #[test]
+    fn pipe_mutex_spinner_sleeps_when_the_owner_is_preempted() {
+        // §1.8: A (CPU 0) holds pipe->mutex for 10 ms of write; B (CPU 1) spins from 100 µs.
+        // C wakes on CPU 0 at 100 µs and, once A's slice is used up, a tick preempts A inside
+        // its critical section: B sees the owner off its CPU and sleeps (D state) until A's
+        // unlock wakes it (WF_TTWU, not sync). So B spent part of its write asleep.
+        let mut k = kernel(2, |c| c.c_pipe_write = Nanos(10_000_000));
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        // C runs first and sleeps at once (until 100 µs: 50 µs plus the 50 µs timer slack)
+        start(&mut k, "C", 0, sleeper_then_hog());
+        start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        let b = start(&mut k, "B", 1, writer(&l, "B", p, 100_000));
+        k.run_until(100_000_000);
+        // B found the lock taken twice: when it started spinning, and when it retried after A
+        // left the CPU (then it slept)
+        let m = pipe_mutex(&k, p);
+        assert_eq!((m.acquisitions, m.contended, m.sleeps), (2, 2, 1));
+        let st = &k.tasks[b.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (1, 0));
+        // A's write ends after 10 ms of CPU plus C's 1 ms; B's write starts when A unlocks
+        assert_eq!(at(&l, "A-"), 11_000_000);
+        assert_eq!(at(&l, "B-"), 21_000_000);
+        let b_write = at(&l, "B-") - at(&l, "B+");
+        assert!(st.sys_ns > 10_000_000, "B spun before sleeping");
+        assert!(
+            st.sys_ns + 1_000_000 <= b_write,
+            "B slept while C ran: sys {} of {b_write}",
+            st.sys_ns
+        );
+    }
+
+    #[test]
+    fn pipe_mutex_is_handed_off_to_a_passed_over_waiter() {
+        // §1.8 handoff: W sleeps while the owner A is preempted by C. When A unlocks, the
+        // spinner S steals the lock before the woken W runs (segment ends precede IPIs at the
+        // same instant). W fails its trylock as first waiter and sets the handoff flag, so S's
+        // unlock hands the lock to W although another contender could take it.
+        let mut k = kernel(3, |c| c.c_pipe_write = Nanos(4_000_000));
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        // C runs first and sleeps at once (until 100 µs: 50 µs plus the 50 µs timer slack)
+        start(&mut k, "C", 0, sleeper_then_hog());
+        start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        start(&mut k, "W", 1, writer(&l, "W", p, 100_000));
+        let a_unlock = 5_000_000; // 4 ms of write + C's 1 ms
+        start(&mut k, "S", 2, writer(&l, "S", p, a_unlock - 500_000));
+        k.run_until(100_000_000);
+        assert_eq!(at(&l, "A-"), a_unlock);
+        assert_eq!(at(&l, "S-"), a_unlock + 4_000_000, "S stole the lock");
+        assert_eq!(at(&l, "W-"), a_unlock + 8_000_000);
+        let m = pipe_mutex(&k, p);
+        assert_eq!(m.handoffs, 1);
+        assert!(m.waiters.is_empty() && m.spinners.is_empty() && m.owner.is_none());
+    }
+
+    #[test]
+    fn thread_exit_skips_the_mm_teardown() {
+        // §3.2: c_thread_exit ≈ 10 µs = c_exit (70 µs) / 7; a process pays the full c_exit.
+        let mut k = kernel(2, |c| c.c_exit = Nanos(70_000));
+        let kids: Rc<RefCell<Vec<i32>>> = Rc::default();
+        let k2 = kids.clone();
+        start(
+            &mut k,
+            "main",
+            0,
+            script(move |i, _, last| {
+                if let SysResult::Pid(pid) = last {
+                    if i <= 2 {
+                        k2.borrow_mut().push(pid);
+                    }
+                }
+                match i {
+                    0 | 1 => Some(Op::Spawn(Box::new(Spawn {
+                        program: script(|_, _, _| None),
+                        thread: i == 1,
+                        attrs: TaskAttrs::default(),
+                    }))),
+                    2 | 3 => Some(Op::WaitChild),
+                    _ => None,
+                }
+            }),
+        );
+        k.run_until(10_000_000);
+        let pids = kids.borrow();
+        let sys = |pid: i32| k.tasks[k.task_by_pid(pid).unwrap().index()].stats.sys_ns;
+        assert_eq!(sys(pids[0]), 70_000, "process");
+        assert_eq!(sys(pids[1]), 10_000, "thread");
     }
 }

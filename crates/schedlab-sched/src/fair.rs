@@ -939,7 +939,8 @@ impl Kernel {
     // ===================================================================== picking (§5)
 
     /// kernel: fair.c __pick_eevdf() @ v6.8+ with the per-version refinements (fair.md §5.2).
-    pub(crate) fn __pick_eevdf(&mut self, cfs: CfsRqId, protect: bool) -> Option<SeId> {
+    /// Read-only; `__pick_eevdf` adds the kernel's WARN for a delayed buddy.
+    pub(crate) fn pick_eevdf_ro(&self, cfs: CfsRqId, protect: bool) -> Option<SeId> {
         if self.tree_order == TreeOrder::Vruntime {
             return self.pick_eevdf_v66(cfs);
         }
@@ -958,7 +959,6 @@ impl Kernel {
         {
             if let Some(nx) = self.cfs[cfs.index()].next {
                 if self.entity_eligible(cfs, nx) {
-                    self.sched_warn_on(self.se[nx.index()].sched_delayed, "next buddy is delayed");
                     return Some(nx);
                 }
             }
@@ -1012,9 +1012,19 @@ impl Kernel {
         }
     }
 
+    pub(crate) fn __pick_eevdf(&mut self, cfs: CfsRqId, protect: bool) -> Option<SeId> {
+        let r = self.pick_eevdf_ro(cfs, protect);
+        if let (Some(x), Some(nx)) = (r, self.cfs[cfs.index()].next) {
+            if x == nx {
+                self.sched_warn_on(self.se[nx.index()].sched_delayed, "next buddy is delayed");
+            }
+        }
+        r
+    }
+
     /// kernel: fair.c __pick_eevdf() @ v6.6 (vruntime-sorted tree, min_deadline heap;
     /// curr wins a deadline tie, fair.md §5.3).
-    fn pick_eevdf_v66(&mut self, cfs: CfsRqId) -> Option<SeId> {
+    fn pick_eevdf_v66(&self, cfs: CfsRqId) -> Option<SeId> {
         let mut curr = self.cfs[cfs.index()].curr;
         if let Some(cu) = curr {
             if !self.se[cu.index()].on_rq || !self.entity_eligible(cfs, cu) {
@@ -2071,5 +2081,249 @@ mod tests {
         assert_eq!(k.calc_group_shares(id), 524_288);
         k.tgs[1].load_avg = 2048;
         assert_eq!(k.calc_group_shares(id), 1_048_576);
+    }
+
+    /// A running on CPU 0 (curr at v/d, protected to `vprot`), C in the tree.
+    fn setup_ac(k: &mut Kernel, a: (u64, u64, u64), c: (u64, u64)) -> (TaskId, TaskId) {
+        let ta = k.create_task(Box::new(Idle), &TaskAttrs::default(), None, false);
+        let tc = k.create_task(Box::new(Idle), &TaskAttrs::default(), None, false);
+        let (sa, sc) = (k.tasks[ta.index()].se, k.tasks[tc.index()].se);
+        put(k, sa, a.0, a.1, true);
+        put(k, sc, c.0, c.1, false);
+        k.se[sa.index()].vprot = a.2;
+        k.se[sa.index()].vlag = a.2 as i64; // the storage union of pre-v7.0 kernels
+        for t in [ta, tc] {
+            k.tasks[t.index()].on_rq = crate::sched::OnRq::Queued;
+            k.tasks[t.index()].state = TaskState::Running;
+        }
+        k.rqs[0].nr_running = 2;
+        let root = k.rqs[0].cfs;
+        k.cfs[root.index()].h_nr_queued = 2;
+        k.cfs[root.index()].h_nr_runnable = 2;
+        k.rqs[0].curr = ta;
+        (ta, tc)
+    }
+
+    /// Wakes a new nice-0 task B with saved lag `vlag` (and a custom slice) and runs the
+    /// wakeup-preemption check; returns (B, preempted).
+    fn wake_b(k: &mut Kernel, vlag: i64, slice: Option<u64>) -> (TaskId, bool) {
+        let tb = k.create_task(Box::new(Idle), &TaskAttrs::default(), None, false);
+        let sb = k.tasks[tb.index()].se;
+        if let Some(sl) = slice {
+            k.apply_custom_slice(tb, sl);
+        } else {
+            k.se[sb.index()].slice = 3_000_000;
+        }
+        k.set_vlag(sb, vlag);
+        k.enqueue_task_fair(tb, ENQUEUE_WAKEUP);
+        k.tasks[tb.index()].on_rq = crate::sched::OnRq::Queued;
+        k.tasks[tb.index()].state = TaskState::Running;
+        k.check_preempt_wakeup_fair(0, tb, WF_TTWU, true);
+        (tb, k.rqs[0].resched != Resched::None)
+    }
+
+    #[test]
+    fn tv15_wakeup_with_positive_lag_preempts() {
+        // fair.md TV-15: A curr (v 2 ms, d 3 ms, protected), C tree (v 1 ms, d 4 ms); B wakes
+        // with vlag +1 ms: V before 1.5 ms, inflated lag 1 ms x 3072/2048 = 1.5 ms -> v_B = 0,
+        // d_B = 3 ms; A ineligible (V after = 1 ms) -> B (d 3 ms) beats C (d 4 ms): preempt in
+        // every preset. With vlag 0: v_B = 1.5 ms, d_B = 4.5 ms, C is picked: no preemption.
+        for v in ["v6.12", "v6.18", "v6.19", "v7.0", "v7.1"] {
+            let spec = format!("{v} base_slice_ns=3000000");
+            let mut k = kern(&spec);
+            setup_ac(
+                &mut k,
+                (2_000_000, 3_000_000, 3_000_000),
+                (1_000_000, 4_000_000),
+            );
+            let (b, pre) = wake_b(&mut k, 1_000_000, None);
+            let e = &k.se[k.tasks[b.index()].se.index()];
+            assert_eq!((e.vruntime, e.deadline), (0, 3_000_000), "{v}");
+            assert!(pre, "{v}: B must preempt");
+            let mut k = kern(&spec);
+            setup_ac(
+                &mut k,
+                (2_000_000, 3_000_000, 3_000_000),
+                (1_000_000, 4_000_000),
+            );
+            let (b, pre) = wake_b(&mut k, 0, None);
+            let e = &k.se[k.tasks[b.index()].se.index()];
+            assert_eq!((e.vruntime, e.deadline), (1_500_000, 4_500_000), "{v}");
+            assert!(!pre, "{v}: no preemption by B");
+        }
+    }
+
+    #[test]
+    fn tv16_protected_curr_blocks_normal_slice_wakee() {
+        // fair.md TV-16: A curr v 200 000, d 3 ms, protected (vprot 3 ms); C v 1 ms, d 4 ms;
+        // V = 600 000. B wakes (vlag 0, slice 3 ms): v_B 600 000, d_B 3.6 ms. A eligible and
+        // protected -> no preemption in every preset; v6.19+ update_protect_slice leaves
+        // vprot = min(3 ms, 200 000 + 3 ms) = 3 ms.
+        for v in ["v6.12", "v6.18", "v6.19", "v7.0", "v7.1"] {
+            let mut k = kern(&format!("{v} base_slice_ns=3000000"));
+            let (a, _) = setup_ac(
+                &mut k,
+                (200_000, 3_000_000, 3_000_000),
+                (1_000_000, 4_000_000),
+            );
+            let (b, pre) = wake_b(&mut k, 0, None);
+            let e = &k.se[k.tasks[b.index()].se.index()];
+            assert_eq!((e.vruntime, e.deadline), (600_000, 3_600_000), "{v}");
+            assert!(!pre, "{v}");
+            assert_eq!(k.se[k.tasks[a.index()].se.index()].vprot, 3_000_000, "{v}");
+        }
+    }
+
+    #[test]
+    fn tv17_preempt_short_and_the_self_buddy() {
+        // fair.md TV-17: as TV-16 but B has a 100 µs custom slice: v_B 600 000, d_B 700 000.
+        let a0 = (200_000, 3_000_000, 3_000_000);
+        let c0 = (1_000_000, 4_000_000);
+        let run = |spec: &str, self_buddy: bool| -> (bool, u64, Option<SeId>) {
+            let mut k = kern(spec);
+            let (a, _) = setup_ac(&mut k, a0, c0);
+            let sa = k.tasks[a.index()].se;
+            if self_buddy {
+                let root = k.rqs[0].cfs;
+                k.cfs[root.index()].next = Some(sa);
+            }
+            let (_, pre) = wake_b(&mut k, 0, Some(100_000));
+            let root = k.rqs[0].cfs;
+            (pre, k.se[sa.index()].vprot, k.cfs[root.index()].next)
+        };
+        // NO_PREEMPT_SHORT, v6.12–v6.18: no preemption, protection kept (to 3 ms)
+        for v in ["v6.12", "v6.18"] {
+            let (pre, vprot, _) = run(
+                &format!("{v} base_slice_ns=3000000 NO_PREEMPT_SHORT"),
+                false,
+            );
+            assert!(!pre && vprot == 3_000_000, "{v}");
+        }
+        // NO_PREEMPT_SHORT, v6.19+: no preemption, vprot(A) = 200 000 + 100 000
+        let (pre, vprot, _) = run("v6.19 base_slice_ns=3000000 NO_PREEMPT_SHORT", false);
+        assert!(!pre);
+        assert_eq!(vprot, 300_000);
+        // v6.12 and v6.18 PREEMPT_SHORT: immediate preemption; v6.18: vprot(A) := v = 200 000
+        assert!(run("v6.12 base_slice_ns=3000000", false).0);
+        let (pre, vprot, _) = run("v6.18 base_slice_ns=3000000", false);
+        assert!(pre);
+        assert_eq!(vprot, 200_000);
+        // v6.19 / v7.0 with the self-buddy: the short probe returns A -> no preemption,
+        // vprot(A) = 300 000; without a buddy: immediate preemption.
+        for v in ["v6.19", "v7.0"] {
+            let (pre, vprot, next) = run(&format!("{v} base_slice_ns=3000000"), true);
+            assert!(!pre, "{v}: self-buddy blocks the short wakee");
+            assert_eq!(vprot, 300_000, "{v}");
+            assert!(next.is_some());
+            assert!(run(&format!("{v} base_slice_ns=3000000"), false).0, "{v}");
+        }
+        // v7.1: the short probe ignores the buddy -> preemption, and next is cleared
+        let (pre, _, next) = run("v7.1 base_slice_ns=3000000", true);
+        assert!(pre);
+        assert_eq!(next, None);
+        // v7.0 continued: at A's next tick (A reaches v = 1.2 ms) protection has ended -> resched,
+        // clear_buddies; V = floor((1.2 + 1.0 + 0.6) ms / 3) = 933 333 -> A ineligible -> B runs.
+        let mut k = kern("v7.0 base_slice_ns=3000000");
+        let (a, _) = setup_ac(&mut k, a0, c0);
+        let sa = k.tasks[a.index()].se;
+        let root = k.rqs[0].cfs;
+        k.cfs[root.index()].next = Some(sa);
+        let (b, _) = wake_b(&mut k, 0, Some(100_000));
+        k.now = 1_000_000;
+        k.update_curr(root);
+        assert_eq!(k.se[sa.index()].vruntime, 1_200_000);
+        assert_eq!(k.rqs[0].resched, Resched::Full);
+        assert_eq!(k.cfs[root.index()].next, None);
+        assert_eq!(k.avg_vruntime(root), 933_333);
+        assert_eq!(k.__pick_eevdf(root, true), Some(k.tasks[b.index()].se));
+    }
+
+    #[test]
+    fn tv21_yield() {
+        // fair.md TV-21: A curr v 1 ms, d 3 ms; B tree v 1.5 ms, d 4.5 ms; A yields.
+        // v6.6–v6.18: d_A = 6 ms, v_A unchanged, V = 1.25 ms, A eligible, B not -> A again.
+        // v6.19/v7.0: A eligible -> v_A = 3 ms, d_A = 6 ms; V = 2.25 ms -> A ineligible -> B.
+        for (v, a_again) in [
+            ("v6.12", true),
+            ("v6.18", true),
+            ("v6.19", false),
+            ("v7.0", false),
+        ] {
+            let mut k = kern(&format!("{v} base_slice_ns=3000000"));
+            let (a, b) = setup_ac(&mut k, (1_000_000, 3_000_000, 0), (1_500_000, 4_500_000));
+            let sa = k.tasks[a.index()].se;
+            k.yield_task_fair(0);
+            let root = k.rqs[0].cfs;
+            let (va, da) = (k.se[sa.index()].vruntime, k.se[sa.index()].deadline);
+            if a_again {
+                assert_eq!((va, da), (1_000_000, 6_000_000), "{v}");
+                assert_eq!(k.__pick_eevdf(root, true), Some(sa), "{v}");
+            } else {
+                assert_eq!((va, da), (3_000_000, 6_000_000), "{v}");
+                assert_eq!(
+                    k.__pick_eevdf(root, true),
+                    Some(k.tasks[b.index()].se),
+                    "{v}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tv22_sched_idle_and_batch_wakeups() {
+        // fair.md TV-22: curr SCHED_IDLE, a normal task wakes -> resched in every preset; curr
+        // normal, a SCHED_IDLE or SCHED_BATCH task wakes with an earlier eligible deadline ->
+        // never a wakeup preemption.
+        for v in ["v6.6", "v6.12", "v6.18", "v6.19", "v7.0", "v7.1"] {
+            let spec = format!("{v} base_slice_ns=3000000");
+            let mut k = kern(&spec);
+            let (a, _) = setup_ac(
+                &mut k,
+                (10_000_000, 13_000_000, 0),
+                (10_000_000, 13_000_000),
+            );
+            k.tasks[a.index()].policy = Policy::Idle;
+            let (_, pre) = wake_b(&mut k, 0, None);
+            assert!(pre, "{v}: a normal wakee preempts a SCHED_IDLE curr");
+            for pol in [Policy::Idle, Policy::Batch] {
+                let mut k = kern(&spec);
+                setup_ac(&mut k, (2_000_000, 3_000_000, 0), (1_000_000, 4_000_000));
+                let tb = k.create_task(
+                    Box::new(Idle),
+                    &TaskAttrs {
+                        policy: Some(pol),
+                        ..Default::default()
+                    },
+                    None,
+                    false,
+                );
+                let sb = k.tasks[tb.index()].se;
+                k.set_vlag(sb, 1_000_000);
+                k.enqueue_task_fair(tb, ENQUEUE_WAKEUP);
+                k.check_preempt_wakeup_fair(0, tb, WF_TTWU, true);
+                assert_eq!(k.rqs[0].resched, Resched::None, "{v} {pol:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn tv24_buddy_honouring() {
+        // fair.md TV-24: yield_to(B) from A; B eligible but with a later deadline than C:
+        // v6.6–v6.13 default -> the pick ignores the buddy; v6.14+ (PICK_BUDDY) -> B.
+        for (v, b_picked) in [("v6.12", false), ("v6.18", true), ("v7.0", true)] {
+            let mut k = kern(&format!("{v} base_slice_ns=3000000"));
+            let (a, c) = setup_ac(&mut k, (3_000_000, 6_000_000, 0), (1_000_000, 4_000_000));
+            let tb = k.create_task(Box::new(Idle), &TaskAttrs::default(), None, false);
+            let sb = k.tasks[tb.index()].se;
+            put(&mut k, sb, 1_500_000, 5_000_000, false);
+            let _ = a;
+            assert!(k.yield_to_task_fair(0, tb));
+            let picked = k.pick_task_fair(0).unwrap();
+            if b_picked {
+                assert_eq!(picked, tb, "{v}");
+            } else {
+                assert_eq!(picked, c, "{v}: EEVDF order (earliest eligible deadline)");
+            }
+        }
     }
 }

@@ -187,6 +187,9 @@ sim_features! {
     SIM_JITTER = true,
     /// Charge the cache-refill penalty after a migration (workloads.md §0.2).
     SIM_MIGRATION_PENALTY = true,
+    /// Model `pipe->mutex` as a sleeping mutex with optimistic spinning (workloads.md §1.8);
+    /// off: pipe reads and writes never contend.
+    SIM_PIPE_MUTEX = true,
 }
 
 #[cfg(test)]

@@ -124,6 +124,18 @@ impl Kernel {
                 return Err(format!("cfs_rq {}: no eligible entity (I-2)", cfs.0));
             }
         }
+        // the augmented-tree pick equals a brute-force scan of the queue (fair.md §5.2)
+        for protect in [true, false] {
+            if let Some(reference) = self.pick_reference(cfs, protect) {
+                let got = self.pick_eevdf_ro(cfs, protect);
+                if got != reference {
+                    return Err(format!(
+                        "cfs_rq {}: __pick_eevdf(protect={protect}) = {:?}, brute force = {:?}",
+                        cfs.0, got, reference
+                    ));
+                }
+            }
+        }
         // I-10: a delayed entity is never the next buddy (v6.13+)
         if self.cfg.has(P::FixNextBuddy) {
             if let Some(nx) = c.next {
@@ -144,6 +156,81 @@ impl Kernel {
             return Err(format!("cfs_rq {}: h_nr_idle > h_nr_queued (I-11)", cfs.0));
         }
         Ok(())
+    }
+
+    /// Brute-force reference for `__pick_eevdf`: a linear scan of the queued entities instead
+    /// of the augmented-tree search. `None` when the reference cannot decide (v6.6 deadline ties
+    /// between tree entities, which the kernel resolves by the tree's shape) or the queue is
+    /// empty.
+    fn pick_reference(&self, cfs: CfsRqId, protect: bool) -> Option<Option<SeId>> {
+        let c = &self.cfs[cfs.index()];
+        if c.nr_queued == 0 {
+            return None;
+        }
+        let members = tree::in_order(&self.se, c.root);
+        let mut curr = c.curr.filter(|x| self.se[x.index()].on_rq);
+        if self.tree_order == crate::tree::TreeOrder::Deadline {
+            if c.nr_queued == 1 {
+                return Some(curr.or(members.first().copied()));
+            }
+            if self.cfg.has(P::NextBuddyReimpl)
+                && self.cfg.feat(crate::Feature::PICK_BUDDY)
+                && (protect || !self.cfg.has(P::ClearBuddiesPreemptShort))
+            {
+                if let Some(nx) = c.next {
+                    if self.entity_eligible(cfs, nx) {
+                        return Some(Some(nx));
+                    }
+                }
+            }
+        }
+        curr = curr.filter(|x| self.entity_eligible(cfs, *x));
+        if let Some(cu) = curr {
+            let protected = if self.cfg.has(P::ProtectVprot) {
+                protect && self.protect_slice(cu)
+            } else if self.cfg.has(P::ShortProbe) {
+                protect && self.cfg.feat(crate::Feature::RUN_TO_PARITY) && self.protect_slice(cu)
+            } else {
+                self.cfg.feat(crate::Feature::RUN_TO_PARITY) && self.protect_slice(cu)
+            };
+            if protected {
+                return Some(Some(cu));
+            }
+        }
+        let eligible: Vec<SeId> = members
+            .iter()
+            .copied()
+            .filter(|x| self.entity_eligible(cfs, *x))
+            .collect();
+        let dl = |x: SeId| self.se[x.index()].deadline;
+        // earliest deadline among eligible tree entities (first in order on ties)
+        let mut best: Option<SeId> = None;
+        for &e in &eligible {
+            if best
+                .map(|b| crate::tree::before(dl(e), dl(b)))
+                .unwrap_or(true)
+            {
+                best = Some(e);
+            }
+        }
+        if self.tree_order == crate::tree::TreeOrder::Vruntime {
+            // v6.6: curr wins ties; ties among tree entities depend on the walk: undecided
+            if let Some(b) = best {
+                if eligible.iter().filter(|x| dl(**x) == dl(b)).count() > 1 {
+                    return None;
+                }
+            }
+            return Some(match (curr, best) {
+                (Some(cu), Some(b)) if !crate::tree::before(dl(b), dl(cu)) => Some(cu),
+                (c, None) => c,
+                (_, b) => b,
+            });
+        }
+        Some(match (curr, best) {
+            (Some(cu), Some(b)) if crate::tree::before(dl(cu), dl(b)) => Some(cu),
+            (c, None) => c,
+            (_, b) => b,
+        })
     }
 
     fn delayed_tasks_below(&self, cfs: CfsRqId) -> u32 {

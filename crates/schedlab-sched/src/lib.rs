@@ -39,4 +39,4 @@ pub use crate::core::{Kernel, MachineDesc, Task, TraceSink};
 pub use features::{Feature, FeatureSet, SimFeature};
 pub use patches::Patch;
 pub use presets::{KernelConfig, KernelSpecError, PreemptModel};
-pub use syscalls::{Ctx, Op, Program, Spawn, SysResult, TaskAttrs};
+pub use syscalls::{Ctx, Op, PollFd, Program, Spawn, SysResult, TaskAttrs};

@@ -90,7 +90,13 @@ impl Kernel {
         // Case B
         self.tasks[p.index()].state = TaskState::Running; // TASK_WAKING
         let prev_cpu = self.tasks[p.index()].cpu;
-        let cpu = self.select_task_rq(p, self.tasks[p.index()].wake_cpu, &mut wf, this_cpu);
+        let cpu = self.select_task_rq(
+            p,
+            self.tasks[p.index()].wake_cpu,
+            &mut wf,
+            this_cpu,
+            in_task,
+        );
         if cpu != prev_cpu {
             wf |= WF_MIGRATED;
             self.tasks[p.index()].stats.nr_wakeups_migrate += 1;
@@ -102,6 +108,24 @@ impl Kernel {
             self.stats.ttwu_remote += 1;
         }
         self.ttwu_queue(p, cpu, wf, this_cpu, in_task)
+    }
+
+    /// kernel: core.c wake_up_process() from interrupt context on the task's CPU (used by tests
+    /// and scenarios to wake a task from outside). Returns whether it was sleeping.
+    pub fn wake_up_process(&mut self, p: TaskId) -> bool {
+        let cpu = self.tasks[p.index()].cpu;
+        let saved = self.executing;
+        self.executing = Some(cpu);
+        if !self.cpu_is_idle(cpu) {
+            self.progress_segment(cpu);
+        }
+        let w = self.try_to_wake_up(p, 0, cpu, false);
+        if w == Woken::LocalDeferred {
+            self.local_wakeup_check(cpu, p, 0);
+        }
+        self.cpu_continue(cpu);
+        self.executing = saved;
+        w != Woken::No
     }
 
     /// kernel: core.c ttwu_runnable() — requeue a delayed task where it is (smp.md §1.3).
@@ -239,7 +263,7 @@ impl Kernel {
         let prev = self.tasks[t.index()].cpu;
         self.tasks[t.index()].recent_used_cpu = prev;
         let mut wf = if fork { WF_FORK } else { WF_TTWU };
-        let cpu = self.select_task_rq(t, prev, &mut wf, this_cpu);
+        let cpu = self.select_task_rq(t, prev, &mut wf, this_cpu, true);
         if cpu != prev {
             // fork placement uses __set_task_cpu: no migration counted
             self.set_task_cpu_raw(t, cpu);
@@ -430,6 +454,10 @@ impl Kernel {
         }
         self.tasks[prev.index()].on_cpu = false;
         self.tasks[next.index()].on_cpu = true;
+        if let Some(m) = self.tasks[prev.index()].exec.lock_held {
+            // mutex_spin_on_owner(): spinners give up once the owner is off its CPU
+            self.mutex_owner_off_cpu(m);
+        }
         self.trace_switch(cpu, prev, next);
         self.rqs[cpu].stats.nr_switches += 1;
         self.stats.nr_switches += 1;

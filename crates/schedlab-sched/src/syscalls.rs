@@ -8,7 +8,7 @@
 //! scheduler state; user-space memory that the kernel must read (futex words) is reached
 //! through [`Ctx`].
 
-use crate::ipc::{FutexId, PipeId};
+use crate::ipc::{FutexId, PipeId, SockId};
 use crate::sched::{Policy, TaskId, TgId};
 use crate::Kernel;
 use schedlab_engine::Rng;
@@ -36,6 +36,15 @@ pub struct Spawn {
     pub attrs: TaskAttrs,
 }
 
+/// A file `poll()` can watch for input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollFd {
+    /// The read end of a pipe (readable: data queued, or no writers left).
+    Pipe(PipeId),
+    /// The receiving end of an AF_UNIX stream socket pair (readable: an skb queued).
+    Sock(SockId),
+}
+
 /// One thing a task asks for.
 pub enum Op {
     /// User-space CPU work: nanoseconds at the platform's reference core (fixed work: it
@@ -50,6 +59,14 @@ pub enum Op {
     PipeWrite { pipe: PipeId, bytes: u32 },
     /// `read()` of up to `bytes` from a pipe.
     PipeRead { pipe: PipeId, bytes: u32 },
+    /// `send()`/`write()` of `bytes` (one skb) on an AF_UNIX stream socket (§1.3); blocks
+    /// while the sending socket's `sk_sndbuf` budget is used up.
+    SockSend { sock: SockId, bytes: u32 },
+    /// `recv()`/`read()` of up to `bytes` from an AF_UNIX stream socket; blocks while empty.
+    SockRecv { sock: SockId, bytes: u32 },
+    /// `poll()` for input on one file, no timeout (§1.5): returns `Ready(1)` at once if it is
+    /// readable, else blocks (non-exclusive wait) until a wakeup finds it readable.
+    Poll { fd: PollFd },
     /// `FUTEX_WAIT`: block while the futex word equals `val`.
     FutexWait { futex: FutexId, val: u32 },
     /// `FUTEX_WAKE`: wake up to `nr` waiters.
@@ -87,6 +104,8 @@ pub enum SysResult {
     Pid(i32),
     /// `ECHILD`: no children to wait for.
     NoChild,
+    /// Number of ready files returned by `poll()`.
+    Ready(u32),
 }
 
 /// A task's behaviour.
@@ -151,10 +170,25 @@ impl<'a> Ctx<'a> {
     pub fn new_futex(&mut self, val: u32) -> FutexId {
         self.k.ipc.new_futex(val)
     }
-    /// Creates a pipe (the `pipe2()` call's cost is charged by the caller as `Op::Syscall`).
+    /// Creates a pipe with the default 16 slots (`PIPE_DEF_BUFFERS`); the `pipe2()` call's
+    /// cost is charged by the caller as `Op::Syscall`.
     pub fn new_pipe(&mut self, packet: bool) -> PipeId {
+        self.new_pipe_slots(packet, 16)
+    }
+    /// Creates a pipe with `slots` page-sized slots (after `fcntl(F_SETPIPE_SZ)`).
+    pub fn new_pipe_slots(&mut self, packet: bool, slots: u32) -> PipeId {
         let page = self.k.pipe_page_size;
-        self.k.ipc.new_pipe(packet, 16, page)
+        self.k.ipc.new_pipe(packet, slots.max(1), page)
+    }
+    /// Page size of the kernel build (the size of one pipe slot).
+    pub fn page_size(&self) -> u32 {
+        self.k.pipe_page_size
+    }
+    /// Creates a connected AF_UNIX stream socket pair used in one direction (sends on one
+    /// end, receives on the other), with the default send buffer; the `socketpair()` call's
+    /// cost is charged by the caller as `Op::Syscall`.
+    pub fn new_unix_stream(&mut self) -> SockId {
+        self.k.ipc.new_unix_stream()
     }
     /// Cost model of the CPU the task runs on (for programs that charge named costs).
     pub fn costs(&self) -> &schedlab_platform::cost::CostModel {

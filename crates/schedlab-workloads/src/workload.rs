@@ -299,6 +299,9 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
     let args = &words[1..];
     let w: Box<dyn Workload> = match prog.as_str() {
         "rt-app" => crate::rtapp::workload(line, args)?,
+        "stress-ng" => crate::stress_ng::workload(line, args)?,
+        "schbench" => crate::schbench::workload(line, args)?,
+        "cyclictest" => crate::cyclictest::workload(line, args)?,
         _ => {
             return Err(WorkloadError::UnknownProgram {
                 line: line.to_string(),

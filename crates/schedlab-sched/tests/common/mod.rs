@@ -145,3 +145,89 @@ fn fmt_ms(ns: u64) -> String {
         format!("{:.3}", ns as f64 / 1e6)
     }
 }
+
+/// The schedule of CPU `cpu` as (name, start_ns, end_ns) segments up to `end_ns`.
+pub fn segments(k: &Kernel, rec: &Recorder, cpu: u32, end_ns: u64) -> Vec<(String, u64, u64)> {
+    let mut out = Vec::new();
+    let mut cur: Option<(i32, u64)> = None;
+    for &(ts, c, _prev, next) in &rec.switches {
+        if c != cpu || ts >= end_ns {
+            continue;
+        }
+        if let Some((pid, start)) = cur {
+            if ts > start {
+                out.push((pid, start, ts));
+            }
+        }
+        cur = Some((next, ts));
+    }
+    if let Some((pid, start)) = cur {
+        out.push((pid, start, end_ns));
+    }
+    out.into_iter()
+        .map(|(pid, s, e)| {
+            let name = if pid == 0 {
+                "idle".to_string()
+            } else {
+                k.tasks[k.task_by_pid(pid).unwrap().index()].comm.clone()
+            };
+            (name, s, e)
+        })
+        .collect()
+}
+
+/// Runtime of a task in ns.
+pub fn runtime(k: &Kernel, t: TaskId) -> u64 {
+    k.se[k.tasks[t.index()].se.index()].sum_exec_runtime
+}
+
+/// Runs a policy/nice pair of hogs A and B and returns (kernel, recorder, A, B).
+pub fn pair(
+    spec: &str,
+    hz: u32,
+    a: (i32, bool),
+    b: (i32, bool),
+    end_ns: u64,
+) -> (Kernel, Rc<RefCell<Recorder>>, TaskId, TaskId) {
+    let mut k = ideal(spec, 1, hz);
+    let rec = record(&mut k);
+    let mk = |k: &mut Kernel, name: &str, (nice, idle): (i32, bool)| {
+        let attrs = TaskAttrs {
+            comm: Some(name.to_string()),
+            nice: Some(nice),
+            policy: Some(if idle {
+                schedlab_sched::sched::Policy::Idle
+            } else {
+                schedlab_sched::sched::Policy::Normal
+            }),
+            ..Default::default()
+        };
+        let t = k.create_task(Box::new(Hog), &attrs, None, false);
+        k.start_task_as_wakeup(t);
+        t
+    };
+    let ta = mk(&mut k, "A", a);
+    let tb = mk(&mut k, "B", b);
+    k.run_until(end_ns);
+    (k, rec, ta, tb)
+}
+
+/// Runs `run` ns, blocks on a futex nobody posts, and once woken (from outside) runs forever.
+pub struct RunThenBlock {
+    pub run: u64,
+    pub done: bool,
+}
+impl Program for RunThenBlock {
+    fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
+        if !self.done {
+            self.done = true;
+            return Op::Run(self.run);
+        }
+        if last == SysResult::None && self.run != u64::MAX {
+            self.run = u64::MAX;
+            let f = cx.new_futex(0);
+            return Op::FutexWait { futex: f, val: 0 };
+        }
+        Op::Run(1_000_000_000_000)
+    }
+}

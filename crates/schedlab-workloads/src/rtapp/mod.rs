@@ -1,6 +1,8 @@
-//! rt-app front end (spec workloads.md §10): reads rt-app JSON workload files into a typed,
-//! validated [`RtAppFile`] whose errors and warnings name file:line:column. It simulates
-//! nothing; compiling the description into task programs lives elsewhere.
+//! rt-app (spec workloads.md §10): the front end reads rt-app JSON workload files into a typed,
+//! validated [`RtAppFile`] whose errors and warnings name file:line:column (`json`, `model`,
+//! `parse`); `plan` compiles it for a machine and a placement, `program` runs it as rt-app's
+//! main thread and worker threads over the kernel's syscall surface with the glibc primitives
+//! of `sync`, and `report` renders the per-thread logs, summary table and metrics of [`RtApp`].
 //!
 //! Decisions where the spec is silent (each also stated beside the code that makes it):
 //!
@@ -34,16 +36,23 @@
 //! * **Phase-less tasks** — the task object is one phase named after the task with loop 1; its
 //!   `loop` is the task's (rt-app stores it on the phase instead; the program is the same).
 
+mod app;
 mod json;
 mod model;
 mod parse;
+mod plan;
+mod program;
+mod report;
+mod sync;
 
 use std::path::{Path, PathBuf};
 
+pub use app::RtApp;
 pub use model::{
     Calibration, Event, EventKind, Global, Phase, Policy, Pos, Properties, RtAppFile, TaskDef,
     Timer, TimerMode, Warning,
 };
+pub use report::{Row, Summary, ThreadLog, ThreadRecord, DEFAULT_LOG_ROWS};
 
 /// Why an rt-app file was rejected. Displays on one line as `FILE:LINE:COL: message`.
 #[derive(Debug, thiserror::Error)]
@@ -88,17 +97,27 @@ pub fn load_rtapp(path: &Path) -> Result<RtAppFile, RtAppError> {
     parse_rtapp(&text, &path.display().to_string())
 }
 
-/// The rt-app workload (`rt-app FILE`): the file is compiled into task programs by
-/// `program.rs`.
+/// The rt-app workload (`rt-app FILE`): the file named by the only argument is read, checked
+/// and compiled into task programs ([`RtApp`]).
 pub fn workload(
     line: &str,
     args: &[String],
 ) -> Result<Box<dyn crate::Workload>, crate::WorkloadError> {
-    let _ = args;
-    Err(crate::WorkloadError::Unsupported {
+    let usage = |message: String| crate::WorkloadError::Option {
         line: line.to_string(),
-        message: "rt-app programs are not built yet".to_string(),
-    })
+        message,
+    };
+    let path = match args {
+        [] => return Err(usage("missing FILE (usage: rt-app FILE)".to_string())),
+        [path] => path,
+        [_, extra, ..] => {
+            return Err(usage(format!(
+                "unexpected argument '{extra}' (usage: rt-app FILE)"
+            )))
+        }
+    };
+    let file = load_rtapp(Path::new(path))?;
+    Ok(Box::new(RtApp::new(line, path, file)?))
 }
 
 #[cfg(test)]

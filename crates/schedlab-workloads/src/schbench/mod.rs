@@ -1,9 +1,10 @@
 //! schbench (workloads.md §4): the command line ([`parse`] → [`Options`]), the fio-style
 //! latency histogram and percentile walk ([`Histogram`]), and the reports it prints on
-//! stderr ([`Results`] → [`render`]).
+//! stderr ([`Results`] → [`render`]); the simulation model ([`workload`] → [`Schbench`]).
 
 use crate::cmdline;
 mod histogram;
+mod model;
 mod options;
 mod output;
 
@@ -11,6 +12,10 @@ pub use cmdline::OptionError;
 pub use histogram::{
     plat_idx_to_val, plat_val_to_idx, Histogram, Percentile, PLAT_BITS, PLAT_GROUP_NR, PLAT_NR,
     PLAT_VAL, PLIST,
+};
+pub use model::{
+    matmul_ns, w_matmul_for, workload, MatmulCost, Schbench, SPIN_CHUNK_NS, W_MATMUL,
+    W_MATMUL_FALLBACK, W_MATMUL_SIZE,
 };
 pub use options::{parse, CpuPin, Options, PIPE_TRANSFER_BUFFER};
 pub use output::{

@@ -1,0 +1,573 @@
+//! hackbench (rt-tests `hackbench` and `perf bench sched messaging`) as task programs
+//! (workloads.md §3.2), and the [`Workload`] that starts them and prints the result.
+//!
+//! ```text
+//! main: ready R, wake Wk = fdpair() × 2
+//!   for each group g: for j < fds: C[g][j] = fdpair(); spawn receiver(g, j)
+//!                     for s < fds: spawn sender(g)
+//!   read(R, 1) × workers; start = now; write(Wk, 1)   ← wakes every poller at once
+//!   wait()/join() × workers; stop = now
+//! receiver(g, j): write(R, 1); poll(Wk); fds × loops × { read C[g][j] until 100 B; run(W_rx) }
+//! sender(g):      write(R, 1); poll(Wk); loops × for j < fds { write C[g][j] 100 B; run(W_tx) }
+//! ```
+//!
+//! An fd pair is a stream-mode pipe (`-p`: 4 KiB pages hold 40 messages, 640 in 16 slots) or
+//! an AF_UNIX stream socket pair (one `sk_sndbuf` budget per receiver channel, shared by the
+//! group's senders, §1.3). Processes or threads only change the address space (switch cost)
+//! and the exit cost.
+//!
+//! Model decisions (where the spec is silent):
+//!
+//! * **Set-up costs.** Each `pipe()`/`socketpair()` costs `c_syscall`; each worker costs
+//!   `c_fork` (process) or `c_clone` (thread). Closing the unused fd ends in process mode is
+//!   free. None of this is in the measured interval.
+//! * **Clock reads** (`gettimeofday` around the run) are free; the result is computed from
+//!   whole microseconds as the printer expects.
+//! * **Messages larger than a page** (rt-tests `-s`) are written in page-sized pieces to a pipe
+//!   and in pieces of `sk_sndbuf / 2 − 64` bytes to a socket, as the kernel would split them;
+//!   readers loop until the message is complete, as the real receivers do.
+//! * **A run cut short** (the simulation ends before the last worker was reaped, e.g. seed
+//!   004's endless background load): the final time line is not printed and the metrics
+//!   measure up to the end of the simulation.
+
+use super::options::{parse, parse_perf_bench, Options, Transport, WorkerMode};
+use super::output::{render, Results};
+use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
+use schedlab_engine::time::SimTime;
+use schedlab_sched::ipc::{PipeId, SockId, UnixStream};
+use schedlab_sched::sched::{Policy, TaskId};
+use schedlab_sched::{Ctx, Kernel, Op, PollFd, Program, Spawn, SysResult, TaskAttrs};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// User work per message sent, ns at the reference core (§3.2).
+pub const W_TX_USER_NS: u64 = 20;
+/// User work per message received, ns at the reference core (§3.2).
+pub const W_RX_USER_NS: u64 = 20;
+
+/// Builds rt-tests hackbench from the words after `hackbench`.
+pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, WorkloadError> {
+    let opts = parse(args).map_err(|e| option_error(line, e))?;
+    Ok(Box::new(Hackbench::new(line, opts)))
+}
+
+/// Builds `perf bench sched messaging` from the words after `perf`.
+pub fn workload_perf(line: &str, args: &[String]) -> Result<Box<dyn Workload>, WorkloadError> {
+    let opts = parse_perf_bench(args).map_err(|e| option_error(line, e))?;
+    Ok(Box::new(Hackbench::new(line, opts)))
+}
+
+fn option_error(line: &str, e: impl std::fmt::Display) -> WorkloadError {
+    WorkloadError::Option {
+        line: line.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// One fd pair of the chosen transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chan {
+    Pipe(PipeId),
+    Sock(SockId),
+}
+
+impl Chan {
+    fn new(cx: &mut Ctx<'_>, transport: Transport) -> Chan {
+        match transport {
+            Transport::Pipe => Chan::Pipe(cx.new_pipe(false)),
+            Transport::Socket => Chan::Sock(cx.new_unix_stream()),
+        }
+    }
+
+    /// Largest piece one `write()` puts in at once.
+    fn max_write(&self, cx: &Ctx<'_>) -> u32 {
+        match self {
+            Chan::Pipe(_) => cx.page_size(),
+            Chan::Sock(_) => (UnixStream::WMEM_DEFAULT / 2 - 64) as u32,
+        }
+    }
+
+    fn write(&self, bytes: u32) -> Op {
+        match *self {
+            Chan::Pipe(pipe) => Op::PipeWrite { pipe, bytes },
+            Chan::Sock(sock) => Op::SockSend { sock, bytes },
+        }
+    }
+
+    fn read(&self, bytes: u32) -> Op {
+        match *self {
+            Chan::Pipe(pipe) => Op::PipeRead { pipe, bytes },
+            Chan::Sock(sock) => Op::SockRecv { sock, bytes },
+        }
+    }
+
+    fn poll(&self) -> Op {
+        let fd = match *self {
+            Chan::Pipe(p) => PollFd::Pipe(p),
+            Chan::Sock(s) => PollFd::Sock(s),
+        };
+        Op::Poll { fd }
+    }
+}
+
+/// What the run recorded, shared by the programs and the workload.
+#[derive(Debug, Default)]
+struct Shared {
+    main: Option<TaskId>,
+    workers: Vec<TaskId>,
+    start: Option<u64>,
+    stop: Option<u64>,
+    /// Complete messages read by all receivers / written by all senders.
+    received: u64,
+    sent: u64,
+}
+
+/// The hackbench model (both flavours).
+pub struct Hackbench {
+    line: String,
+    opts: Options,
+    shared: Option<Rc<RefCell<Shared>>>,
+}
+
+impl Hackbench {
+    pub fn new(line: &str, opts: Options) -> Hackbench {
+        Hackbench {
+            line: line.to_string(),
+            opts,
+            shared: None,
+        }
+    }
+
+    fn unsupported(&self, message: &str) -> WorkloadError {
+        WorkloadError::Unsupported {
+            line: self.line.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    /// The two clock readings; the stop is the end of the simulation if the run was cut short.
+    pub fn results(&self, k: &Kernel) -> Results {
+        let (start, stop) = match self.shared.as_ref() {
+            Some(sh) => {
+                let sh = sh.borrow();
+                let start = sh.start.unwrap_or(k.now);
+                (start, sh.stop.unwrap_or(k.now).max(start))
+            }
+            None => (k.now, k.now),
+        };
+        Results {
+            start: SimTime(start),
+            stop: SimTime(stop),
+        }
+    }
+
+    /// Whether the last worker has been reaped.
+    pub fn finished(&self) -> bool {
+        self.shared
+            .as_ref()
+            .is_some_and(|sh| sh.borrow().stop.is_some())
+    }
+
+    /// Messages read by the receivers so far.
+    pub fn messages_received(&self) -> u64 {
+        self.shared.as_ref().map_or(0, |sh| sh.borrow().received)
+    }
+
+    /// Messages written by the senders so far.
+    pub fn messages_sent(&self) -> u64 {
+        self.shared.as_ref().map_or(0, |sh| sh.borrow().sent)
+    }
+}
+
+impl Workload for Hackbench {
+    fn program(&self) -> &str {
+        match self.opts.flavor {
+            super::Flavor::RtTests => "hackbench",
+            super::Flavor::Perf(_) => "perf bench sched messaging",
+        }
+    }
+
+    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError> {
+        if env.placement.cgroup.is_some() {
+            return Err(self.unsupported("cgroups are not modelled yet"));
+        }
+        match env.placement.policy {
+            Some(Policy::Fifo | Policy::Rr) => {
+                return Err(self.unsupported("RT class not modelled yet"))
+            }
+            Some(Policy::Deadline) => {
+                return Err(self.unsupported("SCHED_DEADLINE not modelled yet"))
+            }
+            _ => {}
+        }
+        if self.opts.fifo_main {
+            return Err(self.unsupported("RT class not modelled yet (-F, --fifo)"));
+        }
+        let shared = Rc::new(RefCell::new(Shared::default()));
+        let comm = match self.opts.flavor {
+            super::Flavor::RtTests => "hackbench",
+            super::Flavor::Perf(_) => "perf",
+        };
+        let attrs = env.placement.attrs(comm, env.tg);
+        let main = Box::new(Main::new(shared.clone(), &self.opts));
+        let t = k.create_task(main, &attrs, None, false);
+        shared.borrow_mut().main = Some(t);
+        k.start_task(t);
+        self.shared = Some(shared);
+        Ok(())
+    }
+
+    fn output(&self, k: &Kernel) -> String {
+        let out = render(&self.opts, &self.results(k));
+        if self.finished() {
+            return out;
+        }
+        // cut short: everything but the final time line
+        let mut lines: Vec<&str> = out.lines().collect();
+        lines.pop();
+        while lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    fn metrics(&self, k: &Kernel) -> Vec<Metric> {
+        let r = self.results(k);
+        let us = (r.stop.ns() / 1_000).saturating_sub(r.start.ns() / 1_000);
+        let secs = us as f64 / 1e6;
+        let rate = if secs > 0.0 {
+            self.messages_received() as f64 / secs
+        } else {
+            0.0
+        };
+        vec![
+            Metric::new("time_s", secs, "s", Better::Lower),
+            Metric::new("messages_per_sec", rate, "msg/s", Better::Higher),
+        ]
+    }
+
+    fn tasks(&self) -> Vec<TaskId> {
+        let Some(sh) = self.shared.as_ref() else {
+            return Vec::new();
+        };
+        let sh = sh.borrow();
+        sh.main.into_iter().chain(sh.workers.iter().copied()).collect()
+    }
+}
+
+/// Run-wide constants of the workers.
+#[derive(Debug, Clone, Copy)]
+struct Conf {
+    groups: u32,
+    fds: u32,
+    loops: u64,
+    size: u32,
+    transport: Transport,
+    thread: bool,
+}
+
+impl Conf {
+    fn workers(&self) -> u64 {
+        self.groups as u64 * 2 * self.fds as u64
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MState {
+    /// `fdpair(readyfds)`, `fdpair(wakefds)`.
+    Channels,
+    /// `fdpair()` of receiver j of group g, then its spawn.
+    RecvChan(u32, u32),
+    Recv(u32, u32),
+    Sender(u32, u32),
+    ReadReady,
+    Start,
+    Reap,
+    Done,
+}
+
+/// The main process: creates the channels and workers, starts and reaps them.
+struct Main {
+    sh: Rc<RefCell<Shared>>,
+    conf: Conf,
+    state: MState,
+    ready: Option<Chan>,
+    wake: Option<Chan>,
+    group_chans: Vec<Chan>,
+    ready_read: u64,
+    reaped: u64,
+}
+
+impl Main {
+    fn new(sh: Rc<RefCell<Shared>>, o: &Options) -> Main {
+        Main {
+            sh,
+            conf: Conf {
+                groups: o.groups,
+                fds: o.fds,
+                loops: o.loops as u64,
+                size: o.datasize,
+                transport: o.transport,
+                thread: o.mode == WorkerMode::Thread,
+            },
+            state: MState::Channels,
+            ready: None,
+            wake: None,
+            group_chans: Vec::new(),
+            ready_read: 0,
+            reaped: 0,
+        }
+    }
+
+    fn spawn(&self, program: Box<dyn Program>) -> Op {
+        Op::Spawn(Box::new(Spawn {
+            program,
+            thread: self.conf.thread,
+            attrs: TaskAttrs::default(),
+        }))
+    }
+
+    /// The state after the workers of group `g` (or the read of the ready bytes).
+    fn after_group(&self, g: u32) -> MState {
+        if g + 1 < self.conf.groups && self.conf.fds > 0 {
+            MState::RecvChan(g + 1, 0)
+        } else {
+            MState::ReadReady
+        }
+    }
+}
+
+impl Program for Main {
+    fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
+        let syscall = cx.costs().c_syscall.0;
+        let c = self.conf;
+        loop {
+            match self.state {
+                MState::Channels => {
+                    self.ready = Some(Chan::new(cx, c.transport));
+                    self.wake = Some(Chan::new(cx, c.transport));
+                    self.state = if c.groups > 0 && c.fds > 0 {
+                        MState::RecvChan(0, 0)
+                    } else {
+                        MState::ReadReady
+                    };
+                    return Op::Syscall(2 * syscall);
+                }
+                MState::RecvChan(g, j) => {
+                    if j == 0 {
+                        self.group_chans.clear();
+                    }
+                    self.group_chans.push(Chan::new(cx, c.transport));
+                    self.state = MState::Recv(g, j);
+                    return Op::Syscall(syscall);
+                }
+                MState::Recv(g, j) => {
+                    self.state = if j + 1 < c.fds {
+                        MState::RecvChan(g, j + 1)
+                    } else {
+                        MState::Sender(g, 0)
+                    };
+                    let w = Worker::receiver(
+                        self.sh.clone(),
+                        c,
+                        self.ready.unwrap(),
+                        self.wake.unwrap(),
+                        self.group_chans[j as usize],
+                    );
+                    return self.spawn(Box::new(w));
+                }
+                MState::Sender(g, s) => {
+                    if let SysResult::Pid(pid) = last {
+                        if let Some(t) = cx_task_of(cx, pid) {
+                            self.sh.borrow_mut().workers.push(t);
+                        }
+                    }
+                    if s == c.fds {
+                        self.state = self.after_group(g);
+                        continue;
+                    }
+                    self.state = MState::Sender(g, s + 1);
+                    let w = Worker::sender(
+                        self.sh.clone(),
+                        c,
+                        self.ready.unwrap(),
+                        self.wake.unwrap(),
+                        self.group_chans.clone(),
+                    );
+                    return self.spawn(Box::new(w));
+                }
+                MState::ReadReady => {
+                    if let SysResult::Bytes(n) = last {
+                        self.ready_read += n as u64;
+                    }
+                    if self.ready_read < c.workers() {
+                        return self.ready.unwrap().read(1);
+                    }
+                    self.state = MState::Start;
+                }
+                MState::Start => {
+                    self.sh.borrow_mut().start = Some(cx.now());
+                    self.state = MState::Reap;
+                    return self.wake.unwrap().write(1);
+                }
+                MState::Reap => {
+                    if let SysResult::Pid(_) = last {
+                        self.reaped += 1;
+                    }
+                    if self.reaped < c.workers() {
+                        return Op::WaitChild;
+                    }
+                    self.state = MState::Done;
+                }
+                MState::Done => {
+                    self.sh.borrow_mut().stop = Some(cx.now());
+                    return Op::Exit;
+                }
+            }
+        }
+    }
+}
+
+/// Receivers are recorded when their spawn returns; the workload lists them with the senders.
+fn cx_task_of(_cx: &Ctx<'_>, _pid: i32) -> Option<TaskId> {
+    None
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WState {
+    Ready,
+    Poll,
+    Transfer,
+    Work,
+    Exit,
+}
+
+/// A receiver or a sender.
+struct Worker {
+    sh: Rc<RefCell<Shared>>,
+    conf: Conf,
+    ready: Chan,
+    wake: Chan,
+    /// Receiver: its one channel; sender: the group's channels.
+    chans: Vec<Chan>,
+    sender: bool,
+    state: WState,
+    /// Messages done.
+    msgs: u64,
+    /// Bytes of the current message done.
+    done: u32,
+}
+
+impl Worker {
+    fn receiver(sh: Rc<RefCell<Shared>>, conf: Conf, ready: Chan, wake: Chan, c: Chan) -> Self {
+        Worker {
+            sh,
+            conf,
+            ready,
+            wake,
+            chans: vec![c],
+            sender: false,
+            state: WState::Ready,
+            msgs: 0,
+            done: 0,
+        }
+    }
+
+    fn sender(
+        sh: Rc<RefCell<Shared>>,
+        conf: Conf,
+        ready: Chan,
+        wake: Chan,
+        chans: Vec<Chan>,
+    ) -> Self {
+        Worker {
+            chans,
+            sender: true,
+            ..Worker::receiver(sh, conf, ready, wake, Chan::Pipe(PipeId::new(0)))
+        }
+    }
+
+    /// Messages this worker moves: `fds × loops` either way.
+    fn total(&self) -> u64 {
+        self.conf.fds as u64 * self.conf.loops
+    }
+
+    /// The channel of the current message.
+    fn chan(&self) -> Chan {
+        if self.sender {
+            // for i in loops: for j in fds: write(out_fds[j])
+            self.chans[(self.msgs % self.conf.fds as u64) as usize]
+        } else {
+            self.chans[0]
+        }
+    }
+}
+
+impl Program for Worker {
+    fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
+        loop {
+            match self.state {
+                WState::Ready => {
+                    if self.sender {
+                        self.sh.borrow_mut().workers.push(cx.task());
+                    } else {
+                        let t = cx.task();
+                        self.sh.borrow_mut().workers.push(t);
+                    }
+                    self.state = WState::Poll;
+                    return self.ready.write(1);
+                }
+                WState::Poll => {
+                    if self.total() == 0 {
+                        self.state = WState::Exit;
+                    } else {
+                        self.state = WState::Transfer;
+                    }
+                    return self.wake.poll();
+                }
+                WState::Transfer => {
+                    if let SysResult::Bytes(n) = last {
+                        self.done += n;
+                        if self.done >= self.conf.size {
+                            self.done = 0;
+                            self.msgs += 1;
+                            {
+                                let mut sh = self.sh.borrow_mut();
+                                if self.sender {
+                                    sh.sent += 1;
+                                } else {
+                                    sh.received += 1;
+                                }
+                            }
+                            self.state = WState::Work;
+                            return Op::Run(if self.sender {
+                                W_TX_USER_NS
+                            } else {
+                                W_RX_USER_NS
+                            });
+                        }
+                    }
+                    let ch = self.chan();
+                    let left = self.conf.size - self.done;
+                    return if self.sender {
+                        ch.write(left.min(ch.max_write(cx)))
+                    } else {
+                        ch.read(left)
+                    };
+                }
+                WState::Work => {
+                    self.state = if self.msgs < self.total() {
+                        WState::Transfer
+                    } else {
+                        WState::Exit
+                    };
+                    if self.state == WState::Transfer {
+                        // the result of Run is None: go on with the next message
+                        continue;
+                    }
+                }
+                WState::Exit => return Op::Exit,
+            }
+        }
+    }
+}

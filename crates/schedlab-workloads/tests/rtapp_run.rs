@@ -1,0 +1,416 @@
+//! rt-app files run on the simulated kernel (workloads.md §10). Every machine here is
+//! `MachineDesc::ideal`: zero costs, HZ = 1000, full preemption, so times come out exact and
+//! expected values are computed by hand beside each assertion. Fair sleepers get the default
+//! 50 µs timer slack (§1.6): with no other timer interrupt on their CPU (the tick stops on an
+//! idle CPU) their hrtimer fires at T + 50 µs.
+
+use std::path::{Path, PathBuf};
+
+use schedlab_sched::{Kernel, KernelConfig, MachineDesc, PreemptModel};
+use schedlab_workloads::rtapp::{parse_rtapp, RtApp, ThreadRecord};
+use schedlab_workloads::{parse_workload, Env, Placement, Workload, WorkloadError};
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+fn kernel(ncpus: usize, seed: u64) -> Kernel {
+    let cfg = KernelConfig::parse("v6.18").unwrap();
+    let m = MachineDesc::ideal(ncpus, 1000, PreemptModel::Full);
+    let mut k = Kernel::new(cfg, m, seed).unwrap();
+    k.strict = true;
+    k.check_invariants = true;
+    k
+}
+
+fn env() -> Env {
+    Env {
+        placement: Placement::default(),
+        tg: None,
+        index: 0,
+        duration_ns: None,
+    }
+}
+
+fn start(k: &mut Kernel, json: &str) -> RtApp {
+    let f = parse_rtapp(json, "t.json").unwrap_or_else(|e| panic!("{e}"));
+    let mut w = RtApp::new("rt-app t.json", "t.json", f).unwrap_or_else(|e| panic!("{e}"));
+    w.setup(k, &env()).unwrap_or_else(|e| panic!("{e}"));
+    w
+}
+
+fn thread<'a>(threads: &'a [ThreadRecord], name: &str) -> &'a ThreadRecord {
+    threads
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no thread {name} in {:?}", names(threads)))
+}
+
+fn names(threads: &[ThreadRecord]) -> Vec<String> {
+    threads.iter().map(|t| t.name.clone()).collect()
+}
+
+fn user_ns(k: &Kernel, t: &ThreadRecord) -> u64 {
+    k.tasks[t.task.expect("thread ran").index()].stats.user_ns
+}
+
+#[test]
+fn run_then_sleep_does_one_ms_of_work_per_ten() {
+    let mut k = kernel(1, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": { "t": { "loop": -1, "run": 1000, "sleep": 9000 } } }"#,
+    );
+    k.run_until(1000 * MS);
+    let th = w.threads();
+    let t = thread(&th, "t-0");
+    // One loop = 1 ms of work + 9 ms sleep + 50 µs slack = 10.05 ms, starting at t = 0.
+    // Loops completed by 1 s: floor(1000 / 10.05) = 99; the 100th started at 994.95 ms and
+    // finished its 1 ms run at 995.95 ms, so the thread has run 100 × 1 ms.
+    assert_eq!(t.summary.activations, 99);
+    assert_eq!(user_ns(&k, t), 100 * MS);
+    for (i, r) in t.rows.iter().enumerate() {
+        assert_eq!(r.start_ns, i as u64 * 10_050 * US);
+        assert_eq!(r.end_ns - r.start_ns, 10_050 * US);
+        assert_eq!((r.run_us, r.c_duration_us, r.perf), (1000, 1000, 1000));
+        assert_eq!((r.c_period_us, r.wu_lat_us, r.missed), (0, 0, 0));
+    }
+    // No timer: the latency columns are empty.
+    assert_eq!(t.summary.wu_lat_mean(), None);
+}
+
+#[test]
+fn absolute_timer_activates_once_per_period_with_slack_latency() {
+    let mut k = kernel(1, 1);
+    let w = start(
+        &mut k,
+        r#"{ "global": { "duration": 5 },
+             "tasks": { "t": { "loop": -1, "run": 1000,
+                               "timer": { "ref": "unique_t", "period": 10000, "mode": "absolute" } } } }"#,
+    );
+    // Loop k runs 1 ms, then sleeps until (k+1)·10 ms and wakes 50 µs later (slack, nothing
+    // else interrupts the idle CPU), so it ends at (k+1)·10 ms + 50 µs. By 1000.1 ms that is
+    // k = 0..99: floor(1000 / 10) = 100 activations.
+    k.run_until(1000 * MS + 100 * US);
+    let th = w.threads();
+    let t = thread(&th, "t-0");
+    let s = t.summary;
+    assert_eq!(s.activations, 100);
+    // wu_lat = 50 µs of slack in every loop.
+    assert_eq!(s.wu_lat_mean(), Some(50.0));
+    assert_eq!(s.wu_lat_max, 50);
+    // Slack = expiry − time the timer is reached: 10 ms − 1 ms = 9000 µs in loop 0, then
+    // (k+1)·10 ms − (k·10 ms + 50 µs + 1 ms) = 8950 µs. Mean (9000 + 99·8950) / 100 = 8950.5.
+    assert_eq!(s.slack_mean(), Some(8950.5));
+    assert_eq!(s.slack_min, 8950);
+    assert_eq!(s.missed, 0);
+    assert_eq!(t.rows[0].slack_us, 9000);
+    assert_eq!(t.rows[1].start_ns, 10 * MS + 50 * US);
+    assert_eq!(t.rows[1].end_ns, 20 * MS + 50 * US);
+    let log = &w.thread_logs()[0];
+    assert_eq!(log.thread, "t-0");
+    assert_eq!(log.file_name, "rt-app-t-0.log");
+    let lines: Vec<&str> = log.text.lines().collect();
+    assert_eq!(lines[0], "# Policy : SCHED_OTHER priority : 0");
+    assert_eq!(lines.len(), 2 + 100);
+    // idx perf run period start end rel_st slack c_duration c_period wu_lat
+    assert_eq!(
+        lines[3],
+        format!(
+            "{:4} {:8} {:8} {:8} {:15} {:15} {:15} {:10} {:10} {:10} {:10}",
+            0, 1000, 1000, 10000, 10050, 20050, 10050, 8950, 1000, 10000, 50
+        )
+    );
+}
+
+#[test]
+fn duration_stops_every_thread_and_the_process_exits() {
+    let mut k = kernel(1, 1);
+    let w = start(
+        &mut k,
+        r#"{ "global": { "duration": 1 },
+             "tasks": { "t": { "loop": -1, "run": 1000,
+                               "timer": { "ref": "unique_t", "period": 30000, "mode": "absolute" } } } }"#,
+    );
+    let stop = k.run_until(5000 * MS);
+    let th = w.threads();
+    let t = thread(&th, "t-0");
+    // Loops end at (k+1)·30 ms + 50 µs; main stops the threads 1 s (+ slack) after it went to
+    // sleep at the start. Loop 32 ends at 990.05 ms; loop 33 is asleep until 1020 ms when the
+    // stop comes, so it is not logged: floor(1000 / 30) = 33 activations.
+    assert_eq!(t.summary.activations, 33);
+    let stopped = w.stopped_at().expect("main stopped the threads");
+    assert!((1000 * MS..1002 * MS).contains(&stopped), "{stopped}");
+    // The thread wakes at 1020.05 ms, sees the stop and exits; main joins it and exits too.
+    assert_eq!(k.nr_live, 0);
+    assert_eq!(stop, 1020 * MS + 50 * US);
+    assert!(t.exited);
+}
+
+#[test]
+fn semaphore_ping_pong_alternates_strictly() {
+    // Two CPUs: without the semaphores the threads would run in parallel.
+    let mut k = kernel(2, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": {
+             "ping": { "loop": 10, "run": 100, "sem_post": "to_pong", "sem_wait": "to_ping" },
+             "pong": { "loop": 10, "sem_wait": "to_pong", "run": 100, "sem_post": "to_ping" } } }"#,
+    );
+    let stop = k.run_until(1000 * MS);
+    let th = w.threads();
+    // ping runs [200k, 200k+100] µs, pong [200k+100, 200k+200]: each loop of either thread
+    // lasts exactly 200 µs (its own 100 µs plus the partner's), ten of them end at 2 ms.
+    for name in ["ping-0", "pong-1"] {
+        let t = thread(&th, name);
+        assert_eq!(t.summary.activations, 10, "{name}");
+        for (i, r) in t.rows.iter().enumerate() {
+            assert_eq!(r.start_ns, i as u64 * 200 * US, "{name} loop {i}");
+            assert_eq!(r.end_ns, (i as u64 + 1) * 200 * US, "{name} loop {i}");
+            assert_eq!(r.run_us, 100);
+        }
+        assert_eq!(user_ns(&k, t), 1000 * US);
+    }
+    assert_eq!(stop, 2 * MS);
+}
+
+#[test]
+fn barrier_releases_everybody_at_the_last_arrival() {
+    let mut k = kernel(3, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": {
+             "a": { "cpus": [0], "loop": 1, "run0": 1000, "barrier": "b", "run1": 100 },
+             "b": { "cpus": [1], "loop": 1, "run0": 2000, "barrier": "b", "run1": 100 },
+             "c": { "cpus": [2], "loop": 1, "run0": 3000, "barrier": "b", "run1": 100 } } }"#,
+    );
+    k.run_until(1000 * MS);
+    let th = w.threads();
+    // Arrivals at 1, 2 and 3 ms; the last one broadcasts, so all three run their 100 µs from
+    // 3 ms and end at 3.1 ms.
+    for (name, first) in [("a-0", 1000), ("b-1", 2000), ("c-2", 3000)] {
+        let t = thread(&th, name);
+        assert_eq!(t.summary.activations, 1, "{name}");
+        assert_eq!(t.rows[0].end_ns, 3100 * US, "{name}");
+        assert_eq!(t.rows[0].run_us, first + 100, "{name}");
+    }
+}
+
+#[test]
+fn mutex_contention_serialises_the_critical_sections() {
+    let mut k = kernel(2, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": {
+             "x": { "cpus": [0], "loop": 5, "lock": "m", "run": 1000, "unlock": "m" },
+             "y": { "cpus": [1], "loop": 5, "lock": "m", "run": 1000, "unlock": "m" } } }"#,
+    );
+    let stop = k.run_until(1000 * MS);
+    let th = w.threads();
+    // 2 threads × 5 sections × 1 ms held one at a time: 10 ms (5 ms if they overlapped).
+    assert_eq!(stop, 10 * MS);
+    // A section is the last 1 ms of its loop (lock and unlock take no time here); the ten
+    // sections tile [0, 10 ms] without overlap.
+    let mut sections: Vec<u64> = th
+        .iter()
+        .flat_map(|t| t.rows.iter().map(|r| r.end_ns - 1000 * US))
+        .collect();
+    sections.sort_unstable();
+    assert_eq!(sections, (0..10).map(|i| i * MS).collect::<Vec<_>>());
+    for t in &th {
+        assert_eq!(user_ns(&k, t), 5 * MS, "{}", t.name);
+    }
+}
+
+#[test]
+fn fork_creates_a_thread_from_a_task_definition() {
+    let mut k = kernel(1, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": {
+             "parent": { "loop": 1, "fork": "child", "run": 100 },
+             "child": { "instance": 0, "loop": 2, "run": 50 } } }"#,
+    );
+    k.run_until(1000 * MS);
+    let th = w.threads();
+    // rt-app names a forked thread <task>-<index>-<fork number>.
+    assert_eq!(names(&th), ["parent-0", "child-1-0000"]);
+    let child = thread(&th, "child-1-0000");
+    assert!(child.forked);
+    assert_eq!(child.summary.activations, 2);
+    assert_eq!(user_ns(&k, child), 100 * US);
+    // main + the two threads.
+    assert_eq!(w.tasks().len(), 3);
+    assert_eq!(k.nr_live, 0);
+}
+
+#[test]
+fn late_timers_rebase_in_relative_mode_and_keep_the_grid_in_absolute_mode() {
+    for (mode, slack) in [
+        // relative: late by 5 ms every loop, the expiry moves to "now" each time
+        ("relative", [-5000, -5000, -5000, -5000]),
+        // absolute: expiries 10, 20, 30, 40 ms reached at 15, 30, 45, 60 ms
+        ("absolute", [-5000, -10000, -15000, -20000]),
+    ] {
+        let mut k = kernel(1, 1);
+        let w = start(
+            &mut k,
+            &format!(
+                r#"{{ "tasks": {{ "t": {{ "loop": 4, "run": 15000,
+                   "timer": {{ "ref": "tick", "period": 10000, "mode": "{mode}" }} }} }} }}"#
+            ),
+        );
+        k.run_until(1000 * MS);
+        let th = w.threads();
+        let t = thread(&th, "t-0");
+        let got: Vec<i64> = t.rows.iter().map(|r| r.slack_us).collect();
+        assert_eq!(got, slack, "{mode}");
+        assert_eq!(t.summary.missed, 4, "{mode}");
+        assert_eq!(t.summary.wu_lat_max, 0, "{mode}");
+    }
+}
+
+#[test]
+fn resume_wakes_a_suspended_thread_and_an_early_resume_is_lost() {
+    let mut k = kernel(2, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": {
+             "sleeper": { "cpus": [0], "loop": 3, "suspend": "", "run": 100 },
+             "waker": { "cpus": [1], "loop": 3, "sleep": 1000, "resume": "sleeper" } } }"#,
+    );
+    k.run_until(1000 * MS);
+    let th = w.threads();
+    // The waker sleeps 1 ms from t = 0, 1 ms and 2 ms. Each time it ran, CPU1 armed its tick
+    // for the next millisecond; that tick fires once more on the idle CPU exactly at the sleep's
+    // soft expiry and expires it there (§1.6: any timer interrupt inside [T, T + slack]), so the
+    // resumes come at 1, 2 and 3 ms. Each time the sleeper runs 100 µs and suspends again.
+    let ends: Vec<u64> = thread(&th, "sleeper-0")
+        .rows
+        .iter()
+        .map(|r| r.end_ns)
+        .collect();
+    assert_eq!(ends, [1100 * US, 2100 * US, 3100 * US]);
+
+    // A resume at t = 0 comes before the suspend at 1 ms: lost. The sleeper stays suspended
+    // until rt-app stops at 1 s, and that loop is not logged.
+    let mut k = kernel(2, 1);
+    let w = start(
+        &mut k,
+        r#"{ "global": { "duration": 1 }, "tasks": {
+             "sleeper": { "cpus": [0], "loop": 1, "run": 1000, "suspend": "" },
+             "waker": { "cpus": [1], "loop": 1, "resume": "sleeper" } } }"#,
+    );
+    k.run_until(5000 * MS);
+    let th = w.threads();
+    assert_eq!(thread(&th, "sleeper-0").summary.activations, 0);
+    assert_eq!(thread(&th, "waker-1").summary.activations, 1);
+    // Released by the stop, everybody exits.
+    assert_eq!(k.nr_live, 0);
+}
+
+#[test]
+fn phase_priority_changes_nice_at_phase_start() {
+    let mut k = kernel(1, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": { "t": { "loop": 1, "phases": {
+             "one": { "run": 100 },
+             "two": { "priority": 5, "run": 100 } } } } }"#,
+    );
+    k.run_until(1000 * MS);
+    let th = w.threads();
+    let t = thread(&th, "t-0");
+    assert_eq!(t.summary.activations, 2);
+    assert_eq!(k.tasks[t.task.unwrap().index()].nice, 5);
+}
+
+#[test]
+fn unsupported_policies_and_taskgroups_name_the_task() {
+    let f = parse_rtapp(
+        r#"{ "tasks": { "rt": { "policy": "SCHED_FIFO", "priority": 50, "run": 100 } } }"#,
+        "t.json",
+    )
+    .unwrap();
+    let e = RtApp::new("rt-app t.json", "t.json", f).err().unwrap();
+    assert!(matches!(e, WorkloadError::Unsupported { .. }), "{e}");
+    let m = e.to_string();
+    assert!(m.contains("task \"rt\""), "{m}");
+    assert!(m.contains("SCHED_FIFO"), "{m}");
+    assert!(m.contains("RT and DEADLINE classes are not modelled yet"), "{m}");
+}
+
+#[test]
+fn arguments_are_checked() {
+    let e = parse_workload("rt-app a.json extra").err().unwrap().to_string();
+    assert!(e.contains("unexpected argument 'extra'"), "{e}");
+    let e = parse_workload("rt-app").err().unwrap().to_string();
+    assert!(e.contains("missing FILE"), "{e}");
+}
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_example_runs_one_second_or_is_refused_as_documented() {
+    let paths = examples();
+    assert!(paths.len() >= 6, "{paths:?}");
+    for path in paths {
+        let line = format!("rt-app {}", path.display());
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        match parse_workload(&line) {
+            Err(e) => {
+                let m = e.to_string();
+                assert!(matches!(e, WorkloadError::Unsupported { .. }), "{name}: {m}");
+                match name.as_str() {
+                    // §10.7 puts every task in a taskgroup.
+                    "slice-probe.json" => assert!(m.contains("taskgroup"), "{m}"),
+                    // §10.8's source is SCHED_DEADLINE.
+                    "pipeline.json" => assert!(m.contains("SCHED_DEADLINE"), "{m}"),
+                    _ => panic!("{name} refused: {m}"),
+                }
+            }
+            Ok((placement, mut w)) => {
+                let mut k = kernel(2, 7);
+                let env = Env {
+                    placement,
+                    ..env()
+                };
+                w.setup(&mut k, &env).unwrap_or_else(|e| panic!("{name}: {e}"));
+                k.run_until(1000 * MS);
+                let out = w.output(&k);
+                assert!(out.contains("activations"), "{name}: {out}");
+                assert!(!w.metrics(&k).is_empty(), "{name}");
+            }
+        }
+    }
+}
+
+fn periodic_vs_hog(seed: u64) -> (String, Vec<String>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/periodic-vs-hog.json");
+    let (placement, mut w) = parse_workload(&format!("rt-app {}", path.display())).unwrap();
+    let mut k = kernel(1, seed);
+    w.setup(&mut k, &Env { placement, ..env() }).unwrap();
+    k.run_until(2000 * MS);
+    let out = w.output(&k);
+    let metrics = w
+        .metrics(&k)
+        .iter()
+        .map(|m| format!("{} {}", m.name, m.value))
+        .collect();
+    (out, metrics)
+}
+
+#[test]
+fn same_seed_gives_the_same_output() {
+    let a = periodic_vs_hog(3);
+    let b = periodic_vs_hog(3);
+    assert_eq!(a, b);
+}
