@@ -1,26 +1,2335 @@
-//! Load balancing: periodic, newidle and nohz idle balance (smp.md §4).
-//! Deviation (until the SMP balancing lands): no balancing is done.
+//! Load balancing (smp.md §4): periodic balancing from the tick (`sched_balance_trigger` →
+//! `sched_balance_softirq` → `sched_balance_domains` → `sched_balance_rq`), active balance
+//! through a modelled CPU stopper, newidle balance (`sched_balance_newidle`) with its version
+//! deltas, and NOHZ idle balancing through kicks (IPIs) from busy CPUs to an idle one.
+//!
+//! Model notes (what differs from a real kernel, and why):
+//!
+//! * **Idle CPUs do not tick** (NO_HZ_IDLE, and the tick is always stopped in idle). An idle
+//!   CPU joins `nohz.idle_cpus_mask` when it goes idle after a failed newidle balance (and, as
+//!   a fallback, when a busy tick finds it idle and not yet in the mask); it leaves at its first
+//!   busy tick. Idle CPUs are balanced only by nohz kicks (`on_ipi_balance`).
+//! * **Blocked PELT of idle CPUs** is decayed exactly where the kernel decays it — periodic
+//!   softirq of busy CPUs, newidle balance, the nohz STATS kick and the NEWILB pass — by
+//!   `sched_balance_update_blocked_averages`, which brings every cfs_rq of the CPU to "now".
+//!   Between those points the signals of an idle CPU are stale, as in the kernel.
+//! * **Measured cost** (`sched_clock` deltas of the kernel) is modelled as cache-line
+//!   transfers (platform `c_line_llc` / `c_line_cross_llc` / `c_line_remote`, smp.md §8.2):
+//!   [`LB_LINES_PER_CPU`] lines per CPU whose statistics a pass reads, [`LB_LINES_LOCK`] lines
+//!   to lock the busiest runqueue, one per task examined and [`LB_LINES_PER_MIGRATION`] per task
+//!   moved; a blocked-load update costs one `c_line_llc` per cfs_rq it updates. A level's
+//!   newidle cost is at least 1 ns (a real pass is never free, and `update_newidle_cost()`
+//!   ignores zero costs). The same cost is charged as CPU time: a periodic pass as an interrupt
+//!   segment after the tick; a newidle pass that pulled a task as part of `schedule()` before
+//!   that task runs (a pass that pulls nothing delays nothing: the CPU idles). Passes run by a
+//!   kicked idle CPU on behalf of others are not charged (the CPU is idle).
+//! * **Active balance**: the stopper is not a task. `stop_one_cpu_nowait()` sets
+//!   `need_resched` on the busiest CPU (an IPI if remote); the IPI handler charges the stopper's
+//!   switch (`c_ctxsw_thread`, the second switch is the ordinary one to the next task), and at
+//!   the next `__schedule()` on that CPU the pick runs the stopper first
+//!   ([`Kernel::cpu_stopper_run`]): the current task is put back, and
+//!   `active_load_balance_cpu_stop()` moves one task (possibly that one) with `LBF_ACTIVE_LB`.
+//! * **`rq->cfs_tasks` order** (detach walks it from the tail) is derived rather than kept as a
+//!   list: a task's position is its last enqueue (`last_queued`) or, if it has run since, its
+//!   last accounting (`se.exec_start`), overridden by the balancer's own rotations.
+//! * Not modelled: asym packing (no platform sets `SD_ASYM_PACKING`), NUMA balancing
+//!   (`fbq_type`, `migrate_degrades_locality`), CFS bandwidth (`throttled_lb_pair`), EAS
+//!   (perf domains: the root domain counts as overutilized), RT/IRQ capacity pressure
+//!   (`capacity_of() == capacity_orig`), `SD_SERIALIZE` contention (the simulation is
+//!   sequential, the token is always free), core scheduling cookies.
 
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use schedlab_platform::cpumask::CpuMask;
+use schedlab_platform::topology::{
+    SchedDomain, SchedDomains, SchedGroup, SD_ASYM_CPUCAPACITY, SD_BALANCE_NEWIDLE, SD_NUMA,
+    SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
+};
+
+use crate::core::{Mode, Seg, SegKind};
+use crate::features::Feature as F;
+use crate::patches::Patch as P;
+use crate::pelt;
+use crate::presets::{kernel_preemptible, PreemptModel};
+use crate::sched::*;
+use crate::select::capacity_greater;
+use crate::tree;
 use crate::Kernel;
 
+// ------------------------------------------------------------------------------- constants
+
+/// `SCHED_CAPACITY_SCALE`.
+const SCHED_CAPACITY_SCALE: u64 = 1024;
+/// `MAX_PINNED_INTERVAL` (ms): balance_interval ceiling when every task was pinned.
+const MAX_PINNED_INTERVAL: u64 = 512;
+/// `NUMA_IMBALANCE_MIN`.
+const NUMA_IMBALANCE_MIN: i64 = 2;
+/// `LOAD_AVG_PERIOD` (ms): nohz blocked-load update period.
+const LOAD_AVG_PERIOD_MS: u64 = 32;
+
+/// `nohz_flags()` bits (kernel/sched/sched.h).
+pub const NOHZ_BALANCE_KICK: u32 = 1 << 0;
+pub const NOHZ_STATS_KICK: u32 = 1 << 1;
+pub const NOHZ_NEWILB_KICK: u32 = 1 << 2;
+pub const NOHZ_NEXT_KICK: u32 = 1 << 3;
+pub const NOHZ_KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
+
+/// `lb_env.flags` (kernel/sched/fair.c).
+const LBF_ALL_PINNED: u32 = 0x01;
+const LBF_NEED_BREAK: u32 = 0x02;
+const LBF_DST_PINNED: u32 = 0x04;
+const LBF_SOME_PINNED: u32 = 0x08;
+const LBF_ACTIVE_LB: u32 = 0x10;
+
+/// Cost model (simulator): cache lines read per CPU whose statistics a pass collects
+/// (`rq->nr_running` and the cfs counters, the cfs `sched_avg`, `util_est` and capacity).
+pub const LB_LINES_PER_CPU: u64 = 3;
+/// Cost model: lines to take and release the busiest runqueue's lock.
+pub const LB_LINES_LOCK: u64 = 2;
+/// Cost model: lines per task moved (task and entity, both runqueues' counters).
+pub const LB_LINES_PER_MIGRATION: u64 = 4;
+
+// ------------------------------------------------------------------------------- types
+
+/// `enum cpu_idle_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuIdleType {
+    /// `__CPU_NOT_IDLE`
+    NotIdle,
+    /// `CPU_IDLE`
+    Idle,
+    /// `CPU_NEWLY_IDLE`
+    NewlyIdle,
+}
+
+impl CpuIdleType {
+    fn idx(self) -> usize {
+        match self {
+            CpuIdleType::NotIdle => 0,
+            CpuIdleType::Idle => 1,
+            CpuIdleType::NewlyIdle => 2,
+        }
+    }
+    /// `env->idle` used as a truth value (idle or newly idle).
+    fn is_idle(self) -> bool {
+        self != CpuIdleType::NotIdle
+    }
+}
+
+/// `enum group_type`, in increasing order of pull priority (smp.md §4.3.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GroupType {
+    #[default]
+    HasSpare,
+    FullyBusy,
+    MisfitTask,
+    SmtBalance,
+    AsymPacking,
+    Imbalanced,
+    Overloaded,
+}
+
+/// `enum migration_type`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MigrationType {
+    #[default]
+    Load,
+    Util,
+    Task,
+    Misfit,
+}
+
+/// `struct sg_lb_stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SgLbStats {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub sum_nr_running: u32,
+    pub sum_h_nr_running: u32,
+    pub idle_cpus: u32,
+    pub group_weight: u32,
+    pub group_type: GroupType,
+    pub group_asym_packing: bool,
+    pub group_smt_balance: bool,
+    pub group_misfit_task_load: u64,
+}
+
+/// `struct sd_lb_stats`, plus the facts of the local and busiest groups that the decision
+/// reads (`cores`, `flags`), copied so that the decision is a pure function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SdLbStats {
+    /// Index of the busiest group in `sd.groups`.
+    pub busiest: Option<usize>,
+    pub local: Option<usize>,
+    pub total_load: u64,
+    pub total_capacity: u64,
+    pub avg_load: u64,
+    pub prefer_sibling: bool,
+    pub busiest_stat: SgLbStats,
+    pub local_stat: SgLbStats,
+    pub busiest_cores: u32,
+    pub local_cores: u32,
+    pub busiest_flags: u32,
+    pub local_flags: u32,
+}
+
+impl Default for SdLbStats {
+    /// kernel: fair.c init_sd_lb_stats() @ v6.12
+    fn default() -> Self {
+        SdLbStats {
+            busiest: None,
+            local: None,
+            total_load: 0,
+            total_capacity: 0,
+            avg_load: 0,
+            prefer_sibling: false,
+            busiest_stat: SgLbStats {
+                idle_cpus: u32::MAX,
+                group_type: GroupType::HasSpare,
+                ..Default::default()
+            },
+            local_stat: SgLbStats::default(),
+            busiest_cores: 0,
+            local_cores: 0,
+            busiest_flags: 0,
+            local_flags: 0,
+        }
+    }
+}
+
+/// `struct lb_env`. The domain is `per_cpu[sd_cpu].domains[level]`.
+#[derive(Clone, Debug)]
+pub(crate) struct LbEnv {
+    pub sd_cpu: usize,
+    pub level: usize,
+    pub dst_cpu: usize,
+    pub src_cpu: usize,
+    pub idle: CpuIdleType,
+    pub imbalance: i64,
+    pub cpus: CpuMask,
+    pub dst_grpmask: CpuMask,
+    pub new_dst_cpu: usize,
+    pub migration_type: MigrationType,
+    pub flags: u32,
+    pub loop_: u32,
+    pub loop_break: u32,
+    pub loop_max: u32,
+}
+
+impl LbEnv {
+    fn new(this_cpu: usize, level: usize, sd: &SchedDomain, idle: CpuIdleType, brk: u32) -> Self {
+        LbEnv {
+            sd_cpu: this_cpu,
+            level,
+            dst_cpu: this_cpu,
+            src_cpu: this_cpu,
+            idle,
+            imbalance: 0,
+            // cpu_active_mask: every CPU with domains is active
+            cpus: sd.span.clone(),
+            dst_grpmask: sd.groups[0].balance_mask.clone(),
+            new_dst_cpu: this_cpu,
+            migration_type: MigrationType::Load,
+            flags: 0,
+            loop_: 0,
+            loop_break: brk,
+            loop_max: 0,
+        }
+    }
+}
+
+/// Runtime fields of one CPU's `struct sched_domain` (the static ones are in
+/// [`SchedDomain`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SdRuntime {
+    /// `balance_interval` (ms).
+    pub balance_interval: u64,
+    /// `last_balance` (jiffies).
+    pub last_balance: u64,
+    pub nr_balance_failed: u32,
+    /// `max_newidle_lb_cost` (ns).
+    pub max_newidle_lb_cost: u64,
+    /// `last_decay_max_lb_cost` (jiffies).
+    pub last_decay_max_lb_cost: u64,
+    /// v6.19+ (33cf66d88306): newidle attempts, weighted successes and their ratio per 1024.
+    pub newidle_call: u32,
+    pub newidle_success: u32,
+    pub newidle_ratio: u32,
+    /// v7.1 (9fe89f022c05): time of the last ratio update (ns).
+    pub newidle_stamp: u64,
+    /// schedstat `lb_count[idle]` (indexed not idle / idle / newly idle).
+    pub lb_count: [u64; 3],
+    /// schedstat `lb_failed[idle]`.
+    pub lb_failed: [u64; 3],
+    /// schedstat `lb_gained[idle]`.
+    pub lb_gained: [u64; 3],
+}
+
+/// The outcome of the last balance pass that found a busiest runqueue (observability).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LbRecord {
+    pub cpu: usize,
+    pub level: usize,
+    pub idle: CpuIdleType,
+    pub migration_type: MigrationType,
+    /// `env->imbalance` as computed by `calculate_imbalance()`.
+    pub imbalance: i64,
+    pub busiest: usize,
+    pub moved: u32,
+}
+
 /// Runtime state of load balancing: per CPU and domain level (`balance_interval`,
-/// `last_balance`, `nr_balance_failed`, newidle cost and ratio), per rq (`next_balance`,
-/// misfit load) and the nohz state.
-#[derive(Clone, Debug, Default)]
-pub struct BalanceState {}
+/// `last_balance`, `nr_balance_failed`, newidle cost and ratio), per rq (`misfit_task_load`,
+/// `active_balance`, blocked-load status), per root domain (`overloaded`), per
+/// `sched_group_capacity` (`imbalance`), per LLC (`nr_busy_cpus`) and the nohz state.
+/// (`rq->next_balance`, `avg_idle`, `idle_stamp` and `max_idle_balance_cost` live in [`Rq`].)
+///
+/// [`Rq`]: crate::core::Rq
+#[derive(Clone, Debug)]
+pub struct BalanceState {
+    /// The domains (shared, so that a pass can read them while it mutates the kernel).
+    topo: Arc<SchedDomains>,
+    /// `[cpu][level]`, bottom-up like `topo.per_cpu[cpu].domains`.
+    pub sd: Vec<Vec<SdRuntime>>,
+    /// `sgc->imbalance`, indexed like `SchedDomains::sgc`.
+    pub sgc_imbalance: Vec<bool>,
+    /// Root domain of each CPU (index into `SchedDomains::root_domains`).
+    rd_of: Vec<usize>,
+    /// `rd->overloaded`.
+    pub rd_overloaded: Vec<bool>,
+    /// `rd->max_cpu_capacity`.
+    rd_max_cap: Vec<u64>,
+    /// `rq->misfit_task_load`.
+    pub misfit_task_load: Vec<u64>,
+    /// `rq->active_balance` with its `push_cpu`.
+    pub active_balance: Vec<Option<usize>>,
+    /// The CPU whose stopper is running (its current task counts as off the CPU).
+    stopper_running: Option<usize>,
+    /// `rq->has_blocked_load`.
+    pub has_blocked_load: Vec<bool>,
+    /// `rq->last_blocked_load_update_tick` (jiffies).
+    last_blocked_load_update_tick: Vec<u64>,
+    /// `nohz.idle_cpus_mask`.
+    pub nohz_idle_cpus: CpuMask,
+    pub nohz_has_blocked: bool,
+    pub nohz_needs_update: bool,
+    /// `nohz.next_balance` (jiffies).
+    pub nohz_next_balance: u64,
+    /// `nohz.next_blocked` (jiffies).
+    pub nohz_next_blocked: u64,
+    /// `nohz_flags(cpu)`.
+    pub nohz_flags: Vec<u32>,
+    /// `rq->nohz_tick_stopped`.
+    nohz_tick_stopped: Vec<bool>,
+    /// `sd_llc->nohz_idle` of each CPU's LLC domain.
+    sd_llc_nohz_idle: Vec<bool>,
+    /// `sd_llc_shared->nr_busy_cpus`, indexed like `SchedDomains::shared`.
+    pub nr_busy_cpus: Vec<u32>,
+    /// `max_load_balance_interval` (jiffies).
+    max_load_balance_interval: u64,
+    /// Rotations of `rq->cfs_tasks` by the balancer, per task: (time, sequence).
+    list_rot: Vec<(u64, u64)>,
+    rot_seq: u64,
+    /// Modelled cost of the balancing work done since the last reset (ns).
+    cost_acc: u64,
+    /// The last pass that found a busiest runqueue.
+    pub last_lb: Option<LbRecord>,
+    /// The last task moved by the balancer and its destination.
+    last_moved: Option<(TaskId, usize)>,
+}
+
+fn empty_domains() -> SchedDomains {
+    SchedDomains {
+        nr_cpus: 0,
+        cpu_map: CpuMask::new(),
+        per_cpu: Vec::new(),
+        shared: Vec::new(),
+        sgc: Vec::new(),
+        levels: Vec::new(),
+        numa_distances: Vec::new(),
+        sched_asym_cpucapacity: false,
+        sched_cluster_active: false,
+        root_domains: Vec::new(),
+    }
+}
+
+impl Default for BalanceState {
+    fn default() -> Self {
+        BalanceState {
+            topo: Arc::new(empty_domains()),
+            sd: Vec::new(),
+            sgc_imbalance: Vec::new(),
+            rd_of: Vec::new(),
+            rd_overloaded: Vec::new(),
+            rd_max_cap: Vec::new(),
+            misfit_task_load: Vec::new(),
+            active_balance: Vec::new(),
+            stopper_running: None,
+            has_blocked_load: Vec::new(),
+            last_blocked_load_update_tick: Vec::new(),
+            nohz_idle_cpus: CpuMask::new(),
+            nohz_has_blocked: false,
+            nohz_needs_update: false,
+            nohz_next_balance: 0,
+            nohz_next_blocked: 0,
+            nohz_flags: Vec::new(),
+            nohz_tick_stopped: Vec::new(),
+            sd_llc_nohz_idle: Vec::new(),
+            nr_busy_cpus: Vec::new(),
+            max_load_balance_interval: 1,
+            list_rot: Vec::new(),
+            rot_seq: 0,
+            cost_acc: 0,
+            last_lb: None,
+            last_moved: None,
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------- pure rules
+
+/// `shr_bound()`: a shift bounded by the word size.
+fn shr_bound(val: u64, shift: u32) -> u64 {
+    val >> shift.min(63)
+}
+
+/// kernel: fair.c group_is_overloaded() @ v6.12
+pub fn group_is_overloaded(imbalance_pct: u64, sgs: &SgLbStats) -> bool {
+    if sgs.sum_nr_running <= sgs.group_weight {
+        return false;
+    }
+    if sgs.group_capacity * 100 < sgs.group_util * imbalance_pct {
+        return true;
+    }
+    sgs.group_capacity * imbalance_pct < sgs.group_runnable * 100
+}
+
+/// kernel: fair.c group_has_capacity() @ v6.12
+pub fn group_has_capacity(imbalance_pct: u64, sgs: &SgLbStats) -> bool {
+    if sgs.sum_nr_running < sgs.group_weight {
+        return true;
+    }
+    if sgs.group_capacity * imbalance_pct < sgs.group_runnable * 100 {
+        return false;
+    }
+    sgs.group_capacity * 100 > sgs.group_util * imbalance_pct
+}
+
+/// kernel: fair.c group_classify() @ v6.12 — `imbalanced` is `sg_imbalanced(group)`.
+/// Deviation: the v7.1 EAS filter (d3d663faa1d4) is not applied (EAS is not modelled).
+pub fn group_classify(imbalance_pct: u64, sgs: &SgLbStats, imbalanced: bool) -> GroupType {
+    if group_is_overloaded(imbalance_pct, sgs) {
+        GroupType::Overloaded
+    } else if imbalanced {
+        GroupType::Imbalanced
+    } else if sgs.group_asym_packing {
+        GroupType::AsymPacking
+    } else if sgs.group_smt_balance {
+        GroupType::SmtBalance
+    } else if sgs.group_misfit_task_load != 0 {
+        GroupType::MisfitTask
+    } else if !group_has_capacity(imbalance_pct, sgs) {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
+/// The facts of a candidate group `update_sd_pick_busiest()` reads besides its statistics.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupFacts {
+    pub flags: u32,
+    pub min_capacity: u64,
+    pub max_capacity: u64,
+}
+
+/// kernel: fair.c update_sd_pick_busiest() @ v6.12 — does `sg` replace `sds.busiest`?
+pub fn update_sd_pick_busiest(
+    sd_flags: u32,
+    dst_capacity: u64,
+    sds: &SdLbStats,
+    sg: GroupFacts,
+    sgs: &SgLbStats,
+) -> bool {
+    let busiest = &sds.busiest_stat;
+    // Make sure that there is at least one task to pull.
+    if sgs.sum_h_nr_running == 0 {
+        return false;
+    }
+    // Don't try to pull misfit tasks we can't help.
+    if sd_flags & SD_ASYM_CPUCAPACITY != 0
+        && sgs.group_type == GroupType::MisfitTask
+        && (!capacity_greater(dst_capacity, sg.max_capacity)
+            || sds.local_stat.group_type != GroupType::HasSpare)
+    {
+        return false;
+    }
+    if sgs.group_type > busiest.group_type {
+        return true;
+    }
+    if sgs.group_type < busiest.group_type {
+        return false;
+    }
+    let busiest_smt = sds.busiest.is_some() && sds.busiest_flags & SD_SHARE_CPUCAPACITY != 0;
+    // smt_vs_nonsmt_groups(sds->busiest, sg)
+    let smt_vs_nonsmt =
+        sds.busiest.is_some() && busiest_smt != (sg.flags & SD_SHARE_CPUCAPACITY != 0);
+    let has_spare_rule = |sgs: &SgLbStats| -> bool {
+        // Select the not overloaded group with the fewest idle CPUs and the most tasks.
+        !(sgs.idle_cpus > busiest.idle_cpus
+            || (sgs.idle_cpus == busiest.idle_cpus && sgs.sum_nr_running <= busiest.sum_nr_running))
+    };
+    match sgs.group_type {
+        GroupType::Overloaded => return sgs.avg_load > busiest.avg_load,
+        GroupType::Imbalanced => return false,
+        // Deviation: asym packing is not modelled (no group is ever of this type).
+        GroupType::AsymPacking => return false,
+        GroupType::MisfitTask => {
+            return sgs.group_misfit_task_load > busiest.group_misfit_task_load
+        }
+        GroupType::SmtBalance if sgs.idle_cpus != 0 || busiest.idle_cpus != 0 => {
+            if !has_spare_rule(sgs) {
+                return false;
+            }
+        }
+        GroupType::SmtBalance | GroupType::FullyBusy => {
+            if sgs.avg_load < busiest.avg_load {
+                return false;
+            }
+            if sgs.avg_load == busiest.avg_load && busiest_smt {
+                return false;
+            }
+        }
+        GroupType::HasSpare => {
+            if smt_vs_nonsmt {
+                return !(sg.flags & SD_SHARE_CPUCAPACITY != 0 && sgs.sum_h_nr_running <= 1);
+            }
+            if !has_spare_rule(sgs) {
+                return false;
+            }
+        }
+    }
+    // Don't move work down to CPUs of lower capacity.
+    !(sd_flags & SD_ASYM_CPUCAPACITY != 0
+        && sgs.group_type <= GroupType::FullyBusy
+        && capacity_greater(sg.min_capacity, dst_capacity))
+}
+
+/// kernel: fair.c sibling_imbalance() @ v6.12
+pub fn sibling_imbalance(idle: CpuIdleType, sds: &SdLbStats) -> i64 {
+    let busiest = &sds.busiest_stat;
+    let local = &sds.local_stat;
+    if !idle.is_idle() || busiest.sum_nr_running == 0 {
+        return 0;
+    }
+    let ncores_busiest = sds.busiest_cores as i64;
+    let ncores_local = sds.local_cores as i64;
+    if ncores_busiest == ncores_local {
+        return (busiest.sum_nr_running as i64 - local.sum_nr_running as i64).max(0);
+    }
+    // Balance such that nr_running/ncores ratio are the same on both groups.
+    let mut imb = (ncores_local * busiest.sum_nr_running as i64
+        - ncores_busiest * local.sum_nr_running as i64)
+        .max(0);
+    imb = (2 * imb + ncores_local + ncores_busiest) / (ncores_local + ncores_busiest);
+    // Take advantage of resources in an empty sched group.
+    if imb <= 1 && local.sum_nr_running == 0 && busiest.sum_nr_running > 1 {
+        imb = 2;
+    }
+    imb
+}
+
+/// kernel: fair.c adjust_numa_imbalance() @ v6.12
+fn adjust_numa_imbalance(imbalance: i64, dst_running: u32, imb_numa_nr: u32) -> i64 {
+    if dst_running > imb_numa_nr {
+        return imbalance;
+    }
+    if imbalance <= NUMA_IMBALANCE_MIN {
+        return 0;
+    }
+    imbalance
+}
+
+/// kernel: fair.c calculate_imbalance() @ v6.12 — the migration type and the amount.
+pub fn calculate_imbalance(
+    idle: CpuIdleType,
+    sds: &mut SdLbStats,
+    sd_flags: u32,
+    imb_numa_nr: u32,
+) -> (MigrationType, i64) {
+    let busiest = sds.busiest_stat;
+    match busiest.group_type {
+        GroupType::MisfitTask => {
+            return if sd_flags & SD_ASYM_CPUCAPACITY != 0 {
+                (MigrationType::Misfit, 1)
+            } else {
+                // moving a task off a CPU of reduced capacity
+                (MigrationType::Load, busiest.group_misfit_task_load as i64)
+            };
+        }
+        GroupType::AsymPacking => {
+            return (MigrationType::Task, busiest.sum_h_nr_running as i64);
+        }
+        GroupType::SmtBalance | GroupType::Imbalanced => return (MigrationType::Task, 1),
+        _ => {}
+    }
+    let local = sds.local_stat;
+    // Try to use the spare capacity of local without overloading it or emptying busiest.
+    if local.group_type == GroupType::HasSpare {
+        if busiest.group_type > GroupType::FullyBusy && sd_flags & SD_SHARE_LLC == 0 {
+            let imb = local.group_capacity.max(local.group_util) - local.group_util;
+            if idle.is_idle() && imb == 0 {
+                return (MigrationType::Task, 1);
+            }
+            return (MigrationType::Util, imb as i64);
+        }
+        let mut imb = if busiest.group_weight == 1 || sds.prefer_sibling {
+            // spread the running tasks evenly over the groups
+            sibling_imbalance(idle, sds)
+        } else {
+            // even out the number of idle CPUs
+            (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0)
+        };
+        if sd_flags & SD_NUMA != 0 {
+            imb = adjust_numa_imbalance(imb, local.sum_nr_running + 1, imb_numa_nr);
+        }
+        return (MigrationType::Task, imb >> 1);
+    }
+    // Local is fully busy but has to take more load to relieve the busiest group.
+    if local.group_type < GroupType::Overloaded {
+        let lavg = local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity.max(1);
+        sds.local_stat.avg_load = lavg;
+        if lavg >= busiest.avg_load {
+            return (MigrationType::Load, 0);
+        }
+        sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity.max(1);
+        if lavg >= sds.avg_load {
+            return (MigrationType::Load, 0);
+        }
+    }
+    // Both are (or will be) overloaded: bring both to the domain average.
+    let local = sds.local_stat;
+    let a = busiest.avg_load.saturating_sub(sds.avg_load) * busiest.group_capacity;
+    let b = sds.avg_load.saturating_sub(local.avg_load) * local.group_capacity;
+    (
+        MigrationType::Load,
+        (a.min(b) / SCHED_CAPACITY_SCALE) as i64,
+    )
+}
+
+/// The decision half of `sched_balance_find_src_group()` (find_busiest_group) after the
+/// statistics: `None` = balanced before any imbalance is computed; otherwise the result of
+/// `calculate_imbalance()` (the caller treats an imbalance of 0 as balanced).
+/// kernel: fair.c sched_balance_find_src_group() @ v6.12
+/// Deviation: no perf domains (EAS), so the "root domain not overutilized" exit never applies.
+pub fn find_src_group_decide(
+    idle: CpuIdleType,
+    sds: &mut SdLbStats,
+    sd_flags: u32,
+    imbalance_pct: u64,
+    imb_numa_nr: u32,
+) -> Option<(MigrationType, i64)> {
+    sds.busiest?;
+    let busiest = sds.busiest_stat;
+    let force = matches!(
+        busiest.group_type,
+        GroupType::MisfitTask | GroupType::AsymPacking | GroupType::Imbalanced
+    );
+    if !force {
+        let local = sds.local_stat;
+        if local.group_type > busiest.group_type {
+            return None;
+        }
+        if local.group_type == GroupType::Overloaded {
+            if local.avg_load >= busiest.avg_load {
+                return None;
+            }
+            sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity.max(1);
+            if local.avg_load >= sds.avg_load {
+                return None;
+            }
+            if 100 * busiest.avg_load <= imbalance_pct * local.avg_load {
+                return None;
+            }
+        }
+        let sibling = sds.prefer_sibling
+            && local.group_type == GroupType::HasSpare
+            && sibling_imbalance(idle, sds) > 1;
+        if !sibling && busiest.group_type != GroupType::Overloaded {
+            if !idle.is_idle() {
+                // let an idle CPU pull
+                return None;
+            }
+            let local_smt = sds.local_flags & SD_SHARE_CPUCAPACITY != 0;
+            let busiest_smt = sds.busiest_flags & SD_SHARE_CPUCAPACITY != 0;
+            let smt_pull = busiest.group_type == GroupType::SmtBalance && local_smt != busiest_smt;
+            if !smt_pull {
+                if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
+                    return None;
+                }
+                if busiest.sum_h_nr_running == 1 {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(calculate_imbalance(idle, sds, sd_flags, imb_numa_nr))
+}
+
+/// NI_RANDOM's dice (33cf66d88306): with `d1k` uniform in [0, 1023], run the level iff
+/// `d1k ≤ 1 + ratio`; a success then counts with the inverse probability as its weight.
+/// kernel: fair.c sched_balance_newidle() @ v6.19
+pub fn ni_random_dice(d1k: u32, newidle_ratio: u32) -> Option<u32> {
+    let weight = 1u32.saturating_add(newidle_ratio);
+    if d1k > weight {
+        None
+    } else {
+        Some((1024 + weight / 2) / weight)
+    }
+}
+
+// ------------------------------------------------------------------------------- the kernel
 
 impl Kernel {
+    // ============================================================================ state
+
     /// Initialises [`BalanceState`] once the machine is known.
-    pub(crate) fn init_balance_state(&mut self) {}
+    /// kernel: topology.c sd_init() (runtime fields) @ v6.19
+    pub(crate) fn init_balance_state(&mut self) {
+        let topo = Arc::new(self.machine.domains.clone());
+        let n = self.ncpus;
+        let now_j = self.jiffies();
+        let sd = (0..n)
+            .map(|c| {
+                topo.per_cpu
+                    .get(c)
+                    .map(|pc| {
+                        pc.domains
+                            .iter()
+                            .map(|d| SdRuntime {
+                                balance_interval: d.balance_interval.max(1),
+                                last_balance: now_j,
+                                nr_balance_failed: 0,
+                                max_newidle_lb_cost: 0,
+                                last_decay_max_lb_cost: now_j,
+                                // "50% success rate"
+                                newidle_call: 512,
+                                newidle_success: 256,
+                                newidle_ratio: 512,
+                                newidle_stamp: self.now,
+                                lb_count: [0; 3],
+                                lb_failed: [0; 3],
+                                lb_gained: [0; 3],
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .collect();
+        let rd_of: Vec<usize> = (0..n)
+            .map(|c| {
+                topo.root_domains
+                    .iter()
+                    .position(|m| m.contains(c))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let nrd = topo.root_domains.len().max(1);
+        let mut rd_max_cap = vec![0u64; nrd];
+        for c in 0..n {
+            let r = rd_of[c];
+            rd_max_cap[r] = rd_max_cap[r].max(self.machine.capacity_orig[c]);
+        }
+        self.lb = BalanceState {
+            sd,
+            sgc_imbalance: vec![false; topo.sgc.len()],
+            rd_of,
+            rd_overloaded: vec![false; nrd],
+            rd_max_cap,
+            misfit_task_load: vec![0; n],
+            active_balance: vec![None; n],
+            has_blocked_load: vec![false; n],
+            last_blocked_load_update_tick: vec![0; n],
+            nohz_next_balance: now_j,
+            nohz_next_blocked: now_j,
+            nohz_flags: vec![0; n],
+            nohz_tick_stopped: vec![false; n],
+            sd_llc_nohz_idle: vec![false; n],
+            nr_busy_cpus: topo.shared.iter().map(|s| s.nr_busy_cpus).collect(),
+            max_load_balance_interval: (self.hz as u64 * n as u64 / 10).max(1),
+            topo,
+            ..Default::default()
+        };
+    }
 
-    /// IPI on `cpu` (after the wake list): run a kicked nohz idle balance.
-    pub(crate) fn on_ipi_balance(&mut self, _cpu: usize) {}
+    /// The domains (a shared handle, so that a pass can read them while it mutates the
+    /// kernel).
+    fn lb_topo(&self) -> Arc<SchedDomains> {
+        self.lb.topo.clone()
+    }
 
-    /// kernel: fair.c sched_balance_trigger() — from the tick.
-    pub(crate) fn sched_balance_trigger(&mut self, _cpu: usize) {}
+    fn has_domains(&self, cpu: usize) -> bool {
+        self.lb
+            .topo
+            .per_cpu
+            .get(cpu)
+            .is_some_and(|pc| !pc.domains.is_empty())
+    }
 
-    /// kernel: fair.c sched_balance_newidle() — returns the number of tasks pulled.
-    pub(crate) fn sched_balance_newidle(&mut self, _cpu: usize) -> u32 {
+    /// `sysctl_sched_nr_migrate` (32, 8 under PREEMPT_RT).
+    fn sysctl_nr_migrate(&self) -> u32 {
+        self.cfg
+            .sysctl
+            .nr_migrate
+            .unwrap_or(if self.preempt == PreemptModel::Rt {
+                8
+            } else {
+                32
+            })
+    }
+
+    /// `SCHED_NR_MIGRATE_BREAK` (32, 8 under PREEMPT_RT).
+    fn nr_migrate_break(&self) -> u32 {
+        if self.preempt == PreemptModel::Rt {
+            8
+        } else {
+            32
+        }
+    }
+
+    /// `msecs_to_jiffies()` (rounding up).
+    fn msecs_to_jiffies(&self, ms: u64) -> u64 {
+        (ms * self.hz as u64).div_ceil(1000)
+    }
+
+    /// `check_cpu_capacity()`: the CPU's capacity is noticeably reduced by other classes.
+    fn check_cpu_capacity(&self, cpu: usize, sd: &SchedDomain) -> bool {
+        self.capacity_of(cpu) * (sd.imbalance_pct as u64) < self.rqs[cpu].capacity_orig * 100
+    }
+
+    /// The balancer's count of a CPU's fair tasks: `cfs.h_nr_running` (delayed tasks
+    /// included, ≤ v6.13) or `cfs.h_nr_runnable` (1a49104496d3, v6.14), smp.md §3.3.
+    pub fn lb_h_nr_running(&self, cpu: usize) -> u32 {
+        let c = &self.cfs[self.rqs[cpu].cfs.index()];
+        if self.cfg.has(P::LbUseHNrRunnable) {
+            c.h_nr_runnable
+        } else {
+            c.h_nr_queued
+        }
+    }
+
+    /// `cpu_util_cfs_boost()`: `max(util_avg, runnable_avg)`, then util_est, clipped to the
+    /// original capacity (smp.md §5.3).
+    /// kernel: fair.c cpu_util(cpu, NULL, -1, 1) @ v6.12
+    pub fn cpu_util_cfs_boost(&self, cpu: usize) -> u64 {
+        let c = &self.cfs[self.rqs[cpu].cfs.index()];
+        let mut u = c.avg.util_avg.max(c.avg.runnable_avg);
+        if self.cfg.feat(F::UTIL_EST) {
+            u = u.max(c.util_est as u64);
+        }
+        u.min(self.rqs[cpu].capacity_orig)
+    }
+
+    /// Cost model: one cache-line transfer from `from`'s point of view to data of `to`.
+    fn line_cost(&self, from: usize, to: usize) -> u64 {
+        if from == to {
+            return 0;
+        }
+        let c = &self.costs[from];
+        let llc = c.c_line_llc.map(|n| n.0).unwrap_or(0);
+        if self.machine.llc_id[from] == self.machine.llc_id[to] {
+            return llc;
+        }
+        let cross = c.c_line_cross_llc.map(|n| n.0).unwrap_or(llc);
+        let numa = self
+            .lb
+            .topo
+            .per_cpu
+            .get(from)
+            .and_then(|pc| pc.domains.iter().find(|d| d.span.contains(to)))
+            .is_some_and(|d| d.has(SD_NUMA));
+        if numa {
+            c.c_line_remote.map(|n| n.0).unwrap_or(cross)
+        } else {
+            cross
+        }
+    }
+
+    /// Modelled cost (ns) of the balancing work done since the last reset.
+    fn take_lb_cost(&mut self) -> u64 {
+        std::mem::take(&mut self.lb.cost_acc)
+    }
+
+    // ============================================================================ hooks
+
+    /// Hook of `enqueue_task()` (sched.h add_nr_running()): a runqueue reaching two tasks
+    /// marks its root domain overloaded, which opens newidle balancing (gate 1, smp.md §4.5).
+    pub(crate) fn balance_add_nr_running(&mut self, cpu: usize, prev_nr: u32) {
+        if prev_nr < 2 && self.rqs[cpu].nr_running >= 2 {
+            if let Some(&rd) = self.lb.rd_of.get(cpu) {
+                self.lb.rd_overloaded[rd] = true;
+            }
+        }
+    }
+
+    /// Whether stopper work (an active balance) is queued on `cpu`.
+    pub(crate) fn active_balance_pending(&self, cpu: usize) -> bool {
+        matches!(self.lb.active_balance.get(cpu), Some(Some(_)))
+    }
+
+    /// The stop class runs first in `__schedule()`'s pick: the current task `prev` is put back
+    /// (it is now queued, not running) and `active_load_balance_cpu_stop()` runs. Returns
+    /// whether `prev` is still the fair class's current entity (never: the caller then picks
+    /// with no previous fair task).
+    /// kernel: stop_task.c + fair.c active_load_balance_cpu_stop() @ v6.12 (model, see the
+    /// module docs)
+    pub(crate) fn cpu_stopper_run(&mut self, cpu: usize, prev: TaskId, prev_fair: bool) -> bool {
+        if prev_fair {
+            self.put_prev_task_fair(prev);
+        }
+        self.lb.stopper_running = Some(cpu);
+        self.active_load_balance_cpu_stop(cpu);
+        self.lb.stopper_running = None;
+        false
+    }
+
+    /// IPI on `cpu` (after the wake list): the stopper's wakeup of an active balance, and a
+    /// kicked nohz idle balance (`nohz_csd_func` + `sched_balance_softirq`).
+    pub(crate) fn on_ipi_balance(&mut self, cpu: usize) {
+        if cpu >= self.lb.nohz_flags.len() {
+            return;
+        }
+        if self.active_balance_pending(cpu) && !self.cpu_is_idle(cpu) {
+            // The stopper thread is woken: switching to it costs a thread switch (the switch
+            // back to a fair task is charged by context_switch as usual).
+            let c = self.cost(cpu, |c| c.c_ctxsw_thread.0);
+            if c > 0 {
+                self.push_irq(cpu, c);
+            }
+            self.rqs[cpu].resched = Resched::Full;
+        }
+        // kernel: fair.c nohz_csd_func() @ v6.12
+        let flags = self.lb.nohz_flags[cpu] & (NOHZ_KICK_MASK | NOHZ_NEWILB_KICK);
+        self.lb.nohz_flags[cpu] &= !(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK);
+        if flags & NOHZ_KICK_MASK != 0 && self.idle_cpu(cpu) {
+            // sched_balance_softirq() -> nohz_idle_balance()
+            self.lb.cost_acc = 0;
+            self._nohz_idle_balance(cpu, flags);
+            // Deviation: the work of an idle CPU on behalf of others is not charged.
+            self.lb.cost_acc = 0;
+        }
+    }
+
+    /// kernel: fair.c sched_balance_trigger() @ v6.12 — from the tick of a busy CPU (idle CPUs
+    /// do not tick here). Also `update_misfit_status()` of task_tick_fair().
+    pub(crate) fn sched_balance_trigger(&mut self, cpu: usize) {
+        if !self.has_domains(cpu) {
+            return;
+        }
+        let curr = self.rqs[cpu].curr;
+        if !self.tasks[curr.index()].is_idle_task
+            && self.tasks[curr.index()].class == SchedClass::Fair
+        {
+            self.update_misfit_status(Some(curr), cpu);
+        }
+        // The softirq runs at interrupt exit, after nohz_balancer_kick().
+        self.nohz_balancer_kick(cpu);
+        if self.jiffies() >= self.rqs[cpu].next_balance {
+            self.lb.cost_acc = 0;
+            let idle = if self.idle_cpu(cpu) {
+                CpuIdleType::Idle
+            } else {
+                CpuIdleType::NotIdle
+            };
+            self.sched_balance_softirq(cpu, idle);
+            let c = self.take_lb_cost();
+            if c > 0 && !self.cpu_is_idle(cpu) {
+                self.push_irq(cpu, c);
+            }
+        }
+    }
+
+    /// kernel: fair.c sched_balance_softirq() @ v6.12 (the normal part; a kicked idle CPU's
+    /// `nohz_idle_balance()` runs from [`Self::on_ipi_balance`]).
+    fn sched_balance_softirq(&mut self, cpu: usize, idle: CpuIdleType) {
+        self.sched_balance_update_blocked_averages(cpu);
+        self.sched_balance_domains(cpu, idle);
+    }
+
+    // ============================================================================ PELT
+
+    /// kernel: fair.c sched_balance_update_blocked_averages() @ v6.12 — decay the signals of
+    /// every cfs_rq of `cpu` (leaves first, then their group entities, then the root) and
+    /// record whether blocked load remains.
+    pub(crate) fn sched_balance_update_blocked_averages(&mut self, cpu: usize) {
+        if cpu >= self.lb.has_blocked_load.len() {
+            return;
+        }
+        self.lb.last_blocked_load_update_tick[cpu] = self.jiffies();
+        // group cfs_rqs, deepest first
+        let mut groups: Vec<(u32, usize)> = (1..self.tgs.len())
+            .map(|g| {
+                let mut d = 0u32;
+                let mut t = self.tgs[g].parent;
+                while let Some(p) = t {
+                    d += 1;
+                    t = self.tgs[p.index()].parent;
+                }
+                (d, g)
+            })
+            .collect();
+        groups.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let per_cfs = self.costs[cpu].c_line_llc.map(|n| n.0).unwrap_or(0);
+        let mut has_blocked = false;
+        for (_, g) in groups {
+            let cfs = self.tgs[g].cfs_rq[cpu];
+            self.update_cfs_rq_blocked(cfs);
+            if let Some(gse) = self.tgs[g].se[cpu] {
+                let pc = self.se[gse.index()].cfs_rq;
+                self.update_load_avg_se(pc, gse, true);
+            }
+            let a = &self.cfs[cfs.index()].avg;
+            has_blocked |= a.load_avg != 0 || a.util_avg != 0;
+            self.lb.cost_acc += per_cfs;
+        }
+        let root = self.rqs[cpu].cfs;
+        self.update_cfs_rq_blocked(root);
+        self.lb.cost_acc += per_cfs;
+        let a = &self.cfs[root.index()].avg;
+        has_blocked |= a.load_avg != 0 || a.util_avg != 0;
+        self.lb.has_blocked_load[cpu] = has_blocked;
+    }
+
+    /// `update_cfs_rq_load_avg()` of a cfs_rq with its current inputs (and `tg->load_avg`).
+    fn update_cfs_rq_blocked(&mut self, cfs: CfsRqId) {
+        let now = self.cfs_rq_clock_pelt(cfs);
+        // the same version switches as fair_pelt.rs (pelt_fold, cfs_nr_runnable)
+        let fold = self.cfg.has(P::ZeroVruntimeTracking);
+        let c = &self.cfs[cfs.index()];
+        let nr = if self.cfg.has(P::HNrDelayed) || self.cfg.has(P::HNrRunnable) {
+            c.h_nr_runnable as u64
+        } else {
+            c.h_nr_queued as u64
+        };
+        let lw = scale_load_down(c.load.weight);
+        let curr = c.curr.is_some();
+        let c = &mut self.cfs[cfs.index()];
+        let mut removed = c.removed;
+        let (decayed, _) =
+            pelt::update_cfs_rq_load_avg(now, &mut c.avg, &mut removed, lw, nr, curr, fold);
+        c.removed = removed;
+        if decayed {
+            self.update_tg_load_avg(cfs);
+        }
+    }
+
+    // ============================================================================ misfit
+
+    /// kernel: fair.c update_misfit_status() @ v6.12 (smp.md §6.3).
+    fn update_misfit_status(&mut self, p: Option<TaskId>, cpu: usize) {
+        if !self.lb.topo.sched_asym_cpucapacity || cpu >= self.lb.misfit_task_load.len() {
+            return;
+        }
+        let cap = self.rqs[cpu].capacity_orig;
+        let load = match p {
+            None => 0,
+            Some(p) => {
+                let t = &self.tasks[p.index()];
+                let max_allowed = t
+                    .cpus_allowed
+                    .iter()
+                    .filter(|&c| c < self.ncpus)
+                    .map(|c| self.rqs[c].capacity_orig)
+                    .max()
+                    .unwrap_or(cap);
+                if t.nr_cpus_allowed == 1 || cap == max_allowed || self.task_fits_cpu(p, cpu) {
+                    0
+                } else {
+                    self.task_h_load(p).max(1)
+                }
+            }
+        };
+        self.lb.misfit_task_load[cpu] = load;
+    }
+
+    /// kernel: fair.c check_misfit_status() @ v6.12
+    fn check_misfit_status(&self, cpu: usize, sd: &SchedDomain) -> bool {
+        let rd = self.lb.rd_of[cpu];
+        self.lb.misfit_task_load[cpu] != 0
+            && (self.rqs[cpu].capacity_orig < self.lb.rd_max_cap[rd]
+                || self.check_cpu_capacity(cpu, sd))
+    }
+
+    // ============================================================================ periodic
+
+    /// kernel: fair.c get_sd_balance_interval() @ v6.12 (jiffies).
+    fn get_sd_balance_interval(
+        &self,
+        cpu: usize,
+        level: usize,
+        busy: bool,
+        sd: &SchedDomain,
+    ) -> u64 {
+        let mut ms = self.lb.sd[cpu][level].balance_interval;
+        if busy {
+            ms *= sd.busy_factor as u64;
+        }
+        let mut j = self.msecs_to_jiffies(ms);
+        if busy {
+            j = j.saturating_sub(1);
+        }
+        j.clamp(1, self.lb.max_load_balance_interval)
+    }
+
+    /// kernel: fair.c sched_balance_domains() @ v6.12 (rebalance_domains).
+    pub(crate) fn sched_balance_domains(&mut self, cpu: usize, idle: CpuIdleType) {
+        let topo = self.lb_topo();
+        let Some(pc) = topo.per_cpu.get(cpu) else {
+            return;
+        };
+        let mut idle = idle;
+        let mut busy = idle != CpuIdleType::Idle && !self.sched_idle_rq(cpu);
+        let now = self.jiffies();
+        let mut next_balance = now + 60 * self.hz as u64;
+        let mut update_next_balance = false;
+        let mut continue_balancing = true;
+        let mut need_decay = false;
+        let mut max_cost = 0u64;
+        for (level, sd) in pc.domains.iter().enumerate() {
+            // decay the newidle max times here: a regular visit to all the domains
+            need_decay = self.update_newidle_cost(cpu, level, 0, 0);
+            max_cost += self.lb.sd[cpu][level].max_newidle_lb_cost;
+            if !continue_balancing {
+                if need_decay {
+                    continue;
+                }
+                break;
+            }
+            let mut interval = self.get_sd_balance_interval(cpu, level, busy, sd);
+            // SD_SERIALIZE: the global token is always free in a sequential simulation.
+            if now >= self.lb.sd[cpu][level].last_balance + interval {
+                if self.sched_balance_rq(cpu, level, idle, &mut continue_balancing) > 0 {
+                    idle = if self.idle_cpu(cpu) {
+                        CpuIdleType::Idle
+                    } else {
+                        CpuIdleType::NotIdle
+                    };
+                    busy = idle != CpuIdleType::Idle && !self.sched_idle_rq(cpu);
+                }
+                self.lb.sd[cpu][level].last_balance = now;
+                interval = self.get_sd_balance_interval(cpu, level, busy, sd);
+            }
+            let nb = self.lb.sd[cpu][level].last_balance + interval;
+            if next_balance > nb {
+                next_balance = nb;
+                update_next_balance = true;
+            }
+        }
+        if need_decay {
+            // the rq-wide value also decays, with a floor
+            self.rqs[cpu].max_idle_balance_cost = self.cfg.sysctl.migration_cost_ns.max(max_cost);
+        }
+        if update_next_balance {
+            self.rqs[cpu].next_balance = next_balance;
+        }
+    }
+
+    // ============================================================================ sched_balance_rq
+
+    /// kernel: fair.c should_we_balance() @ v6.12
+    fn should_we_balance(&self, env: &LbEnv, sd: &SchedDomain) -> bool {
+        if !env.cpus.contains(env.dst_cpu) {
+            return false;
+        }
+        if env.idle == CpuIdleType::NewlyIdle {
+            let rq = &self.rqs[env.dst_cpu];
+            return !(rq.nr_running > 0 || rq.ttwu_pending);
+        }
+        let sg = &sd.groups[0];
+        let mut skip = CpuMask::new();
+        let mut idle_smt: Option<usize> = None;
+        for cpu in sg.balance_mask.and(&env.cpus).iter() {
+            if skip.contains(cpu) || !self.idle_cpu(cpu) {
+                continue;
+            }
+            if sd.flags & SD_SHARE_CPUCAPACITY == 0 && !self.is_core_idle(cpu) {
+                // an idle SMT thread of a busy core: only if no CPU of an idle core exists
+                idle_smt.get_or_insert(cpu);
+                skip = skip.or(&self.machine.smt_mask[cpu]);
+                continue;
+            }
+            return cpu == env.dst_cpu;
+        }
+        if let Some(c) = idle_smt {
+            return c == env.dst_cpu;
+        }
+        sg.balance_cpu() == env.dst_cpu
+    }
+
+    /// kernel: fair.c is_core_idle() @ v6.12
+    fn is_core_idle(&self, cpu: usize) -> bool {
+        self.machine.smt_mask[cpu]
+            .iter()
+            .filter(|&s| s != cpu)
+            .all(|s| self.idle_cpu(s))
+    }
+
+    /// kernel: fair.c update_sg_lb_stats() @ v6.12 — returns the statistics, their modelled
+    /// cost and the root "overloaded" indicator.
+    fn update_sg_lb_stats(
+        &self,
+        env: &LbEnv,
+        sd: &SchedDomain,
+        group: &SchedGroup,
+        local_group: bool,
+        balancing_at_rd: bool,
+    ) -> (SgLbStats, u64, bool) {
+        let mut sgs = SgLbStats::default();
+        let mut overloaded = false;
+        let mut cost = 0u64;
+        for i in group.span.and(&env.cpus).iter() {
+            cost += LB_LINES_PER_CPU * self.line_cost(env.dst_cpu, i);
+            let rq = &self.rqs[i];
+            let load = self.cpu_load(i);
+            sgs.group_load += load;
+            sgs.group_util += self.cpu_util_cfs(i);
+            sgs.group_runnable += self.cpu_runnable(i);
+            sgs.sum_h_nr_running += self.lb_h_nr_running(i);
+            let nr_running = rq.nr_running;
+            sgs.sum_nr_running += nr_running;
+            // (cpu_overutilized: EAS is not modelled)
+            if nr_running == 0 && self.idle_cpu(i) {
+                sgs.idle_cpus += 1;
+                continue; // an idle CPU can't have a misfit task
+            }
+            if balancing_at_rd && nr_running > 1 {
+                overloaded = true;
+            }
+            if local_group {
+                continue;
+            }
+            if sd.flags & SD_ASYM_CPUCAPACITY != 0 {
+                let m = self.lb.misfit_task_load[i];
+                if sgs.group_misfit_task_load < m {
+                    sgs.group_misfit_task_load = m;
+                    overloaded = true;
+                }
+            } else if env.idle.is_idle()
+                && self.lb_h_nr_running(i) == 1
+                && self.check_cpu_capacity(i, sd)
+            {
+                // sched_reduced_capacity(): a task running on a CPU of reduced capacity
+                if sgs.group_misfit_task_load < load {
+                    sgs.group_misfit_task_load = load;
+                }
+            }
+        }
+        sgs.group_capacity = group.capacity;
+        sgs.group_weight = group.group_weight;
+        // (sched_group_asym(): asym packing is not modelled)
+        // smt_balance(): a loaded SMT group to be balanced to an idle dst
+        if !local_group
+            && env.idle.is_idle()
+            && group.flags & SD_SHARE_CPUCAPACITY != 0
+            && sgs.sum_h_nr_running > 1
+        {
+            sgs.group_smt_balance = true;
+        }
+        let imbalanced = self
+            .lb
+            .sgc_imbalance
+            .get(group.sgc)
+            .copied()
+            .unwrap_or(false);
+        sgs.group_type = group_classify(sd.imbalance_pct as u64, &sgs, imbalanced);
+        if sgs.group_type == GroupType::Overloaded {
+            sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity.max(1);
+        }
+        (sgs, cost, overloaded)
+    }
+
+    /// kernel: fair.c update_sd_lb_stats() @ v6.12
+    fn update_sd_lb_stats(&mut self, env: &LbEnv, sd: &SchedDomain, at_rd: bool) -> SdLbStats {
+        let mut sds = SdLbStats::default();
+        let mut sg_overloaded = false;
+        let mut sum_util = 0u64;
+        let dst_cap = self.capacity_of(env.dst_cpu);
+        for (gi, g) in sd.groups.iter().enumerate() {
+            let local = g.span.contains(env.dst_cpu);
+            // (update_group_capacity: capacities do not change in this model)
+            let (sgs, cost, over) = self.update_sg_lb_stats(env, sd, g, local, at_rd);
+            self.lb.cost_acc += cost;
+            sg_overloaded |= over;
+            if local {
+                sds.local = Some(gi);
+                sds.local_stat = sgs;
+                sds.local_cores = g.cores;
+                sds.local_flags = g.flags;
+            } else {
+                let facts = GroupFacts {
+                    flags: g.flags,
+                    min_capacity: g.min_capacity as u64,
+                    max_capacity: g.max_capacity as u64,
+                };
+                if update_sd_pick_busiest(sd.flags, dst_cap, &sds, facts, &sgs) {
+                    sds.busiest = Some(gi);
+                    sds.busiest_stat = sgs;
+                    sds.busiest_cores = g.cores;
+                    sds.busiest_flags = g.flags;
+                }
+            }
+            sds.total_load += sgs.group_load;
+            sds.total_capacity += sgs.group_capacity;
+            sum_util += sgs.group_util;
+        }
+        // the child domain of the busiest group prefers its siblings (group flags = child's)
+        if sds.busiest.is_some() {
+            sds.prefer_sibling = sds.busiest_flags & SD_PREFER_SIBLING != 0;
+        }
+        if at_rd {
+            let rd = self.lb.rd_of[env.dst_cpu];
+            self.lb.rd_overloaded[rd] = sg_overloaded;
+        }
+        // SIS_UTIL budget of the LLC (smp.md §2.6.3): periodic passes at the LLC level only.
+        let llc_size = self.lb.topo.per_cpu[env.dst_cpu].sd_llc_size;
+        if env.idle != CpuIdleType::NewlyIdle && sd.span_weight == llc_size {
+            self.update_idle_cpu_scan(env.dst_cpu, sum_util);
+        }
+        sds
+    }
+
+    /// kernel: fair.c sched_balance_find_src_group() @ v6.12 (find_busiest_group): the
+    /// statistics, then [`find_src_group_decide`]; sets `env.migration_type` and
+    /// `env.imbalance`.
+    fn find_src_group(
+        &mut self,
+        env: &mut LbEnv,
+        sd: &SchedDomain,
+        at_rd: bool,
+    ) -> Option<SdLbStats> {
+        let mut sds = self.update_sd_lb_stats(env, sd, at_rd);
+        match find_src_group_decide(
+            env.idle,
+            &mut sds,
+            sd.flags,
+            sd.imbalance_pct as u64,
+            sd.imb_numa_nr,
+        ) {
+            Some((mt, imb)) => {
+                env.migration_type = mt;
+                env.imbalance = imb;
+                if imb != 0 {
+                    return Some(sds);
+                }
+                None
+            }
+            None => {
+                env.imbalance = 0;
+                None
+            }
+        }
+    }
+
+    /// kernel: fair.c sched_balance_find_src_rq() @ v6.12 (find_busiest_queue).
+    fn find_src_rq(&self, env: &LbEnv, sd: &SchedDomain, group: &SchedGroup) -> Option<usize> {
+        let mut busiest = None;
+        let (mut busiest_util, mut busiest_load, mut busiest_capacity, mut busiest_nr) =
+            (0u64, 0u64, 1u64, 0u32);
+        for i in group.span.and(&env.cpus).iter() {
+            // (fbq_classify_rq: NUMA balancing is not modelled)
+            let nr_running = self.lb_h_nr_running(i);
+            if nr_running == 0 {
+                continue;
+            }
+            let capacity = self.capacity_of(i);
+            // don't pick a CPU that could lead to active balancing high -> low capacity
+            if sd.flags & SD_ASYM_CPUCAPACITY != 0
+                && !capacity_greater(self.capacity_of(env.dst_cpu), capacity)
+                && nr_running == 1
+            {
+                continue;
+            }
+            match env.migration_type {
+                MigrationType::Load => {
+                    let load = self.cpu_load(i);
+                    if nr_running == 1
+                        && load as i64 > env.imbalance
+                        && !self.check_cpu_capacity(i, sd)
+                    {
+                        continue;
+                    }
+                    // max(load_i / capacity_i), cross-multiplied
+                    if load * busiest_capacity > busiest_load * capacity {
+                        busiest_load = load;
+                        busiest_capacity = capacity;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Util => {
+                    let util = self.cpu_util_cfs_boost(i);
+                    if nr_running <= 1 {
+                        continue;
+                    }
+                    if busiest_util < util {
+                        busiest_util = util;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Task => {
+                    if busiest_nr < nr_running {
+                        busiest_nr = nr_running;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Misfit => {
+                    let m = self.lb.misfit_task_load[i];
+                    if m > busiest_load {
+                        busiest_load = m;
+                        busiest = Some(i);
+                    }
+                }
+            }
+        }
+        busiest
+    }
+
+    /// `rq->cfs_tasks` of `cpu`, head (most recently enqueued or picked) first. See the module
+    /// docs: the order is derived from `last_queued` / `exec_start` and the balancer's
+    /// rotations; ties go to the lower task id as the older.
+    fn cfs_tasks(&self, cpu: usize) -> VecDeque<TaskId> {
+        let mut out: Vec<TaskId> = Vec::new();
+        let mut stack = vec![self.rqs[cpu].cfs];
+        while let Some(c) = stack.pop() {
+            let cfs = &self.cfs[c.index()];
+            let mut ents = tree::in_order(&self.se, cfs.root);
+            if let Some(cu) = cfs.curr {
+                if self.se[cu.index()].on_rq {
+                    ents.push(cu);
+                }
+            }
+            for se in ents {
+                if let Some(t) = self.se[se.index()].task {
+                    out.push(t);
+                } else if let Some(q) = self.se[se.index()].my_q {
+                    stack.push(q);
+                }
+            }
+        }
+        let key = |t: TaskId| -> ((u64, u64), usize) {
+            let task = &self.tasks[t.index()];
+            let nat = task
+                .stats
+                .last_queued
+                .unwrap_or(self.se[task.se.index()].exec_start);
+            let rot = self.lb.list_rot.get(t.index()).copied().unwrap_or((0, 0));
+            ((nat, 0).max(rot), t.index())
+        };
+        out.sort_by_key(|&t| std::cmp::Reverse(key(t)));
+        out.into_iter().collect()
+    }
+
+    /// `list_move(&p->se.group_node, tasks)`: the balancer moves `p` to the list head.
+    fn rotate_to_head(&mut self, p: TaskId) {
+        if self.lb.list_rot.len() <= p.index() {
+            self.lb
+                .list_rot
+                .resize(self.tasks.len().max(p.index() + 1), (0, 0));
+        }
+        self.lb.rot_seq += 1;
+        self.lb.list_rot[p.index()] = (self.now, self.lb.rot_seq);
+    }
+
+    /// `task_on_cpu()`: `p` runs on `cpu` (the current task of a CPU whose stopper runs has
+    /// been switched out).
+    fn task_on_cpu(&self, cpu: usize, p: TaskId) -> bool {
+        self.rqs[cpu].curr == p && self.lb.stopper_running != Some(cpu)
+    }
+
+    /// kernel: fair.c task_is_ineligible_on_dst_cpu() @ v6.14 (873199d27bb2)
+    fn task_is_ineligible_on_dst_cpu(&self, p: TaskId, dst: usize) -> bool {
+        let t = &self.tasks[p.index()];
+        let dst_cfs = self.tgs[t.tg.index()].cfs_rq[dst];
+        let se = t.se;
+        self.cfg.feat(F::PLACE_LAG)
+            && self.cfs[dst_cfs.index()].nr_queued != 0
+            && !self.entity_eligible(self.se[se.index()].cfs_rq, se)
+    }
+
+    /// kernel: fair.c task_hot() @ v6.12 (smp.md §4.3.8).
+    /// Deviation: a zeroed `exec_start` (never ran, or just migrated) counts as long ago; the
+    /// kernel's `rq_clock_task` is far past the migration cost after boot, the simulated clock
+    /// starts at 0.
+    fn task_hot(&self, p: TaskId, env: &LbEnv, sd: &SchedDomain) -> bool {
+        let t = &self.tasks[p.index()];
+        if t.class != SchedClass::Fair || t.policy == Policy::Idle {
+            return false;
+        }
+        // SMT siblings share cache
+        if sd.flags & SD_SHARE_CPUCAPACITY != 0 {
+            return false;
+        }
+        let se = t.se;
+        let e = &self.se[se.index()];
+        // buddy candidates are cache hot
+        if self.cfg.feat(F::CACHE_HOT_BUDDY)
+            && self.rqs[env.dst_cpu].nr_running > 0
+            && self.cfs[e.cfs_rq.index()].next == Some(se)
+        {
+            return true;
+        }
+        let mc = self.cfg.sysctl.migration_cost_ns;
+        if mc == 0 || e.exec_start == 0 {
+            return false;
+        }
+        // rq_clock_task(src) - exec_start < sysctl_sched_migration_cost
+        (self.now as i64 - e.exec_start as i64) < mc as i64
+    }
+
+    /// kernel: fair.c can_migrate_task() @ v6.14 (61b82dfb6b7e, 873199d27bb2 switchable).
+    fn can_migrate_task(&mut self, p: TaskId, env: &mut LbEnv, sd: &SchedDomain) -> bool {
+        let se = self.tasks[p.index()].se;
+        let failed = self.lb.sd[env.sd_cpu][env.level].nr_balance_failed;
+        // 1) delayed tasks only when migrating load (v6.14+)
+        if self.cfg.has(P::LbSkipDelayed)
+            && self.se[se.index()].sched_delayed
+            && env.migration_type != MigrationType::Load
+        {
+            return false;
+        }
+        // (throttled_lb_pair: CFS bandwidth is not modelled)
+        // ineligible tasks only after a failed pass (v6.14+)
+        if self.cfg.has(P::LbEligibleFirst)
+            && failed == 0
+            && self.task_is_ineligible_on_dst_cpu(p, env.dst_cpu)
+        {
+            return false;
+        }
+        let t = &self.tasks[p.index()];
+        // per-CPU kthreads are where they are for a reason
+        if t.kthread && t.nr_cpus_allowed == 1 {
+            return false;
+        }
+        if !t.cpus_allowed.contains(env.dst_cpu) {
+            env.flags |= LBF_SOME_PINNED;
+            if env.idle == CpuIdleType::NewlyIdle
+                || env.flags & (LBF_DST_PINNED | LBF_ACTIVE_LB) != 0
+            {
+                return false;
+            }
+            // remember a CPU of our group the task may run on
+            let alt = env.dst_grpmask.and(&env.cpus).and(&t.cpus_allowed).first();
+            if let Some(c) = alt {
+                env.flags |= LBF_DST_PINNED;
+                env.new_dst_cpu = c;
+            }
+            return false;
+        }
+        // at least one task could run on dst
+        env.flags &= !LBF_ALL_PINNED;
+        if self.task_on_cpu(env.src_cpu, p) {
+            return false;
+        }
+        if env.flags & LBF_ACTIVE_LB != 0 {
+            return true;
+        }
+        // (migrate_degrades_locality: NUMA balancing is not modelled)
+        let hot = self.task_hot(p, env, sd);
+        if !hot || failed > sd.cache_nice_tries {
+            if hot {
+                self.stats.lb_forced_migrations += 1;
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Moves `p` from `src` to `dst` (`detach_task()` + `attach_task()`). The stopper may move
+    /// the task it has just switched out, which is still `rq->curr` until the context switch.
+    fn lb_move_task(&mut self, src: usize, dst: usize, p: TaskId) {
+        self.stats.lb_migrations += 1;
+        self.lb.last_moved = Some((p, dst));
+        if self.rqs[src].curr != p {
+            self.move_queued_task(src, dst, p);
+            return;
+        }
+        // The same steps as move_queued_task() (schedule.rs) for the stopper's case.
+        self.tasks[p.index()].on_rq = OnRq::Migrating;
+        let kept = self.dequeue_task(src, p, DEQUEUE_NOCLOCK | DEQUEUE_MIGRATING);
+        self.sched_warn_on(!kept, "a migration dequeue was delayed");
+        self.migrate_task_rq_fair_lb(p);
+        self.set_task_cpu(p, dst, src);
+        self.enqueue_task(dst, p, ENQUEUE_NOCLOCK | ENQUEUE_MIGRATING);
+        self.tasks[p.index()].on_rq = OnRq::Queued;
+        self.wakeup_preempt(dst, p, 0, true);
+        if self.executing != Some(dst) {
+            self.kick_if_needed(dst);
+        }
+    }
+
+    /// kernel: fair.c detach_tasks() @ v6.12 (+ attach_tasks(): tasks are moved at once).
+    /// Returns the number of tasks moved.
+    fn detach_tasks(&mut self, env: &mut LbEnv, sd: &SchedDomain) -> u32 {
+        let src = env.src_cpu;
+        if self.rqs[src].nr_running <= 1 {
+            env.flags &= !LBF_ALL_PINNED;
+            return 0;
+        }
+        if env.imbalance <= 0 {
+            return 0;
+        }
+        let line = self.line_cost(env.dst_cpu, src);
+        self.lb.cost_acc += LB_LINES_LOCK * line;
+        let preemption = kernel_preemptible(self.preempt);
+        let brk = self.nr_migrate_break();
+        let mut tasks = self.cfs_tasks(src);
+        let mut detached = 0u32;
+        while let Some(&p) = tasks.back() {
+            // don't steal everything
+            if env.idle.is_idle() && self.rqs[src].nr_running <= 1 {
+                break;
+            }
+            env.loop_ += 1;
+            if env.loop_ > env.loop_max {
+                break;
+            }
+            if env.loop_ > env.loop_break {
+                env.loop_break += brk;
+                env.flags |= LBF_NEED_BREAK;
+                break;
+            }
+            tasks.pop_back();
+            self.lb.cost_acc += line;
+            let failed = self.lb.sd[env.sd_cpu][env.level].nr_balance_failed;
+            let mut ok = self.can_migrate_task(p, env, sd);
+            if ok {
+                match env.migration_type {
+                    MigrationType::Load => {
+                        // task_h_load() can be 0; make sure the imbalance decreases
+                        let load = self.task_h_load(p).max(1);
+                        if (self.cfg.feat(F::LB_MIN) && load < 16 && failed == 0)
+                            || shr_bound(load, failed) > env.imbalance as u64
+                        {
+                            ok = false;
+                        } else {
+                            env.imbalance -= load as i64;
+                        }
+                    }
+                    MigrationType::Util => {
+                        let util = self.task_util_est(p);
+                        if shr_bound(util, failed) > env.imbalance as u64 {
+                            ok = false;
+                        } else {
+                            env.imbalance -= util as i64;
+                        }
+                    }
+                    MigrationType::Task => env.imbalance -= 1,
+                    MigrationType::Misfit => {
+                        if self.task_fits_cpu(p, src) {
+                            ok = false;
+                        } else {
+                            env.imbalance = 0;
+                        }
+                    }
+                }
+            }
+            if !ok {
+                tasks.push_front(p);
+                self.rotate_to_head(p);
+                continue;
+            }
+            self.lb_move_task(src, env.dst_cpu, p);
+            self.lb.cost_acc += LB_LINES_PER_MIGRATION * line;
+            detached += 1;
+            // NEWIDLE balancing is a source of latency: preemptible kernels stop at one task.
+            // Deviation: CONFIG_PREEMPTION is taken from the preemption model in use.
+            if preemption && env.idle == CpuIdleType::NewlyIdle {
+                break;
+            }
+            if env.imbalance <= 0 {
+                break;
+            }
+        }
+        self.lb.sd[env.sd_cpu][env.level].lb_gained[env.idle.idx()] += detached as u64;
+        detached
+    }
+
+    /// kernel: fair.c need_active_balance() @ v6.12 (asym packing not modelled).
+    fn need_active_balance(&self, env: &LbEnv, sd: &SchedDomain) -> bool {
+        let failed = self.lb.sd[env.sd_cpu][env.level].nr_balance_failed;
+        // imbalanced_active_balance()
+        if env.migration_type == MigrationType::Task && failed > sd.cache_nice_tries + 2 {
+            return true;
+        }
+        // dst idle, src has one fair task on a CPU of reduced capacity
+        if env.idle.is_idle()
+            && self.lb_h_nr_running(env.src_cpu) == 1
+            && self.check_cpu_capacity(env.src_cpu, sd)
+            && self.capacity_of(env.src_cpu) * (sd.imbalance_pct as u64)
+                < self.capacity_of(env.dst_cpu) * 100
+        {
+            return true;
+        }
+        env.migration_type == MigrationType::Misfit
+    }
+
+    /// `stop_one_cpu_nowait()`: queue the stopper work on `cpu` and make it reschedule.
+    fn stop_one_cpu_nowait(&mut self, cpu: usize) {
+        self.resched_curr(cpu);
+        // resched_curr() sends no IPI when a reschedule is already pending; the stopper's
+        // wakeup still interrupts the CPU
+        if self.executing != Some(cpu) && !self.rqs[cpu].ipi_pending {
+            let lat = self.cost(cpu, |c| c.lat_ipi.0);
+            self.schedule_ipi_pub(cpu, lat);
+        }
+    }
+
+    /// kernel: fair.c sched_balance_rq() @ v6.12 (load_balance) — balance `this_cpu`'s domain
+    /// `level`; returns the number of tasks moved.
+    pub(crate) fn sched_balance_rq(
+        &mut self,
+        this_cpu: usize,
+        level: usize,
+        idle: CpuIdleType,
+        continue_balancing: &mut bool,
+    ) -> u32 {
+        let topo = self.lb_topo();
+        let doms = &topo.per_cpu[this_cpu].domains;
+        let Some(sd) = doms.get(level) else {
+            return 0;
+        };
+        let at_rd = level + 1 == doms.len();
+        let parent_sgc = doms.get(level + 1).map(|p| p.groups[0].sgc);
+        self.lb.sd[this_cpu][level].lb_count[idle.idx()] += 1;
+        let brk = self.nr_migrate_break();
+        let mut env = LbEnv::new(this_cpu, level, sd, idle, brk);
+        enum Out {
+            Balanced,
+            AllPinned,
+            OnePinned,
+        }
+        let out = 'redo: loop {
+            if !self.should_we_balance(&env, sd) {
+                *continue_balancing = false;
+                break Out::Balanced;
+            }
+            let Some(sds) = self.find_src_group(&mut env, sd, at_rd) else {
+                break Out::Balanced;
+            };
+            let Some(gi) = sds.busiest else {
+                break Out::Balanced;
+            };
+            let Some(busiest) = self.find_src_rq(&env, sd, &sd.groups[gi]) else {
+                break Out::Balanced;
+            };
+            self.sched_warn_on(busiest == env.dst_cpu, "sched_balance_rq: busiest is dst");
+            let computed_imbalance = env.imbalance;
+            env.src_cpu = busiest;
+            let mut ld_moved = 0u32;
+            // cleared as soon as a pullable task is found
+            env.flags |= LBF_ALL_PINNED;
+            if self.rqs[busiest].nr_running > 1 {
+                env.loop_max = self.sysctl_nr_migrate().min(self.rqs[busiest].nr_running);
+                loop {
+                    ld_moved += self.detach_tasks(&mut env, sd);
+                    if env.flags & LBF_NEED_BREAK != 0 {
+                        env.flags &= !LBF_NEED_BREAK;
+                        continue;
+                    }
+                    // revisit affine tasks with an alternative dst in our group
+                    if env.flags & LBF_DST_PINNED != 0 && env.imbalance > 0 {
+                        env.cpus.clear(env.dst_cpu);
+                        env.dst_cpu = env.new_dst_cpu;
+                        env.flags &= !LBF_DST_PINNED;
+                        env.loop_ = 0;
+                        env.loop_break = brk;
+                        continue;
+                    }
+                    break;
+                }
+                // affinity left an imbalance: tell the parent level
+                if let Some(psgc) = parent_sgc {
+                    if env.flags & LBF_SOME_PINNED != 0 && env.imbalance > 0 {
+                        self.lb.sgc_imbalance[psgc] = true;
+                    }
+                }
+                if env.flags & LBF_ALL_PINNED != 0 {
+                    env.cpus.clear(busiest);
+                    if !env.cpus.is_subset_of(&env.dst_grpmask) {
+                        env.loop_ = 0;
+                        env.loop_break = brk;
+                        continue 'redo;
+                    }
+                    break Out::AllPinned;
+                }
+            }
+            let mut active_balance = false;
+            if ld_moved == 0 {
+                self.lb.sd[this_cpu][level].lb_failed[idle.idx()] += 1;
+                // only periodic balance counts failures (and not misfit migrations)
+                if idle != CpuIdleType::NewlyIdle && env.migration_type != MigrationType::Misfit {
+                    self.lb.sd[this_cpu][level].nr_balance_failed += 1;
+                }
+                if self.need_active_balance(&env, sd) {
+                    let curr = self.rqs[busiest].curr;
+                    if !self.tasks[curr.index()].cpus_allowed.contains(this_cpu) {
+                        self.record_lb(this_cpu, level, &env, computed_imbalance, busiest, 0);
+                        break Out::OnePinned;
+                    }
+                    env.flags &= !LBF_ALL_PINNED;
+                    if self.lb.active_balance[busiest].is_none() {
+                        self.lb.active_balance[busiest] = Some(this_cpu);
+                        active_balance = true;
+                    }
+                    if active_balance {
+                        self.stop_one_cpu_nowait(busiest);
+                    }
+                }
+            } else {
+                self.lb.sd[this_cpu][level].nr_balance_failed = 0;
+            }
+            if !active_balance || self.need_active_balance(&env, sd) {
+                // we were unbalanced: reset the balancing interval
+                self.lb.sd[this_cpu][level].balance_interval = sd.min_interval.max(1);
+            }
+            self.record_lb(this_cpu, level, &env, computed_imbalance, busiest, ld_moved);
+            return ld_moved;
+        };
+        match out {
+            Out::Balanced => {
+                // clear the imbalance flag only if other tasks got a chance to move
+                if let Some(psgc) = parent_sgc {
+                    if env.flags & LBF_ALL_PINNED == 0 {
+                        self.lb.sgc_imbalance[psgc] = false;
+                    }
+                }
+                self.lb.sd[this_cpu][level].nr_balance_failed = 0;
+            }
+            Out::AllPinned => self.lb.sd[this_cpu][level].nr_balance_failed = 0,
+            Out::OnePinned => {}
+        }
+        // newidle disregards intervals, and misfit migration is not an imbalance: don't back off
+        if idle == CpuIdleType::NewlyIdle || env.migration_type == MigrationType::Misfit {
+            return 0;
+        }
+        let s = &mut self.lb.sd[this_cpu][level];
+        if (env.flags & LBF_ALL_PINNED != 0 && s.balance_interval < MAX_PINNED_INTERVAL)
+            || s.balance_interval < sd.max_interval
+        {
+            s.balance_interval *= 2;
+        }
         0
+    }
+
+    fn record_lb(
+        &mut self,
+        cpu: usize,
+        level: usize,
+        env: &LbEnv,
+        imbalance: i64,
+        busiest: usize,
+        moved: u32,
+    ) {
+        self.lb.last_lb = Some(LbRecord {
+            cpu,
+            level,
+            idle: env.idle,
+            migration_type: env.migration_type,
+            imbalance,
+            busiest,
+            moved,
+        });
+    }
+
+    // ============================================================================ active balance
+
+    /// kernel: fair.c active_load_balance_cpu_stop() @ v6.12 — on the busiest CPU, move one
+    /// task to `push_cpu` ignoring cache hotness.
+    fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
+        let Some(target) = self.lb.active_balance[busiest].take() else {
+            return;
+        };
+        // Is there any task to move? (the stopper is not counted in this model)
+        if self.rqs[busiest].nr_running == 0 || target == busiest {
+            return;
+        }
+        let topo = self.lb_topo();
+        let doms = &topo.per_cpu[target].domains;
+        let Some(level) = doms.iter().position(|d| d.span.contains(busiest)) else {
+            return;
+        };
+        let sd = &doms[level];
+        let mut env = LbEnv::new(
+            target,
+            level,
+            sd,
+            CpuIdleType::Idle,
+            self.nr_migrate_break(),
+        );
+        env.src_cpu = busiest;
+        env.flags = LBF_ACTIVE_LB;
+        // detach_one_task(): the first migratable task from the tail
+        let tasks = self.cfs_tasks(busiest);
+        for &p in tasks.iter().rev() {
+            if !self.can_migrate_task(p, &mut env, sd) {
+                continue;
+            }
+            self.lb_move_task(busiest, target, p);
+            self.stats.lb_active_migrations += 1;
+            let s = &mut self.lb.sd[target][level];
+            s.lb_gained[CpuIdleType::Idle.idx()] += 1;
+            // active balancing done: reset the failure counter
+            s.nr_balance_failed = 0;
+            return;
+        }
+    }
+
+    // ============================================================================ newidle
+
+    /// kernel: fair.c update_newidle_stats() @ v6.19 / v7.1 (smp.md §4.5
+    /// record_newidle_attempt).
+    pub(crate) fn update_newidle_stats(&mut self, cpu: usize, level: usize, success: u32) {
+        let rate_patch = self.cfg.has(P::NiRate);
+        let ni_rate = self.cfg.feat(F::NI_RATE);
+        let now = self.now;
+        let sd = &mut self.lb.sd[cpu][level];
+        sd.newidle_call += 1;
+        sd.newidle_success = sd.newidle_success.saturating_add(success);
+        if sd.newidle_call >= 1024 {
+            let mut ratio: u64 = 0;
+            if rate_patch {
+                let dt = now.saturating_sub(sd.newidle_stamp);
+                sd.newidle_stamp = now;
+                if ni_rate {
+                    // ns -> ~4.19 ms units: 1024 attempts over 4.3 s add 1024
+                    ratio = dt >> 22;
+                }
+            }
+            ratio += sd.newidle_success as u64;
+            sd.newidle_ratio = if rate_patch {
+                ratio.min(1024) as u32
+            } else {
+                ratio.min(u32::MAX as u64) as u32
+            };
+            sd.newidle_call /= 2;
+            sd.newidle_success /= 2;
+        }
+    }
+
+    /// kernel: fair.c update_newidle_cost() @ v6.12 / v6.17 (155213a2aed4 cap) / v6.19
+    /// (stats) — track the maximum newidle cost of a domain and decay it by ~1 %/s. Returns
+    /// whether it decayed.
+    pub(crate) fn update_newidle_cost(
+        &mut self,
+        cpu: usize,
+        level: usize,
+        cost: u64,
+        success: u32,
+    ) -> bool {
+        if self.cfg.has(P::NiRandom) && cost != 0 {
+            self.update_newidle_stats(cpu, level, success);
+        }
+        let cap = (self.cfg.has(P::NewidleCostBump) && !self.cfg.has(P::NewidleBumpRevert))
+            .then_some(self.cfg.sysctl.migration_cost_ns + 200);
+        let now = self.jiffies();
+        let hz = self.hz as u64;
+        let sd = &mut self.lb.sd[cpu][level];
+        if cost > sd.max_newidle_lb_cost {
+            sd.max_newidle_lb_cost = match cap {
+                Some(c) => cost.min(c),
+                None => cost,
+            };
+            sd.last_decay_max_lb_cost = now;
+        } else if now > sd.last_decay_max_lb_cost + hz {
+            sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+            sd.last_decay_max_lb_cost = now;
+            return true;
+        }
+        false
+    }
+
+    /// kernel: fair.c update_next_balance() @ v6.12 (idle intervals).
+    fn update_next_balance(&self, cpu: usize, level: usize, sd: &SchedDomain, next: &mut u64) {
+        let interval = self.get_sd_balance_interval(cpu, level, false, sd);
+        let n = self.lb.sd[cpu][level].last_balance + interval;
+        if *next > n {
+            *next = n;
+        }
+    }
+
+    /// kernel: fair.c sched_balance_newidle() @ v6.12 … v7.1 (smp.md §4.5) — called by the
+    /// pick when the fair class is empty; returns the number of tasks pulled.
+    pub(crate) fn sched_balance_newidle(&mut self, cpu: usize) -> u32 {
+        if cpu >= self.lb.sd.len() {
+            return 0;
+        }
+        let now_j = self.jiffies();
+        let mut next_balance = now_j + self.hz as u64;
+        let mut continue_balancing = true;
+        let mut pulled: u32 = 0;
+        let mut charge = 0u64;
+        self.lb.last_moved = None;
+        self.update_misfit_status(None, cpu);
+        // a task is waiting to be enqueued: no need to search for one
+        if self.rqs[cpu].ttwu_pending {
+            return 0;
+        }
+        // idle time starts now
+        self.rqs[cpu].idle_stamp = self.now;
+        let topo = self.lb_topo();
+        let doms = &topo.per_cpu[cpu].domains;
+        let rd = self.lb.rd_of[cpu];
+        let overloaded = self.lb.rd_overloaded[rd];
+        let avg_idle = self.rqs[cpu].avg_idle;
+        // gate 1
+        if !overloaded || (!doms.is_empty() && avg_idle < self.lb.sd[cpu][0].max_newidle_lb_cost) {
+            if let Some(sd) = doms.first() {
+                self.update_next_balance(cpu, 0, sd, &mut next_balance);
+            }
+        } else {
+            self.stats.newidle_balances += 1;
+            self.lb.cost_acc = 0;
+            if !self.cfg.has(P::NewidleLockBounce) {
+                // before 45e09225085f: this rq's lock is dropped and at once retaken by the
+                // blocked-load update (both inside the measured window)
+                self.lb.cost_acc += 2 * self.costs[cpu].c_atomic.0;
+            }
+            let mut t0 = 0u64;
+            self.sched_balance_update_blocked_averages(cpu);
+            let mut curr_cost = 0u64;
+            let ni_random = self.cfg.feat(F::NI_RANDOM);
+            let skip_dice_at_full = self.cfg.has(P::NiRate);
+            let bump = self.cfg.has(P::NewidleCostBump) && !self.cfg.has(P::NewidleBumpRevert);
+            for (level, sd) in doms.iter().enumerate() {
+                self.update_next_balance(cpu, level, sd, &mut next_balance);
+                // gate 2
+                if self.rqs[cpu].avg_idle < curr_cost + self.lb.sd[cpu][level].max_newidle_lb_cost {
+                    break;
+                }
+                if sd.has(SD_BALANCE_NEWIDLE) {
+                    let mut weight = 1u32;
+                    let ratio = self.lb.sd[cpu][level].newidle_ratio;
+                    if ni_random && !(skip_dice_at_full && ratio >= 1024) {
+                        let d1k = self.cpu_rng[cpu].next_u32() % 1024;
+                        match ni_random_dice(d1k, ratio) {
+                            Some(w) => weight = w,
+                            None => {
+                                self.update_newidle_stats(cpu, level, 0);
+                                continue;
+                            }
+                        }
+                    }
+                    pulled = self.sched_balance_rq(
+                        cpu,
+                        level,
+                        CpuIdleType::NewlyIdle,
+                        &mut continue_balancing,
+                    );
+                    let t1 = self.lb.cost_acc;
+                    let mut domain_cost = (t1 - t0).max(1);
+                    curr_cost += domain_cost;
+                    t0 = t1;
+                    if bump && pulled == 0 {
+                        // v6.17-v6.18: a failing newidle balance is not effective
+                        domain_cost = 3 * self.lb.sd[cpu][level].max_newidle_lb_cost / 2;
+                    }
+                    let success = if pulled > 0 { weight } else { 0 };
+                    self.update_newidle_cost(cpu, level, domain_cost, success);
+                }
+                if pulled > 0 || !continue_balancing {
+                    break;
+                }
+            }
+            charge = self.take_lb_cost();
+            if curr_cost > self.rqs[cpu].max_idle_balance_cost {
+                self.rqs[cpu].max_idle_balance_cost = curr_cost;
+            }
+            // a fair task appeared meanwhile: we are not going idle
+            if self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued > 0 && pulled == 0 {
+                pulled = 1;
+            }
+        }
+        // out:
+        if self.rqs[cpu].next_balance > next_balance {
+            self.rqs[cpu].next_balance = next_balance;
+        }
+        if pulled > 0 {
+            self.rqs[cpu].idle_stamp = 0;
+            self.stats.newidle_pulls += pulled as u64;
+            // __schedule() clears need_resched after the pick: an attach's preemption request
+            // on this CPU is consumed by the switch to the pulled task
+            self.rqs[cpu].resched = Resched::None;
+            self.charge_newidle(cpu, charge);
+        } else {
+            self.nohz_newidle_balance(cpu);
+            self.nohz_balance_enter_idle(cpu);
+        }
+        pulled
+    }
+
+    /// The newidle pass ran inside `schedule()` before the pulled task runs: charge its time
+    /// as a non-preemptible part of the switch, on the task pulled last (the only one under
+    /// CONFIG_PREEMPTION; otherwise an approximation, as the pick may choose another one).
+    fn charge_newidle(&mut self, cpu: usize, cost: u64) {
+        let Some((t, dst)) = self.lb.last_moved else {
+            return;
+        };
+        if cost == 0 || dst != cpu || self.tasks[t.index()].cpu != cpu {
+            return;
+        }
+        if self.se[self.tasks[t.index()].se.index()].sched_delayed {
+            return; // it will not run before it is woken
+        }
+        self.tasks[t.index()].exec.segs.push(Seg {
+            rem: cost,
+            mode: Mode::NoPreempt,
+            kind: SegKind::SwitchIn,
+            until: None,
+        });
+    }
+
+    // ============================================================================ nohz
+
+    /// kernel: fair.c set_cpu_sd_state_idle() @ v6.12
+    fn set_cpu_sd_state_idle(&mut self, cpu: usize) {
+        let Some(s) = self.lb.topo.per_cpu[cpu].sd_llc_shared else {
+            return;
+        };
+        if self.lb.sd_llc_nohz_idle[cpu] {
+            return;
+        }
+        self.lb.sd_llc_nohz_idle[cpu] = true;
+        self.lb.nr_busy_cpus[s] = self.lb.nr_busy_cpus[s].saturating_sub(1);
+    }
+
+    /// kernel: fair.c set_cpu_sd_state_busy() @ v6.12
+    fn set_cpu_sd_state_busy(&mut self, cpu: usize) {
+        let Some(s) = self.lb.topo.per_cpu[cpu].sd_llc_shared else {
+            return;
+        };
+        if !self.lb.sd_llc_nohz_idle[cpu] {
+            return;
+        }
+        self.lb.sd_llc_nohz_idle[cpu] = false;
+        self.lb.nr_busy_cpus[s] += 1;
+    }
+
+    /// kernel: fair.c nohz_balance_enter_idle() @ v6.12 — the CPU stops its tick in idle.
+    pub(crate) fn nohz_balance_enter_idle(&mut self, cpu: usize) {
+        if !self.has_domains(cpu) {
+            return;
+        }
+        self.lb.has_blocked_load[cpu] = true;
+        if !self.lb.nohz_tick_stopped[cpu] {
+            self.lb.nohz_tick_stopped[cpu] = true;
+            self.lb.nohz_idle_cpus.set(cpu);
+            self.set_cpu_sd_state_idle(cpu);
+            self.lb.nohz_needs_update = true;
+        }
+        // each idle entry may leave blocked load
+        self.lb.nohz_has_blocked = true;
+    }
+
+    /// kernel: fair.c nohz_balance_exit_idle() @ v6.12 — at the first busy tick.
+    fn nohz_balance_exit_idle(&mut self, cpu: usize) {
+        if !self.lb.nohz_tick_stopped[cpu] {
+            return;
+        }
+        self.lb.nohz_tick_stopped[cpu] = false;
+        self.lb.nohz_idle_cpus.clear(cpu);
+        self.set_cpu_sd_state_busy(cpu);
+    }
+
+    /// CPUs that are idle but have not been seen entering idle (they went idle without a
+    /// failed newidle pass, e.g. at boot) stop their tick now.
+    fn nohz_sync_idle(&mut self) {
+        for c in 0..self.ncpus {
+            if !self.lb.nohz_tick_stopped[c] && self.cpu_is_idle(c) && self.rqs[c].nr_running == 0 {
+                self.nohz_balance_enter_idle(c);
+            }
+        }
+    }
+
+    /// kernel: fair.c nohz_balancer_kick() @ v6.12 (v7.0 ordering, smp.md §4.6) — on each tick
+    /// of a busy CPU: kick an idle CPU to balance on behalf of the tickless ones.
+    pub(crate) fn nohz_balancer_kick(&mut self, cpu: usize) {
+        if !self.has_domains(cpu) {
+            return;
+        }
+        let now = self.jiffies();
+        self.nohz_balance_exit_idle(cpu);
+        self.nohz_sync_idle();
+        // no CPU is tickless: nothing to do
+        if self.lb.nohz_idle_cpus.is_empty() {
+            return;
+        }
+        let mut flags = 0u32;
+        if self.lb.nohz_has_blocked && now > self.lb.nohz_next_blocked {
+            flags = NOHZ_STATS_KICK;
+        }
+        if now >= self.lb.nohz_next_balance {
+            let topo = self.lb_topo();
+            let pc = &topo.per_cpu[cpu];
+            let kick = 'k: {
+                // delayed tasks count here (smp.md §3.3)
+                if self.rqs[cpu].nr_running >= 2 {
+                    break 'k true;
+                }
+                if let Some(sd) = pc.domains.first() {
+                    if self.lb_h_nr_running(cpu) >= 1 && self.check_cpu_capacity(cpu, sd) {
+                        break 'k true;
+                    }
+                }
+                // (sd_asym_packing: not modelled)
+                if let Some(l) = pc.sd_asym_cpucapacity {
+                    // embrace asymmetry: only a misfit task matters, skip the LLC test
+                    break 'k self.check_misfit_status(cpu, &pc.domains[l]);
+                }
+                if let Some(s) = pc.sd_llc_shared {
+                    if self.lb.nr_busy_cpus[s] > 1 {
+                        break 'k true;
+                    }
+                }
+                false
+            };
+            if kick {
+                flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+            }
+        }
+        if self.lb.nohz_needs_update {
+            flags |= NOHZ_NEXT_KICK;
+        }
+        if flags != 0 {
+            self.kick_ilb(cpu, flags);
+        }
+    }
+
+    /// kernel: fair.c find_new_ilb() @ v6.12
+    fn find_new_ilb(&self, this_cpu: usize) -> Option<usize> {
+        self.lb
+            .nohz_idle_cpus
+            .and(&self.lb.topo.cpu_map)
+            .iter()
+            .find(|&c| c != this_cpu && self.idle_cpu(c))
+    }
+
+    /// kernel: fair.c kick_ilb() @ v6.12
+    fn kick_ilb(&mut self, this_cpu: usize, flags: u32) {
+        if flags & NOHZ_BALANCE_KICK != 0 {
+            self.lb.nohz_next_balance = self.jiffies() + 1;
+        }
+        let Some(ilb) = self.find_new_ilb(this_cpu) else {
+            return;
+        };
+        // nothing new for the ilb CPU
+        if self.lb.nohz_flags[ilb] & flags == flags {
+            return;
+        }
+        let old = self.lb.nohz_flags[ilb];
+        self.lb.nohz_flags[ilb] |= flags;
+        if old & NOHZ_KICK_MASK != 0 {
+            return;
+        }
+        self.stats.nohz_kicks += 1;
+        let polling = self.cpu_is_idle(ilb) && self.machine.idle_polling[ilb];
+        let lat = if polling {
+            0
+        } else {
+            self.cost(ilb, |c| c.lat_ipi.0)
+        };
+        self.schedule_ipi_pub(ilb, lat);
+    }
+
+    /// kernel: fair.c update_nohz_stats() @ v6.12
+    fn update_nohz_stats(&mut self, cpu: usize) -> bool {
+        if !self.lb.has_blocked_load[cpu] || !self.lb.nohz_idle_cpus.contains(cpu) {
+            return false;
+        }
+        if self.jiffies() <= self.lb.last_blocked_load_update_tick[cpu] {
+            return true;
+        }
+        self.sched_balance_update_blocked_averages(cpu);
+        self.lb.has_blocked_load[cpu]
+    }
+
+    /// kernel: fair.c _nohz_idle_balance() @ v6.12 — on an idle CPU, for each tickless idle
+    /// CPU (starting after this one, ending with it): update blocked load (STATS) and run its
+    /// due periodic balance on its behalf (BALANCE).
+    pub(crate) fn _nohz_idle_balance(&mut self, this_cpu: usize, flags: u32) {
+        let now = self.jiffies();
+        let mut next_balance = now + 60 * self.hz as u64;
+        let mut update_next_balance = false;
+        let mut has_blocked_load = false;
+        // assume no idle load remains after this update (a CPU entering idle sets it again)
+        if flags & NOHZ_STATS_KICK != 0 {
+            self.lb.nohz_has_blocked = false;
+        }
+        if flags & NOHZ_NEXT_KICK != 0 {
+            self.lb.nohz_needs_update = false;
+        }
+        let order: Vec<usize> = self.lb.nohz_idle_cpus.iter_wrap(this_cpu + 1).collect();
+        let mut aborted = false;
+        for bc in order {
+            if !self.idle_cpu(bc) {
+                continue;
+            }
+            // this CPU got work: stop balancing for the others
+            if !self.idle_cpu(this_cpu) && self.need_resched(this_cpu) {
+                if flags & NOHZ_STATS_KICK != 0 {
+                    has_blocked_load = true;
+                }
+                if flags & NOHZ_NEXT_KICK != 0 {
+                    self.lb.nohz_needs_update = true;
+                }
+                aborted = true;
+                break;
+            }
+            if flags & NOHZ_STATS_KICK != 0 {
+                self.lb.cost_acc += self.line_cost(this_cpu, bc);
+                has_blocked_load |= self.update_nohz_stats(bc);
+            }
+            if now >= self.rqs[bc].next_balance && flags & NOHZ_BALANCE_KICK != 0 {
+                self.sched_balance_domains(bc, CpuIdleType::Idle);
+            }
+            if next_balance > self.rqs[bc].next_balance {
+                next_balance = self.rqs[bc].next_balance;
+                update_next_balance = true;
+            }
+        }
+        if !aborted {
+            if update_next_balance {
+                self.lb.nohz_next_balance = next_balance;
+            }
+            if flags & NOHZ_STATS_KICK != 0 {
+                self.lb.nohz_next_blocked = now + self.msecs_to_jiffies(LOAD_AVG_PERIOD_MS);
+            }
+        }
+        if has_blocked_load {
+            self.lb.nohz_has_blocked = true;
+        }
+    }
+
+    /// kernel: fair.c nohz_newidle_balance() @ v6.12 + nohz_run_idle_balance() — a CPU going
+    /// idle for a while updates the stale blocked load of idle CPUs itself (stats only).
+    fn nohz_newidle_balance(&mut self, cpu: usize) {
+        if !self.has_domains(cpu) {
+            return;
+        }
+        // will wake up very soon: no time for anything else
+        if self.rqs[cpu].avg_idle < self.cfg.sysctl.migration_cost_ns {
+            return;
+        }
+        if !self.lb.nohz_has_blocked || self.jiffies() < self.lb.nohz_next_blocked {
+            return;
+        }
+        // NOHZ_NEWILB_KICK is acted on at idle entry only if no kick is pending
+        if self.lb.nohz_flags[cpu] & NOHZ_KICK_MASK != 0 {
+            return;
+        }
+        self._nohz_idle_balance(cpu, NOHZ_STATS_KICK);
+        self.lb.cost_acc = 0;
     }
 }

@@ -778,7 +778,7 @@ impl Kernel {
             }
             e = self.se[se.index()].parent;
         }
-        self.rqs[cpu].nr_running += 1;
+        self.add_nr_running(cpu, 1);
         self.count_op(FairOp::Enqueue);
     }
 
@@ -865,7 +865,7 @@ impl Kernel {
                 e = self.se[se.index()].parent;
             }
         }
-        self.rqs[cpu].nr_running -= h_nr_queued;
+        self.sub_nr_running(cpu, h_nr_queued);
         if !was_sched_idle && self.sched_idle_rq(cpu) {
             // The rq turned SCHED_IDLE-only: pull normal work early.
             self.rqs[cpu].next_balance = self.jiffies();

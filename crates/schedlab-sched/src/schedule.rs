@@ -327,6 +327,39 @@ impl Kernel {
 
     pub(crate) fn update_rq_clock(&mut self, _cpu: usize) {}
 
+    /// Integrates `nr_running` over time before it changes.
+    fn account_nr_running(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        let dt = self.now - rq.stats.runnable_since;
+        rq.stats.runnable_integral += dt as u128 * rq.nr_running as u128;
+        rq.stats.runnable_since = self.now;
+    }
+
+    /// kernel: sched.h add_nr_running()
+    pub(crate) fn add_nr_running(&mut self, cpu: usize, n: u32) {
+        self.account_nr_running(cpu);
+        self.rqs[cpu].nr_running += n;
+    }
+
+    /// kernel: sched.h sub_nr_running()
+    pub(crate) fn sub_nr_running(&mut self, cpu: usize, n: u32) {
+        self.account_nr_running(cpu);
+        self.rqs[cpu].nr_running -= n;
+    }
+
+    /// Time-average number of runnable tasks on `cpu` (delayed ones included, as
+    /// `rq->nr_running` counts them) up to now.
+    pub fn mean_nr_running(&self, cpu: usize) -> f64 {
+        let rq = &self.rqs[cpu];
+        let integral = rq.stats.runnable_integral
+            + (self.now - rq.stats.runnable_since) as u128 * rq.nr_running as u128;
+        if self.now == 0 {
+            0.0
+        } else {
+            integral as f64 / self.now as f64
+        }
+    }
+
     /// Moves a queued, not running task from `src` to `dst` (load balancing: `detach_task` +
     /// `attach_task`, or `move_queued_task`). A delayed task stays delayed (fair.md §7.3).
     #[allow(dead_code)] // used by balance.rs
@@ -358,6 +391,7 @@ impl Kernel {
         if flags & ENQUEUE_DELAYED == 0 {
             self.tasks[p.index()].stats.last_queued = Some(self.now);
         }
+        let prev_nr = self.rqs[cpu].nr_running;
         match self.tasks[p.index()].class {
             SchedClass::Fair => self.enqueue_task_fair(p, flags),
             _ => {
@@ -366,6 +400,8 @@ impl Kernel {
                 unreachable!("non-fair task enqueued");
             }
         }
+        // add_nr_running(): root domain overload indicator (balance.rs)
+        self.balance_add_nr_running(cpu, prev_nr);
     }
 
     /// kernel: core.c block_task()/dequeue_task() — false if the class kept it (delayed).
@@ -414,9 +450,13 @@ impl Kernel {
 
     /// kernel: core.c __pick_next_task() — fair fast path; classes in kernel order.
     fn pick_next_task(&mut self, cpu: usize, prev: TaskId) -> TaskId {
-        // stop, dl and rt classes: no runnable tasks in this model version
-        let prev_fair = self.tasks[prev.index()].class == SchedClass::Fair
+        // dl and rt classes: no runnable tasks in this model version
+        let mut prev_fair = self.tasks[prev.index()].class == SchedClass::Fair
             && !self.tasks[prev.index()].is_idle_task;
+        // stop class: the stopper of an active balance runs first (balance.rs)
+        if self.active_balance_pending(cpu) {
+            prev_fair = self.cpu_stopper_run(cpu, prev, prev_fair);
+        }
         if let Some(p) = self.pick_task_fair(cpu) {
             self.put_prev_set_next_fair(if prev_fair { Some(prev) } else { None }, p);
             if p != prev {

@@ -26,6 +26,10 @@ pub struct TaskStats {
 #[derive(Clone, Debug, Default)]
 pub struct CpuStats {
     pub idle_ns: u64,
+    /// ∫ nr_running dt (ns·tasks): the time-average of runnable tasks is this / time.
+    pub runnable_integral: u128,
+    /// When `nr_running` last changed.
+    pub runnable_since: u64,
     pub nr_switches: u64,
     pub migrations_in: u64,
 }
@@ -48,6 +52,16 @@ pub struct KernelStats {
     /// ... of which on a busy CPU while another CPU of the LLC was idle (smp.md §3.5).
     pub ttwu_delayed_requeue_busy_while_idle: u64,
     pub fair_ops: [u64; FairOp::COUNT],
+    /// Tasks moved by the load balancer (periodic, newidle, nohz and active balance).
     pub lb_migrations: u64,
+    /// Tasks pulled by newidle balancing.
     pub newidle_pulls: u64,
+    /// Tasks moved by active balance (the stopper), included in `lb_migrations`.
+    pub lb_active_migrations: u64,
+    /// Cache-hot tasks migrated after too many failed passes (schedstat nr_forced_migrations).
+    pub lb_forced_migrations: u64,
+    /// Newidle balances that passed the first gate (rd overloaded, avg_idle vs cost).
+    pub newidle_balances: u64,
+    /// NOHZ idle-balance kicks (IPIs to an idle CPU).
+    pub nohz_kicks: u64,
 }

@@ -300,6 +300,8 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
     let w: Box<dyn Workload> = match prog.as_str() {
         "rt-app" => crate::rtapp::workload(line, args)?,
         "stress-ng" => crate::stress_ng::workload(line, args)?,
+        "hackbench" => crate::hackbench::workload(line, args)?,
+        "perf" => crate::hackbench::workload_perf(line, args)?,
         "schbench" => crate::schbench::workload(line, args)?,
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         _ => {

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use schedlab_sched::{Kernel, KernelConfig, MachineDesc, PreemptModel};
-use schedlab_workloads::rtapp::{parse_rtapp, RtApp, ThreadRecord};
+use schedlab_workloads::rtapp::{load_rtapp, parse_rtapp, RtApp, ThreadLog, ThreadRecord};
 use schedlab_workloads::{parse_workload, Env, Placement, Workload, WorkloadError};
 
 const MS: u64 = 1_000_000;
@@ -309,6 +309,62 @@ fn resume_wakes_a_suspended_thread_and_an_early_resume_is_lost() {
 }
 
 #[test]
+fn condvar_signal_wakes_one_waiter_and_broadcast_wakes_all() {
+    for (wake, expected) in [
+        // One waiter per signal: released at 1 ms and 2 ms, each then runs 100 µs.
+        ("signal", [1100 * US, 2100 * US]),
+        // The first broadcast releases both at 1 ms (the second finds nobody).
+        ("broad", [1100 * US, 1100 * US]),
+    ] {
+        let mut k = kernel(3, 1);
+        let w = start(
+            &mut k,
+            &format!(
+                r#"{{ "tasks": {{
+                 "w": {{ "instance": 2, "loop": 1, "lock": "m", "wait": {{ "ref": "c", "mutex": "m" }},
+                        "unlock": "m", "run": 100 }},
+                 "s": {{ "cpus": [2], "loop": 1, "sleep0": 1000, "lock0": "m", "{wake}0": "c",
+                        "unlock0": "m", "sleep1": 1000, "lock1": "m", "{wake}1": "c",
+                        "unlock1": "m" }} }} }}"#
+            ),
+        );
+        k.run_until(1000 * MS);
+        let th = w.threads();
+        // The signaller's 1 ms sleeps end at 1 and 2 ms: CPU2's tick, armed while it ran, fires
+        // at the soft expiry (see the resume test).
+        let mut ends: Vec<u64> = ["w-0", "w-1"]
+            .iter()
+            .map(|n| thread(&th, n).rows[0].end_ns)
+            .collect();
+        ends.sort_unstable();
+        assert_eq!(ends, expected, "{wake}");
+    }
+}
+
+#[test]
+fn placement_applies_to_threads_that_do_not_set_their_own() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for (file, nice) in [
+        // No "priority" in the file: the line's nice=5 applies.
+        ("periodic-vs-hog.json", 5),
+        // "priority": 0 in the file wins.
+        ("two-hogs.json", 0),
+    ] {
+        let line = format!("nice=5 rt-app {}", dir.join(file).display());
+        let (placement, mut w) = parse_workload(&line).unwrap();
+        let mut k = kernel(1, 1);
+        w.setup(&mut k, &Env { placement, ..env() }).unwrap();
+        k.run_until(10 * MS);
+        let tasks = w.tasks();
+        // main carries the line's placement itself; then the threads.
+        assert_eq!(k.tasks[tasks[0].index()].nice, 5);
+        for t in &tasks[1..] {
+            assert_eq!(k.tasks[t.index()].nice, nice, "{file}");
+        }
+    }
+}
+
+#[test]
 fn phase_priority_changes_nice_at_phase_start() {
     let mut k = kernel(1, 1);
     let w = start(
@@ -336,12 +392,18 @@ fn unsupported_policies_and_taskgroups_name_the_task() {
     let m = e.to_string();
     assert!(m.contains("task \"rt\""), "{m}");
     assert!(m.contains("SCHED_FIFO"), "{m}");
-    assert!(m.contains("RT and DEADLINE classes are not modelled yet"), "{m}");
+    assert!(
+        m.contains("RT and DEADLINE classes are not modelled yet"),
+        "{m}"
+    );
 }
 
 #[test]
 fn arguments_are_checked() {
-    let e = parse_workload("rt-app a.json extra").err().unwrap().to_string();
+    let e = parse_workload("rt-app a.json extra")
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("unexpected argument 'extra'"), "{e}");
     let e = parse_workload("rt-app").err().unwrap().to_string();
     assert!(e.contains("missing FILE"), "{e}");
@@ -368,7 +430,10 @@ fn every_example_runs_one_second_or_is_refused_as_documented() {
         match parse_workload(&line) {
             Err(e) => {
                 let m = e.to_string();
-                assert!(matches!(e, WorkloadError::Unsupported { .. }), "{name}: {m}");
+                assert!(
+                    matches!(e, WorkloadError::Unsupported { .. }),
+                    "{name}: {m}"
+                );
                 match name.as_str() {
                     // §10.7 puts every task in a taskgroup.
                     "slice-probe.json" => assert!(m.contains("taskgroup"), "{m}"),
@@ -379,11 +444,9 @@ fn every_example_runs_one_second_or_is_refused_as_documented() {
             }
             Ok((placement, mut w)) => {
                 let mut k = kernel(2, 7);
-                let env = Env {
-                    placement,
-                    ..env()
-                };
-                w.setup(&mut k, &env).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let env = Env { placement, ..env() };
+                w.setup(&mut k, &env)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
                 k.run_until(1000 * MS);
                 let out = w.output(&k);
                 assert!(out.contains("activations"), "{name}: {out}");
@@ -393,11 +456,12 @@ fn every_example_runs_one_second_or_is_refused_as_documented() {
     }
 }
 
-fn periodic_vs_hog(seed: u64) -> (String, Vec<String>) {
+fn periodic_vs_hog(seed: u64) -> (String, Vec<String>, Vec<ThreadLog>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/periodic-vs-hog.json");
-    let (placement, mut w) = parse_workload(&format!("rt-app {}", path.display())).unwrap();
+    let f = load_rtapp(&path).unwrap();
+    let mut w = RtApp::new("rt-app periodic-vs-hog.json", "periodic-vs-hog.json", f).unwrap();
     let mut k = kernel(1, seed);
-    w.setup(&mut k, &Env { placement, ..env() }).unwrap();
+    w.setup(&mut k, &env()).unwrap();
     k.run_until(2000 * MS);
     let out = w.output(&k);
     let metrics = w
@@ -405,7 +469,7 @@ fn periodic_vs_hog(seed: u64) -> (String, Vec<String>) {
         .iter()
         .map(|m| format!("{} {}", m.name, m.value))
         .collect();
-    (out, metrics)
+    (out, metrics, w.thread_logs())
 }
 
 #[test]

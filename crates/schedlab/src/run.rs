@@ -130,6 +130,8 @@ pub struct RunResult {
     pub fair_ops: Vec<(String, u64)>,
     pub ipis: u64,
     pub ticks: u64,
+    /// Time-average of `nr_running` per CPU (delayed tasks included).
+    pub mean_nr_running: Vec<f64>,
     pub warnings: u64,
     pub first_warning: Option<String>,
     pub trace_path: Option<PathBuf>,
@@ -355,6 +357,7 @@ fn collect(
             .collect(),
         ipis: k.stats.ipis,
         ticks: k.stats.ticks,
+        mean_nr_running: (0..k.ncpus).map(|c| k.mean_nr_running(c)).collect(),
         warnings: k.warnings,
         first_warning: k.first_warning.clone(),
         trace_path,

@@ -1,4 +1,93 @@
-//! Seed reproductions (`schedlab reproduce`), defined as data in scenarios/*.toml.
+//! Seed reproductions (`schedlab reproduce`): scenarios are data (scenarios/*.toml, embedded;
+//! a user file is accepted the same way) naming the platform, the workload lines, the kernel
+//! variants, the metrics, the published numbers with their source, and acceptance targets.
+//!
+//! For every metric the report shows the published value, the simulated mean ± standard
+//! deviation over seeds, and the relative effect of each variant against its reference
+//! variant, published and simulated side by side, marking where the sign or the size disagree.
+//! Nothing here is tuned per variant: every variant runs the same platform and workload.
+
+use crate::run::{run, RunError, RunResult, RunSpec};
+use crate::stats::{amean, stddev};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// Built-in scenarios: (name, file name, contents).
+const BUILTIN: &[(&str, &str, &str)] = &[(
+    "delay-dequeue",
+    "scenarios/delay-dequeue.toml",
+    include_str!("../../../scenarios/delay-dequeue.toml"),
+)];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub title: String,
+    pub seed: String,
+    pub platform: String,
+    pub workloads: Vec<String>,
+    #[serde(default)]
+    pub quick_workloads: Vec<String>,
+    #[serde(default)]
+    pub duration: Option<String>,
+    #[serde(default = "default_runs")]
+    pub runs: u32,
+    #[serde(default = "default_quick_runs")]
+    pub quick_runs: u32,
+    pub baseline: String,
+    pub metrics: Vec<String>,
+    #[serde(default)]
+    pub explain: Vec<String>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(rename = "variant")]
+    pub variants: Vec<Variant>,
+    #[serde(default, rename = "published")]
+    pub published: Vec<Published>,
+    #[serde(default, rename = "target")]
+    pub targets: Vec<Target>,
+}
+
+fn default_runs() -> u32 {
+    10
+}
+fn default_quick_runs() -> u32 {
+    3
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub kernel: String,
+    pub label: String,
+    #[serde(default)]
+    pub relative_to: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    pub kernel: String,
+    pub metric: String,
+    pub value: f64,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    pub description: String,
+    pub metric: String,
+    pub kernel: String,
+    #[serde(default)]
+    pub relative_to: Option<String>,
+    #[serde(default)]
+    pub min: Option<f64>,
+    #[serde(default)]
+    pub max: Option<f64>,
+}
 
 /// Why reproduce failed.
 #[derive(Debug, thiserror::Error)]
@@ -6,33 +95,550 @@ pub enum ScenarioError {
     #[error("{0}")]
     Input(String),
     #[error("{0}")]
-    Run(#[from] crate::RunError),
+    Run(#[from] RunError),
 }
 
 impl ScenarioError {
     pub fn code(&self) -> u8 {
         match self {
             ScenarioError::Input(_) => 2,
-            ScenarioError::Run(crate::RunError::Invariant(_)) => 1,
+            ScenarioError::Run(RunError::Invariant(_))
+            | ScenarioError::Run(RunError::Trace { .. }) => 1,
             ScenarioError::Run(_) => 2,
         }
     }
 }
 
-/// `schedlab list scenarios`
-pub fn list() -> String {
-    "no built-in scenarios yet\n".to_string()
+/// Parses a scenario file; errors name the file, line and key.
+pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    let s: Scenario = toml::from_str(text).map_err(|e| {
+        let msg = e.message().to_string();
+        let line = e
+            .span()
+            .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1)
+            .map(|l| format!(":{l}"))
+            .unwrap_or_default();
+        ScenarioError::Input(format!("{file}{line}: {msg}"))
+    })?;
+    let kernels: Vec<&str> = s.variants.iter().map(|v| v.kernel.as_str()).collect();
+    let check = |k: &str, what: &str| -> Result<(), ScenarioError> {
+        if kernels.contains(&k) {
+            Ok(())
+        } else {
+            Err(ScenarioError::Input(format!(
+                "{file}: {what} refers to '{k}', which is not a [[variant]] kernel"
+            )))
+        }
+    };
+    check(&s.baseline, "baseline")?;
+    for v in &s.variants {
+        schedlab_sched::KernelConfig::parse(&v.kernel)
+            .map_err(|e| ScenarioError::Input(format!("{file}: [[variant]] {e}")))?;
+        if let Some(r) = &v.relative_to {
+            check(r, "variant.relative_to")?;
+        }
+    }
+    for p in &s.published {
+        check(&p.kernel, "published.kernel")?;
+    }
+    for t in &s.targets {
+        check(&t.kernel, "target.kernel")?;
+        if let Some(r) = &t.relative_to {
+            check(r, "target.relative_to")?;
+        }
+    }
+    if s.variants.is_empty() || s.workloads.is_empty() {
+        return Err(ScenarioError::Input(format!(
+            "{file}: needs at least one [[variant]] and one workload"
+        )));
+    }
+    Ok(s)
 }
 
-/// `schedlab reproduce`
+/// The built-in scenario `name`, or a scenario file at that path.
+pub fn load(name: &str) -> Result<Scenario, ScenarioError> {
+    if let Some((_, file, text)) = BUILTIN.iter().find(|(n, _, _)| *n == name) {
+        return parse(text, file);
+    }
+    if name.ends_with(".toml") || std::path::Path::new(name).exists() {
+        let text = std::fs::read_to_string(name)
+            .map_err(|e| ScenarioError::Input(format!("{name}: {e}")))?;
+        return parse(&text, name);
+    }
+    Err(ScenarioError::Input(format!(
+        "unknown scenario '{name}' (known: {})",
+        BUILTIN.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+    )))
+}
+
+/// `schedlab list scenarios`
+pub fn list() -> String {
+    let mut s = String::new();
+    for (name, file, text) in BUILTIN {
+        match parse(text, file) {
+            Ok(sc) => {
+                let _ = writeln!(
+                    s,
+                    "{:<16} {} [{} on {}, {} variants]",
+                    name,
+                    sc.title,
+                    sc.seed,
+                    sc.platform,
+                    sc.variants.len()
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(s, "{:<16} BROKEN: {e}", name);
+            }
+        }
+    }
+    s
+}
+
+/// Values of one metric for one variant over the seeds.
+fn metric_of(r: &RunResult, name: &str) -> Option<f64> {
+    for w in &r.workloads {
+        if let Some(m) = w.metrics.iter().find(|m| m.name == name) {
+            return Some(m.value);
+        }
+    }
+    let wakeups = (r.ttwu_local + r.ttwu_remote + r.ttwu_delayed_requeue) as f64;
+    let total_cpu = r.ncpus as f64 * r.sim_time_ns as f64;
+    Some(match name {
+        "sched_switch" => r.nr_switches as f64,
+        "sched_migrate_task" => r.nr_migrations as f64,
+        "delayed_requeue_fraction" => r.ttwu_delayed_requeue as f64 / wakeups.max(1.0),
+        "delayed_requeue_busy_while_idle" => {
+            r.ttwu_delayed_requeue_busy_while_idle as f64 / wakeups.max(1.0)
+        }
+        "mean_runnable_per_cpu" => r.mean_nr_running.iter().sum::<f64>() / r.ncpus as f64,
+        "idle_fraction" => {
+            r.cpus.iter().map(|c| c.idle_ns as f64).sum::<f64>() / total_cpu.max(1.0)
+        }
+        "user_s" => r.tasks.iter().map(|t| t.user_ns as f64).sum::<f64>() / 1e9,
+        "system_s" => r.tasks.iter().map(|t| t.sys_ns as f64).sum::<f64>() / 1e9,
+        _ => return None,
+    })
+}
+
+/// Results of one scenario.
+pub struct Outcome {
+    pub scenario: Scenario,
+    pub quick: bool,
+    pub runs: u32,
+    /// Per variant, per metric (scenario metrics then explain metrics): samples.
+    pub samples: Vec<Vec<Vec<f64>>>,
+    pub metric_names: Vec<String>,
+}
+
+/// Runs every variant `runs` times (seeds 1..=runs) on `threads` worker threads.
+pub fn execute(
+    sc: &Scenario,
+    runs: Option<u32>,
+    quick: bool,
+    progress: bool,
+) -> Result<Outcome, ScenarioError> {
+    let runs = runs.unwrap_or(if quick { sc.quick_runs } else { sc.runs });
+    let workloads = if quick && !sc.quick_workloads.is_empty() {
+        &sc.quick_workloads
+    } else {
+        &sc.workloads
+    };
+    let duration_ns = match &sc.duration {
+        Some(d) => Some(
+            schedlab_engine::parse_duration(d)
+                .map_err(|e| ScenarioError::Input(format!("{}: duration: {e}", sc.name)))?
+                .0,
+        ),
+        None => None,
+    };
+    let mut names: Vec<String> = sc.metrics.clone();
+    for e in &sc.explain {
+        if !names.contains(e) {
+            names.push(e.clone());
+        }
+    }
+    let jobs: Vec<(usize, u64)> = (0..sc.variants.len())
+        .flat_map(|v| (1..=runs as u64).map(move |s| (v, s)))
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(jobs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<Result<Vec<Option<f64>>, String>>>> =
+        std::sync::Mutex::new(vec![None; jobs.len()]);
+    let start = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= jobs.len() {
+                    break;
+                }
+                let (v, seed) = jobs[i];
+                let spec = RunSpec {
+                    platform: sc.platform.clone(),
+                    kernel: sc.variants[v].kernel.clone(),
+                    workloads: workloads.clone(),
+                    duration_ns,
+                    seed,
+                    strict: false,
+                    trace: None,
+                    progress: false,
+                };
+                let res = run(&spec)
+                    .map(|r| names.iter().map(|n| metric_of(&r, n)).collect())
+                    .map_err(|e| e.to_string());
+                results.lock().unwrap()[i] = Some(res);
+                let d = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                if progress && start.elapsed().as_millis() > 500 {
+                    let filled = d * 40 / jobs.len();
+                    eprint!(
+                        "\r{} [{}{}] {}/{} runs",
+                        sc.name,
+                        "#".repeat(filled),
+                        " ".repeat(40 - filled),
+                        d,
+                        jobs.len()
+                    );
+                }
+            });
+        }
+    });
+    if progress && start.elapsed().as_millis() > 500 {
+        eprintln!();
+    }
+    let results = results.into_inner().unwrap();
+    let mut samples = vec![vec![Vec::new(); names.len()]; sc.variants.len()];
+    for (i, r) in results.into_iter().enumerate() {
+        let vals = r.unwrap().map_err(ScenarioError::Input)?;
+        let (v, _) = jobs[i];
+        for (m, x) in vals.into_iter().enumerate() {
+            if let Some(x) = x {
+                samples[v][m].push(x);
+            }
+        }
+    }
+    Ok(Outcome {
+        scenario: sc.clone(),
+        quick,
+        runs,
+        samples,
+        metric_names: names,
+    })
+}
+
+impl Outcome {
+    fn vidx(&self, kernel: &str) -> usize {
+        self.scenario
+            .variants
+            .iter()
+            .position(|v| v.kernel == kernel)
+            .unwrap()
+    }
+    fn midx(&self, metric: &str) -> Option<usize> {
+        self.metric_names.iter().position(|m| m == metric)
+    }
+    pub fn mean(&self, kernel: &str, metric: &str) -> Option<f64> {
+        let m = self.midx(metric)?;
+        let v = &self.samples[self.vidx(kernel)][m];
+        (!v.is_empty()).then(|| amean(v))
+    }
+    fn published(&self, kernel: &str, metric: &str) -> Option<&Published> {
+        self.scenario
+            .published
+            .iter()
+            .find(|p| p.kernel == kernel && p.metric == metric)
+    }
+    fn reference_of(&self, v: &Variant) -> String {
+        v.relative_to
+            .clone()
+            .unwrap_or_else(|| self.scenario.baseline.clone())
+    }
+
+    /// Whether each acceptance target holds: (target, simulated value, pass).
+    pub fn targets(&self) -> Vec<(&Target, Option<f64>, bool)> {
+        self.scenario
+            .targets
+            .iter()
+            .map(|t| {
+                let v = self
+                    .mean(&t.kernel, &t.metric)
+                    .and_then(|x| match &t.relative_to {
+                        Some(r) => self.mean(r, &t.metric).map(|b| x / b),
+                        None => Some(x),
+                    });
+                let ok = v
+                    .map(|x| {
+                        t.min.map(|m| x >= m).unwrap_or(true)
+                            && t.max.map(|m| x <= m).unwrap_or(true)
+                    })
+                    .unwrap_or(false);
+                (t, v, ok)
+            })
+            .collect()
+    }
+
+    /// The text report.
+    pub fn render(&self) -> String {
+        let sc = &self.scenario;
+        let mut s = String::new();
+        let _ = writeln!(s, "{} — {}", sc.name, sc.title);
+        let _ = writeln!(
+            s,
+            "seed {} · platform {} · workload '{}' · {} run(s) per variant{}",
+            sc.seed,
+            sc.platform,
+            if self.quick && !sc.quick_workloads.is_empty() {
+                sc.quick_workloads.join("' + '")
+            } else {
+                sc.workloads.join("' + '")
+            },
+            self.runs,
+            if self.quick { " (quick)" } else { "" }
+        );
+        for m in &sc.metrics {
+            let Some(mi) = self.midx(m) else { continue };
+            let _ = writeln!(s, "\n  {m}");
+            let _ = writeln!(
+                s,
+                "    {:<44} {:>13} {:>24} {:>10} {:>10}",
+                "variant", "published", "simulated (mean ± sd)", "pub Δ", "sim Δ"
+            );
+            for (vi, v) in sc.variants.iter().enumerate() {
+                let xs = &self.samples[vi][mi];
+                let sim = (!xs.is_empty()).then(|| (amean(xs), stddev(xs)));
+                let publ = self.published(&v.kernel, m);
+                let reference = self.reference_of(v);
+                let (pd, sd) = if reference == v.kernel {
+                    (None, None)
+                } else {
+                    let pd = publ.and_then(|p| {
+                        self.published(&reference, m)
+                            .map(|b| p.value / b.value - 1.0)
+                    });
+                    let sd = sim.and_then(|(x, _)| self.mean(&reference, m).map(|b| x / b - 1.0));
+                    (pd, sd)
+                };
+                let mark = match (pd, sd) {
+                    (Some(p), Some(q)) => disagreement(p, q),
+                    _ => "",
+                };
+                let _ = writeln!(
+                    s,
+                    "    {:<44} {:>13} {:>24} {:>10} {:>10} {}",
+                    truncate(&format!("{} [{}]", v.kernel, v.label), 44),
+                    publ.map(|p| fmt(p.value)).unwrap_or_else(|| "—".into()),
+                    sim.map(|(a, d)| format!("{} ± {}", fmt(a), fmt(d)))
+                        .unwrap_or_else(|| "—".into()),
+                    pd.map(pct).unwrap_or_default(),
+                    sd.map(pct).unwrap_or_default(),
+                    mark
+                );
+            }
+        }
+        let _ = writeln!(s, "\n  Δ = change against the variant's reference ({} unless stated). SIGN: opposite direction; SIZE: magnitude off by more than 10 points and 50 %.", sc.baseline);
+        if !sc.targets.is_empty() {
+            let _ = writeln!(s, "\n  acceptance targets (workloads.md):");
+            for (t, v, ok) in self.targets() {
+                let _ = writeln!(
+                    s,
+                    "    [{}] {} — simulated {}",
+                    if ok { "ok" } else { "MISS" },
+                    t.description,
+                    v.map(fmt).unwrap_or_else(|| "—".into())
+                );
+            }
+        }
+        if !sc.explain.is_empty() {
+            let _ = writeln!(s, "\n  mechanism (means over seeds):");
+            let _ = write!(s, "    {:<44}", "variant");
+            for e in &sc.explain {
+                let _ = write!(s, " {:>16}", truncate(e, 16));
+            }
+            s.push('\n');
+            for (vi, v) in sc.variants.iter().enumerate() {
+                let _ = write!(s, "    {:<44}", truncate(&v.kernel, 44));
+                for e in &sc.explain {
+                    let mi = self.midx(e).unwrap();
+                    let xs = &self.samples[vi][mi];
+                    let _ = write!(
+                        s,
+                        " {:>16}",
+                        if xs.is_empty() {
+                            "—".into()
+                        } else {
+                            fmt(amean(xs))
+                        }
+                    );
+                }
+                s.push('\n');
+            }
+        }
+        for n in &sc.notes {
+            let _ = writeln!(s, "\n  note: {n}");
+        }
+        s
+    }
+
+    /// The `--json` document `{scenario, rows: [{variant, metric, unit, published, simulated,
+    /// simulated_stddev}], targets: [...]}`.
+    pub fn json(&self) -> Value {
+        let sc = &self.scenario;
+        let mut rows = Vec::new();
+        for (vi, v) in sc.variants.iter().enumerate() {
+            for (mi, m) in self.metric_names.iter().enumerate() {
+                let xs = &self.samples[vi][mi];
+                rows.push(json!({
+                    "variant": v.kernel,
+                    "metric": m,
+                    "unit": unit_of(m),
+                    "published": self.published(&v.kernel, m).map(|p| p.value),
+                    "simulated": (!xs.is_empty()).then(|| amean(xs)),
+                    "simulated_stddev": (!xs.is_empty()).then(|| stddev(xs)),
+                }));
+            }
+        }
+        let targets: Vec<Value> = self
+            .targets()
+            .into_iter()
+            .map(|(t, v, ok)| json!({"description": t.description, "simulated": v, "pass": ok}))
+            .collect();
+        json!({"scenario": sc.name, "quick": self.quick, "runs": self.runs, "rows": rows, "targets": targets})
+    }
+}
+
+fn unit_of(metric: &str) -> &'static str {
+    match metric {
+        "bogo_ops_per_sec" => "ops/s",
+        "user_s" | "system_s" => "s",
+        "sched_switch" | "sched_migrate_task" => "events",
+        "switches_per_op" => "switches/op",
+        "delayed_requeue_fraction" | "delayed_requeue_busy_while_idle" | "idle_fraction" => {
+            "fraction"
+        }
+        "mean_runnable_per_cpu" => "tasks",
+        _ => "",
+    }
+}
+
+/// Marks a simulated relative effect that disagrees with the published one.
+fn disagreement(published: f64, simulated: f64) -> &'static str {
+    let noise = 0.02;
+    if published.abs() > noise
+        && simulated.abs() > noise
+        && published.signum() != simulated.signum()
+    {
+        return "SIGN";
+    }
+    if published.abs() > noise && simulated.abs() <= noise {
+        return "SIGN";
+    }
+    if (published - simulated).abs() > 0.10 && (published - simulated).abs() > 0.5 * published.abs()
+    {
+        return "SIZE";
+    }
+    ""
+}
+
+fn pct(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+fn fmt(x: f64) -> String {
+    if x.abs() >= 1000.0 {
+        format!("{:.0}", x)
+    } else if x.abs() >= 10.0 {
+        format!("{:.1}", x)
+    } else {
+        format!("{:.3}", x)
+    }
+}
+
+fn truncate(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        s.chars().take(w - 1).collect::<String>() + "…"
+    }
+}
+
+/// `schedlab reproduce [NAME…] [--runs N] [--quick] [--json]`
 pub fn cli_reproduce(
-    _names: &[String],
-    _runs: Option<u32>,
-    _quick: bool,
-    _json: bool,
-    _progress: bool,
+    names: &[String],
+    runs: Option<u32>,
+    quick: bool,
+    as_json: bool,
+    progress: bool,
 ) -> Result<(), ScenarioError> {
-    Err(ScenarioError::Input(
-        "reproduce: no built-in scenarios yet".into(),
-    ))
+    let names: Vec<String> = if names.is_empty() {
+        BUILTIN.iter().map(|b| b.0.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
+    let scenarios: Vec<Scenario> = names.iter().map(|n| load(n)).collect::<Result<_, _>>()?;
+    let mut docs = Vec::new();
+    for sc in &scenarios {
+        let o = execute(sc, runs, quick, progress)?;
+        if as_json {
+            docs.push(o.json());
+        } else {
+            println!("{}", o.render());
+        }
+    }
+    if as_json {
+        let v = if docs.len() == 1 {
+            docs.pop().unwrap()
+        } else {
+            Value::Array(docs)
+        };
+        println!("{}", serde_json::to_string_pretty(&v).unwrap());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_scenarios_parse() {
+        for (n, f, t) in BUILTIN {
+            let s = parse(t, f).unwrap();
+            assert_eq!(&s.name, n);
+        }
+    }
+
+    #[test]
+    fn broken_files_name_file_and_line() {
+        let e = parse("name = \"x\"\ntitle = 3\n", "s.toml")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.starts_with("s.toml:2:"), "{e}");
+        let e = parse(
+            "name='x'\ntitle='t'\nseed='s'\nplatform='smp:1'\nworkloads=['w']\nbaseline='v6.6'\nmetrics=[]\n[[variant]]\nkernel='v6.6'\nlabel='a'\n[[published]]\nkernel='v9'\nmetric='m'\nvalue=1\nsource='s'\n",
+            "s.toml",
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("'v9'"), "{e}");
+        let e = parse("name='x'\nbogus=1\n", "s.toml")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("bogus") && e.starts_with("s.toml:2"), "{e}");
+    }
+
+    #[test]
+    fn disagreement_marks() {
+        assert_eq!(disagreement(-0.34, -0.30), "");
+        assert_eq!(disagreement(-0.34, 0.10), "SIGN");
+        assert_eq!(disagreement(0.41, 0.005), "SIGN");
+        assert_eq!(disagreement(0.41, 0.05), "SIZE");
+        assert_eq!(disagreement(-0.06, -0.03), "");
+    }
 }

@@ -464,6 +464,27 @@ impl Workload for Cyclictest {
         ]
     }
 
+    /// `-D` (or `-l` × the longest interval) plus one second for the thread start-up and the
+    /// last wakeup at or after the stop time; `None` (run until stopped) without either.
+    fn duration_hint(&self) -> Option<u64> {
+        let o = &self.opts;
+        let threads = match o.threads {
+            super::options::Threads::Count(n) => n,
+            super::options::Threads::AllCpus => 1,
+        };
+        let longest = (0..threads)
+            .map(|i| o.thread_interval_us(i))
+            .max()
+            .unwrap_or(o.interval_us as u64)
+            * 1000;
+        let run = match (o.duration_secs, o.loops) {
+            (Some(d), _) => d * NSEC_PER_SEC,
+            (None, Some(l)) => l * longest,
+            (None, None) => return None,
+        };
+        Some(run + longest + NSEC_PER_SEC)
+    }
+
     fn tasks(&self) -> Vec<TaskId> {
         let Some(sh) = self.shared.as_ref() else {
             return Vec::new();

@@ -251,7 +251,10 @@ impl Workload for Hackbench {
             return Vec::new();
         };
         let sh = sh.borrow();
-        sh.main.into_iter().chain(sh.workers.iter().copied()).collect()
+        sh.main
+            .into_iter()
+            .chain(sh.workers.iter().copied())
+            .collect()
     }
 }
 
@@ -377,11 +380,6 @@ impl Program for Main {
                     return self.spawn(Box::new(w));
                 }
                 MState::Sender(g, s) => {
-                    if let SysResult::Pid(pid) = last {
-                        if let Some(t) = cx_task_of(cx, pid) {
-                            self.sh.borrow_mut().workers.push(t);
-                        }
-                    }
                     if s == c.fds {
                         self.state = self.after_group(g);
                         continue;
@@ -426,11 +424,6 @@ impl Program for Main {
             }
         }
     }
-}
-
-/// Receivers are recorded when their spawn returns; the workload lists them with the senders.
-fn cx_task_of(_cx: &Ctx<'_>, _pid: i32) -> Option<TaskId> {
-    None
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -508,12 +501,7 @@ impl Program for Worker {
         loop {
             match self.state {
                 WState::Ready => {
-                    if self.sender {
-                        self.sh.borrow_mut().workers.push(cx.task());
-                    } else {
-                        let t = cx.task();
-                        self.sh.borrow_mut().workers.push(t);
-                    }
+                    self.sh.borrow_mut().workers.push(cx.task());
                     self.state = WState::Poll;
                     return self.ready.write(1);
                 }
@@ -561,13 +549,229 @@ impl Program for Worker {
                     } else {
                         WState::Exit
                     };
-                    if self.state == WState::Transfer {
-                        // the result of Run is None: go on with the next message
-                        continue;
-                    }
                 }
                 WState::Exit => return Op::Exit,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::parse_workload;
+    use schedlab_platform::{Platform, PreemptModel};
+    use schedlab_sched::{KernelConfig, MachineDesc};
+
+    fn env() -> Env {
+        Env {
+            placement: Default::default(),
+            tg: None,
+            index: 0,
+            duration_ns: None,
+        }
+    }
+
+    fn rpi5(spec: &str, seed: u64) -> Kernel {
+        let p = Platform::builtin("rpi5").unwrap();
+        let mut k = Kernel::new(
+            KernelConfig::parse(spec).unwrap(),
+            MachineDesc::from_platform(&p),
+            seed,
+        )
+        .unwrap();
+        k.strict = true;
+        k
+    }
+
+    /// Parses and runs a workload line until every task has exited (or `limit` ns).
+    fn run(k: &mut Kernel, line: &str, limit: u64) -> Box<dyn Workload> {
+        let (p, mut w) = parse_workload(line).unwrap();
+        let e = Env {
+            placement: p,
+            ..env()
+        };
+        w.setup(k, &e).unwrap();
+        k.run_until(limit);
+        w
+    }
+
+    fn hackbench(line: &str, k: &mut Kernel) -> Hackbench {
+        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let opts = if words[0] == "perf" {
+            parse_perf_bench(&words[1..]).unwrap()
+        } else {
+            parse(&words[1..]).unwrap()
+        };
+        let mut h = Hackbench::new(line, opts);
+        h.setup(k, &env()).unwrap();
+        k.run_until(60_000_000_000);
+        h
+    }
+
+    #[test]
+    fn every_message_is_read_pipes_and_sockets() {
+        // groups × fds × fds × loops = 2 × 3 × 3 × 5 = 90 messages, each receiver reading
+        // fds × loops = 15 messages of 100 bytes from its own channel.
+        for (line, pipes) in [
+            ("hackbench -p -g 2 -f 3 -l 5", true),
+            ("hackbench -g 2 -f 3 -l 5", false),
+            ("hackbench -T -p -g 2 -f 3 -l 5", true),
+            ("perf bench sched messaging -t -g 2 -f 3 -l 5", false),
+        ] {
+            let mut k = rpi5("v6.18", 1);
+            let h = hackbench(line, &mut k);
+            assert!(h.finished(), "{line}");
+            assert_eq!(h.messages_received(), 90, "{line}");
+            assert_eq!(h.messages_sent(), 90, "{line}");
+            assert_eq!(h.tasks().len(), 1 + 12, "{line}");
+            if pipes {
+                // ready, wake, then 6 receiver pipes: 1500 bytes each; ready got 12 bytes
+                assert_eq!(k.ipc.pipes.len(), 8);
+                assert_eq!(k.ipc.pipes[0].bytes_written, 12);
+                assert_eq!(k.ipc.pipes[1].bytes_written, 1);
+                assert!(k.ipc.pipes[2..].iter().all(|p| p.bytes_written == 1500));
+                assert!(k.ipc.pipes.iter().all(|p| !p.packet && p.is_empty()));
+            } else {
+                assert_eq!(k.ipc.socks.len(), 8);
+                assert_eq!(k.ipc.socks[0].skbs_sent, 12);
+                assert!(k.ipc.socks[2..].iter().all(|s| s.skbs_sent == 15));
+                assert!(k.ipc.socks[2..]
+                    .iter()
+                    .all(|s| s.is_empty() && s.wmem_alloc == 0));
+            }
+        }
+    }
+
+    #[test]
+    fn one_group_perf_run_prints_its_lines() {
+        let mut k = rpi5("v6.18", 1);
+        let w = run(
+            &mut k,
+            "perf bench sched messaging -p -g 1 -l 50",
+            60_000_000_000,
+        );
+        let out = w.output(&k);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5, "{out}");
+        assert_eq!(lines[0], "# Running 'sched/messaging' benchmark:");
+        assert_eq!(lines[1], "# 20 sender and receiver processes per group");
+        assert_eq!(lines[2], "# 1 groups == 40 processes run");
+        assert_eq!(lines[3], "");
+        let m = w.metrics(&k);
+        let secs = m.iter().find(|m| m.name == "time_s").unwrap().value;
+        // " %14s: %lu.%03lu [sec]" with the fraction truncated to ms
+        let expect = format!(
+            "     Total time: {}.{:03} [sec]",
+            (secs * 1e6).round() as u64 / 1_000_000,
+            (secs * 1e6).round() as u64 % 1_000_000 / 1000
+        );
+        assert_eq!(lines[4], expect);
+        assert!(secs > 0.0);
+        // 20 × 20 × 50 = 20000 messages
+        let rate = m
+            .iter()
+            .find(|m| m.name == "messages_per_sec")
+            .unwrap()
+            .value;
+        assert!((rate * secs - 20_000.0).abs() < 1e-6 * 20_000.0);
+        // 20 writers per pipe on 4 CPUs: pipe->mutex is contended (§1.8)
+        let contended: u64 = k.ipc.mutexes.iter().map(|m| m.contended).sum();
+        assert!(contended > 0);
+    }
+
+    #[test]
+    fn one_group_rt_tests_run_prints_its_lines() {
+        let mut k = rpi5("v6.18", 1);
+        let w = run(&mut k, "hackbench -T -p -g 1 -l 20", 60_000_000_000);
+        let out = w.output(&k);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert_eq!(
+            lines[0],
+            "Running in threaded mode with 1 groups using 40 file descriptors each (== 40 tasks)"
+        );
+        assert_eq!(lines[1], "Each sender will pass 20 messages of 100 bytes");
+        assert!(lines[2].starts_with("Time: 0."), "{out}");
+        // threads share main's address space
+        let tasks = w.tasks();
+        let mm = k.tasks[tasks[0].index()].mm;
+        assert!(tasks.iter().all(|t| k.tasks[t.index()].mm == mm));
+    }
+
+    #[test]
+    fn timing_runs_from_the_start_write_to_the_last_reap() {
+        let mut k = rpi5("v6.18 NO_SIM_JITTER", 1);
+        let h = hackbench("hackbench -p -g 1 -f 2 -l 3", &mut k);
+        let sh = h.shared.as_ref().unwrap().borrow();
+        let (start, stop) = (sh.start.unwrap(), sh.stop.unwrap());
+        // every worker was created (c_fork 90 µs each) before the start
+        assert!(start > 4 * 90_000);
+        // the last exit precedes the last reap, which is the end of main and of the run
+        assert_eq!(k.all_exited_at, Some(stop));
+        let last_worker_done = sh
+            .workers
+            .iter()
+            .map(|t| k.tasks[t.index()].stats.sys_ns)
+            .max()
+            .unwrap();
+        assert!(last_worker_done > 0);
+    }
+
+    #[test]
+    fn cut_short_prints_no_time_line() {
+        // seed 004's endless background load: 2 × 20 × 20 × 16e6 messages
+        let mut k = rpi5("v6.18", 1);
+        let w = run(&mut k, "hackbench -T -p -l 16000000 -g 2", 20_000_000);
+        assert_eq!(w.output(&k).lines().count(), 2);
+        assert!(w.metrics(&k)[1].value > 0.0);
+    }
+
+    #[test]
+    fn unsupported_placements() {
+        let mut k = rpi5("v6.18", 1);
+        for (line, msg) in [
+            ("cgroup=/a hackbench", "cgroups are not modelled yet"),
+            (
+                "policy=rr:5 perf bench sched messaging",
+                "RT class not modelled yet",
+            ),
+            ("hackbench -F", "RT class not modelled yet (-F, --fifo)"),
+        ] {
+            let (p, mut w) = parse_workload(line).unwrap();
+            let e = Env {
+                placement: p,
+                ..env()
+            };
+            let err = w.setup(&mut k, &e).err().unwrap();
+            assert!(
+                matches!(&err, WorkloadError::Unsupported { message, .. } if message == msg),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn cpus_placement_is_inherited() {
+        let cfg = KernelConfig::parse("v6.18").unwrap();
+        let mut k = Kernel::new(cfg, MachineDesc::ideal(4, 250, PreemptModel::Full), 1).unwrap();
+        let w = run(&mut k, "cpus=2-3 hackbench -g 1 -f 2 -l 10", 10_000_000_000);
+        for t in w.tasks() {
+            let task = &k.tasks[t.index()];
+            assert_eq!(task.nr_cpus_allowed, 2);
+            assert!(task.cpu == 2 || task.cpu == 3);
+        }
+    }
+
+    #[test]
+    fn same_seed_same_output() {
+        let out = |seed: u64| {
+            let mut k = rpi5("v6.12", seed);
+            let w = run(&mut k, "hackbench -g 2 -l 30", 60_000_000_000);
+            (w.output(&k), k.stats.events)
+        };
+        let a = out(5);
+        assert_eq!(a, out(5));
+        assert_ne!(a.1, out(6).1);
     }
 }

@@ -251,7 +251,7 @@ impl Names {
     }
 }
 
-/// What a machine offers: its CPU count and the speed of each CPU (1024 = reference).
+/// What compilation needs to know of the machine: the speed of each CPU (1024 = reference).
 pub(crate) struct MachineInfo<'a> {
     pub speed: &'a [u64],
 }
@@ -331,12 +331,13 @@ pub(crate) fn compile(
     }
 
     let mut tasks = Vec::new();
-    // Suspend objects are allocated per task after the first pass; remember where.
-    let mut suspend_of: Vec<(usize, usize)> = Vec::new();
-    for t in &file.tasks {
-        let _ = t;
-        suspend_of.push((mutexes.fresh(), conds.fresh()));
-    }
+    // Each task's suspend condition and its mutex (shared by the task's instances, as rt-app
+    // names the resource after the task).
+    let suspend_of: Vec<(usize, usize)> = file
+        .tasks
+        .iter()
+        .map(|_| (mutexes.fresh(), conds.fresh()))
+        .collect();
 
     for (ti, t) in file.tasks.iter().enumerate() {
         let policy = start_policy(file, t, placement);

@@ -69,6 +69,8 @@ use std::rc::Rc;
 const FUTEX_BLOCKED: u32 = 0;
 const FUTEX_RUNNING: u32 = 1;
 const USEC_PER_SEC: u64 = 1_000_000;
+/// Simulated time allowed after `-r` for the threads to finish (see `duration_hint`).
+const TAIL_MARGIN_NS: u64 = 2_000_000_000;
 
 /// Length of one busy-wait step of the per-CPU lock spin, in ns of reference-core work
 /// (default: 1 µs). One `trylock` + `PAUSE`/`YIELD` iteration of the real loop takes tens of
@@ -521,7 +523,10 @@ enum MsgState {
         second: bool,
         memset_done: bool,
     },
+    /// `fwait()`: the CAS RUNNING → BLOCKED.
     Fwait,
+    /// `fwait()`: the CAS failed, `FUTEX_WAIT` (then the CAS again).
+    FutexWait,
     Stop(usize),
     Join(usize),
     Exit,
@@ -653,16 +658,20 @@ impl Program for MsgProg {
                 MsgState::Fwait => {
                     let f = self.sh.borrow().futex_of_msg(self.idx);
                     self.pending.add(atomic_cost(cx));
-                    if cx.futex_cas(f, FUTEX_RUNNING, FUTEX_BLOCKED) {
-                        self.st = MsgState::Top { second: false };
-                        continue;
-                    }
+                    self.st = if cx.futex_cas(f, FUTEX_RUNNING, FUTEX_BLOCKED) {
+                        MsgState::Top { second: false }
+                    } else {
+                        MsgState::FutexWait
+                    };
+                }
+                MsgState::FutexWait => {
                     if let Some(op) = self.pending.flush() {
-                        // the CAS is retried after the charge
                         return op;
                     }
+                    self.st = MsgState::Fwait;
+                    let futex = self.sh.borrow().futex_of_msg(self.idx);
                     return Op::FutexWait {
-                        futex: f,
+                        futex,
                         val: FUTEX_BLOCKED,
                     };
                 }
@@ -719,7 +728,10 @@ enum WorkerState {
     Post,
     /// After `fpost(&msg->futex)`.
     Posted,
+    /// `fwait()`: the CAS RUNNING → BLOCKED.
     Fwait,
+    /// `fwait()`: the CAS failed, `FUTEX_WAIT` (then the CAS again).
+    FutexWait,
     /// Back from `fwait`: record the wakeup latency, start the request.
     Woken,
     /// `usleep(s)`, then `then`.
@@ -871,16 +883,20 @@ impl Program for WorkerProg {
                 WorkerState::Fwait => {
                     let f = self.sh.borrow().futex_of_worker(self.idx);
                     self.pending.add(atomic_cost(cx));
-                    if cx.futex_cas(f, FUTEX_RUNNING, FUTEX_BLOCKED) {
-                        self.st = WorkerState::Woken;
-                        continue;
-                    }
+                    self.st = if cx.futex_cas(f, FUTEX_RUNNING, FUTEX_BLOCKED) {
+                        WorkerState::Woken
+                    } else {
+                        WorkerState::FutexWait
+                    };
+                }
+                WorkerState::FutexWait => {
                     if let Some(op) = self.pending.flush() {
-                        // the CAS is tried again after the charge
                         return op;
                     }
+                    self.st = WorkerState::Fwait;
+                    let futex = self.sh.borrow().futex_of_worker(self.idx);
                     return Op::FutexWait {
-                        futex: f,
+                        futex,
                         val: FUTEX_BLOCKED,
                     };
                 }
@@ -1190,6 +1206,14 @@ impl Workload for Schbench {
             ));
         }
         out
+    }
+
+    /// `-r` plus room for the tear-down: the main thread's rounds drift by the timer slack
+    /// and its own work (≤ 1 % of the runtime), then every worker finishes the request it is
+    /// in. The run ends earlier anyway, when the last thread has exited.
+    fn duration_hint(&self) -> Option<u64> {
+        let r = self.opts.runtime_secs as u64 * USEC_PER_SEC * 1000;
+        Some(r + r / 100 + TAIL_MARGIN_NS)
     }
 
     fn tasks(&self) -> Vec<TaskId> {

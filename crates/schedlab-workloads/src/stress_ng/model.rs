@@ -293,7 +293,12 @@ impl Workload for StressNg {
         let sh = sh.borrow();
         sh.main
             .into_iter()
-            .chain(sh.instances.iter().flat_map(|i| [i.writer, i.reader]).flatten())
+            .chain(
+                sh.instances
+                    .iter()
+                    .flat_map(|i| [i.writer, i.reader])
+                    .flatten(),
+            )
             .collect()
     }
 
@@ -416,7 +421,11 @@ impl Program for Writer {
                     };
                     self.pipe = Some(p);
                     self.state = WState::Fork;
-                    let calls = if self.setup.pipe_slots.is_some() { 2 } else { 1 };
+                    let calls = if self.setup.pipe_slots.is_some() {
+                        2
+                    } else {
+                        1
+                    };
                     return Op::Syscall(calls * syscall);
                 }
                 WState::Fork => {
@@ -635,13 +644,20 @@ mod tests {
         let per_op = k.stats.nr_switches as f64 / s.c_total as f64;
         assert!((per_op - 2.0).abs() < 0.01, "{per_op} switches per op");
         // the instance reaped its reader: 1 instance, its ops are all the writes but the stop
-        assert_eq!(w.shared.as_ref().unwrap().borrow().instances[0].stop_seq, Some(s.c_total + 1));
+        assert_eq!(
+            w.shared.as_ref().unwrap().borrow().instances[0].stop_seq,
+            Some(s.c_total + 1)
+        );
     }
 
     #[test]
     fn output_lines_and_metrics() {
         let mut k = zen5_like("v6.18 NO_SIM_JITTER");
-        let w = run(&mut k, "stress-ng --pipe 2 --timeout 1s --metrics-brief", None);
+        let w = run(
+            &mut k,
+            "stress-ng --pipe 2 --timeout 1s --metrics-brief",
+            None,
+        );
         let out = w.output(&k);
         let pid = k.tasks[w.tasks()[0].index()].pid;
         let lines: Vec<&str> = out.lines().collect();
@@ -656,7 +672,10 @@ mod tests {
         );
         assert!(lines[4].starts_with(&format!("stress-ng: metrc: [{pid}] pipe ")));
         assert!(lines[6].ends_with("MB per sec pipe write rate (geometic mean of 2 instances)"));
-        assert!(lines[7].contains("successful run completed in 1.00s"), "{out}");
+        assert!(
+            lines[7].contains("successful run completed in 1.00s"),
+            "{out}"
+        );
         let m = w.metrics(&k);
         let get = |n: &str| m.iter().find(|x| x.name == n).unwrap().value;
         let s = w.results(&k).summary();
@@ -710,7 +729,10 @@ mod tests {
                 "cgroup=/a stress-ng --pipe 1",
                 "cgroups are not modelled yet",
             ),
-            ("policy=fifo:10 stress-ng --pipe 1", "RT class not modelled yet"),
+            (
+                "policy=fifo:10 stress-ng --pipe 1",
+                "RT class not modelled yet",
+            ),
         ] {
             let (p, mut w) = parse_workload(line).unwrap();
             let e = Env {
@@ -731,7 +753,11 @@ mod tests {
             let p = Platform::builtin("rpi5").unwrap();
             let cfg = KernelConfig::parse("v6.12").unwrap();
             let mut k = Kernel::new(cfg, MachineDesc::from_platform(&p), seed).unwrap();
-            let w = run(&mut k, "stress-ng --pipe 4 --timeout 0s --pipe-ops 40000 -M", None);
+            let w = run(
+                &mut k,
+                "stress-ng --pipe 4 --timeout 0s --pipe-ops 40000 -M",
+                None,
+            );
             (w.output(&k), k.stats.nr_switches, k.stats.events)
         };
         let a = out(3);
