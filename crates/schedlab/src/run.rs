@@ -248,7 +248,8 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
 /// Runs in slices so that a long run can show progress on stderr (wall-clock time is only
 /// used to decide whether to draw; the simulation never reads it).
 fn run_with_progress(k: &mut Kernel, duration: u64, progress: bool) -> u64 {
-    if !progress {
+    use std::io::IsTerminal;
+    if !progress || !std::io::stderr().is_terminal() {
         return k.run_until(duration);
     }
     let start = std::time::Instant::now();

@@ -270,6 +270,10 @@ pub fn execute(
     let results: std::sync::Mutex<Vec<Option<Result<Vec<Option<f64>>, String>>>> =
         std::sync::Mutex::new(vec![None; jobs.len()]);
     let start = std::time::Instant::now();
+    let progress = progress && {
+        use std::io::IsTerminal;
+        std::io::stderr().is_terminal()
+    };
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
