@@ -17,17 +17,18 @@
 //!   transfers (platform `c_line_llc` / `c_line_cross_llc` / `c_line_remote`, smp.md §8.2):
 //!   [`LB_LINES_PER_CPU`] lines per CPU whose statistics a pass reads, [`LB_LINES_LOCK`] lines
 //!   to lock the busiest runqueue, one per task examined and [`LB_LINES_PER_MIGRATION`] per task
-//!   moved; a blocked-load update costs one `c_line_llc` per cfs_rq it updates. A level's
+//!   moved; a blocked-load update costs one `c_line_llc` per cfs_rq it updates, and before
+//!   v7.0 (45e09225085f) newidle also pays this rq's lock bounce (2 × `c_atomic`). A level's
 //!   newidle cost is at least 1 ns (a real pass is never free, and `update_newidle_cost()`
 //!   ignores zero costs). The same cost is charged as CPU time: a periodic pass as an interrupt
-//!   segment after the tick; a newidle pass that pulled a task as part of `schedule()` before
-//!   that task runs (a pass that pulls nothing delays nothing: the CPU idles). Passes run by a
-//!   kicked idle CPU on behalf of others are not charged (the CPU is idle).
+//!   segment after the tick; a newidle pass that pulled a task as part of `schedule()`, before
+//!   the task pulled last runs (a pass that pulls nothing delays nothing: the CPU idles).
+//!   Passes run by a kicked idle CPU on behalf of others are not charged (the CPU is idle).
 //! * **Active balance**: the stopper is not a task. `stop_one_cpu_nowait()` sets
 //!   `need_resched` on the busiest CPU (an IPI if remote); the IPI handler charges the stopper's
 //!   switch (`c_ctxsw_thread`, the second switch is the ordinary one to the next task), and at
 //!   the next `__schedule()` on that CPU the pick runs the stopper first
-//!   ([`Kernel::cpu_stopper_run`]): the current task is put back, and
+//!   (`Kernel::cpu_stopper_run`): the current task is put back, and
 //!   `active_load_balance_cpu_stop()` moves one task (possibly that one) with `LBF_ACTIVE_LB`.
 //! * **`rq->cfs_tasks` order** (detach walks it from the tail) is derived rather than kept as a
 //!   list: a task's position is its last enqueue (`last_queued`) or, if it has run since, its
@@ -612,9 +613,16 @@ pub fn calculate_imbalance(
         }
     }
     // Both are (or will be) overloaded: bring both to the domain average.
+    // (unsigned long arithmetic, as in the kernel)
     let local = sds.local_stat;
-    let a = busiest.avg_load.saturating_sub(sds.avg_load) * busiest.group_capacity;
-    let b = sds.avg_load.saturating_sub(local.avg_load) * local.group_capacity;
+    let a = busiest
+        .avg_load
+        .wrapping_sub(sds.avg_load)
+        .wrapping_mul(busiest.group_capacity);
+    let b = sds
+        .avg_load
+        .wrapping_sub(local.avg_load)
+        .wrapping_mul(local.group_capacity);
     (
         MigrationType::Load,
         (a.min(b) / SCHED_CAPACITY_SCALE) as i64,
@@ -740,8 +748,7 @@ impl Kernel {
             .collect();
         let nrd = topo.root_domains.len().max(1);
         let mut rd_max_cap = vec![0u64; nrd];
-        for c in 0..n {
-            let r = rd_of[c];
+        for (c, &r) in rd_of.iter().enumerate() {
             rd_max_cap[r] = rd_max_cap[r].max(self.machine.capacity_orig[c]);
         }
         self.lb = BalanceState {
@@ -1992,9 +1999,14 @@ impl Kernel {
         } else {
             self.stats.newidle_balances += 1;
             self.lb.cost_acc = 0;
+            // t0 is taken before the blocked-load update in every version: before v7.0 the
+            // update re-takes this rq's lock that was just dropped (sched_balance_newidle(),
+            // v6.6..v6.19: unlock; t0 = sched_clock_cpu(); update_blocked_averages()), and
+            // 45e09225085f keeps the lock instead. The lock bounce (two uncontended atomics)
+            // is therefore the measured difference.
+            // Deviation (from the smp.md §4.5 wording "earlier: outside the window"): follows
+            // the kernel source, where the update was inside the window already.
             if !self.cfg.has(P::NewidleLockBounce) {
-                // before 45e09225085f: this rq's lock is dropped and at once retaken by the
-                // blocked-load update (both inside the measured window)
                 self.lb.cost_acc += 2 * self.costs[cpu].c_atomic.0;
             }
             let mut t0 = 0u64;
@@ -2029,7 +2041,7 @@ impl Kernel {
                         &mut continue_balancing,
                     );
                     let t1 = self.lb.cost_acc;
-                    let mut domain_cost = (t1 - t0).max(1);
+                    let mut domain_cost = t1.saturating_sub(t0).max(1);
                     curr_cost += domain_cost;
                     t0 = t1;
                     if bump && pulled == 0 {
@@ -2331,5 +2343,630 @@ impl Kernel {
         }
         self._nohz_idle_balance(cpu, NOHZ_STATS_KICK);
         self.lb.cost_acc = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! smp.md §11 test vectors TV-11 … TV-16 at function level: machine states are set
+    //! directly on the runqueue counters and PELT fields the balancer reads, tasks are queued
+    //! without running any event.
+    use super::*;
+    use crate::presets::KernelConfig;
+    use crate::syscalls::{Ctx, Op, Program, SysResult, TaskAttrs};
+    use crate::MachineDesc;
+    use schedlab_engine::Nanos;
+    use schedlab_platform::Platform;
+
+    struct Spin;
+    impl Program for Spin {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+            Op::Run(1_000_000)
+        }
+    }
+
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+
+    /// A zero-cost machine from a TOML overlay on `smp:4` (HZ 250).
+    fn machine(extra: &str) -> MachineDesc {
+        let text = format!("extends = \"smp:4\"\nname = \"t\"\ndescription = \"t\"\n{extra}");
+        let p = Platform::from_toml_str(&text, "t.toml").unwrap();
+        let mut m = MachineDesc::from_platform(&p);
+        let ideal = MachineDesc::ideal(m.ncpus, 250, PreemptModel::Full);
+        m.preempt_default = PreemptModel::Full;
+        m.costs = ideal.costs;
+        m.idle_exit_ns = ideal.idle_exit_ns;
+        m.idle_polling = ideal.idle_polling;
+        m
+    }
+
+    fn kernel(spec: &str, m: MachineDesc) -> Kernel {
+        let mut k = Kernel::new(KernelConfig::parse(spec).unwrap(), m, 1).unwrap();
+        k.strict = true;
+        k
+    }
+
+    /// Two LLCs of four CPUs: MC{4} below PKG{8} (not LLC-sharing).
+    fn two_llc(spec: &str) -> Kernel {
+        kernel(
+            spec,
+            machine("[topology]\ncpus = 8\nllc = [0, 0, 0, 0, 1, 1, 1, 1]\n"),
+        )
+    }
+
+    /// Queues `n` fair tasks on `cpu` (started there as wakeups, then allowed everywhere).
+    fn queue(k: &mut Kernel, cpu: usize, n: usize, policy: Policy) -> Vec<TaskId> {
+        (0..n)
+            .map(|i| {
+                let attrs = TaskAttrs {
+                    comm: Some(format!("c{cpu}t{i}")),
+                    policy: Some(policy),
+                    cpus: Some(CpuMask::single(cpu)),
+                    ..Default::default()
+                };
+                let t = k.create_task(Box::new(Spin), &attrs, None, false);
+                k.start_task_as_wakeup(t);
+                assert_eq!(k.tasks[t.index()].cpu, cpu);
+                k.tasks[t.index()].cpus_allowed = CpuMask::first_n(k.ncpus);
+                k.tasks[t.index()].nr_cpus_allowed = k.ncpus as u32;
+                t
+            })
+            .collect()
+    }
+
+    /// Fakes a busy CPU for the statistics: `nr` tasks (`runnable` of them not delayed) and
+    /// root cfs_rq signals.
+    fn fake_cpu(k: &mut Kernel, cpu: usize, nr: u32, runnable: u32, util: u64, run_avg: u64) {
+        k.rqs[cpu].nr_running = nr;
+        let c = &mut k.cfs[k.rqs[cpu].cfs.index()];
+        c.h_nr_queued = nr;
+        c.h_nr_runnable = runnable;
+        c.avg.util_avg = util;
+        c.avg.runnable_avg = run_avg;
+        c.util_est = 0;
+    }
+
+    fn set_signals(k: &mut Kernel, cpu: usize, util: u64, run_avg: u64) {
+        let c = &mut k.cfs[k.rqs[cpu].cfs.index()];
+        c.avg.util_avg = util;
+        c.avg.runnable_avg = run_avg;
+        c.util_est = 0;
+    }
+
+    fn env(k: &Kernel, dst: usize, level: usize, idle: CpuIdleType, src: usize) -> LbEnv {
+        let topo = k.lb_topo();
+        let mut e = LbEnv::new(dst, level, &topo.per_cpu[dst].domains[level], idle, 32);
+        e.src_cpu = src;
+        e
+    }
+
+    #[test]
+    fn tv11_classification_with_a_delayed_task() {
+        // smp.md TV-11: 4 CPUs (capacity 4096), imbalance_pct 117, 4 running + 1 delayed,
+        // group_util 3500.
+        let base = SgLbStats {
+            sum_nr_running: 5,
+            group_weight: 4,
+            group_capacity: 4096,
+            group_util: 3500,
+            ..Default::default()
+        };
+        // v6.12: runnable includes the delayed task: 4096·117 = 479 232 < 512 000 → overloaded
+        let v612 = SgLbStats {
+            group_runnable: 5120,
+            ..base
+        };
+        assert_eq!(group_classify(117, &v612, false), GroupType::Overloaded);
+        // v6.13+: runnable 4096: 409 600 < 409 500? no; has_capacity: 409 600 > 409 500
+        let v613 = SgLbStats {
+            group_runnable: 4096,
+            ..base
+        };
+        assert!(!group_is_overloaded(117, &v613));
+        assert_eq!(group_classify(117, &v613, false), GroupType::HasSpare);
+
+        // The same state read by update_sg_lb_stats per version: group {0-3} seen from CPU4 at
+        // PKG; CPU0 holds a running and a delayed task.
+        for (spec, sum_h, runnable, expect) in [
+            ("v6.12", 5, 1280, GroupType::Overloaded),
+            ("v6.12+76f2f783294d", 5, 1024, GroupType::HasSpare), // v6.13
+            ("v6.18", 4, 1024, GroupType::HasSpare),
+        ] {
+            let mut k = two_llc(spec);
+            fake_cpu(&mut k, 0, 2, 1, 875, runnable);
+            for c in 1..4 {
+                fake_cpu(&mut k, c, 1, 1, 875, runnable);
+            }
+            let topo = k.lb_topo();
+            let sd = &topo.per_cpu[4].domains[1];
+            assert_eq!(sd.name, "PKG");
+            let g = sd.groups.iter().find(|g| g.span.contains(0)).unwrap();
+            let e = env(&k, 4, 1, CpuIdleType::NotIdle, 4);
+            let (sgs, _, _) = k.update_sg_lb_stats(&e, sd, g, false, true);
+            assert_eq!(
+                sgs.sum_nr_running, 5,
+                "{spec}: delayed tasks always in nr_running"
+            );
+            assert_eq!(sgs.sum_h_nr_running, sum_h, "{spec}");
+            assert_eq!(sgs.group_util, 3500, "{spec}");
+            assert_eq!(sgs.group_type, expect, "{spec}");
+        }
+    }
+
+    #[test]
+    fn tv12_migrate_util_at_pkg() {
+        // smp.md TV-12: PKG{0..7}; A = {0..3} local, dst CPU0 idle, CPUs 1–3 one task each
+        // (util 3072, nr 3); B = {4..7}: CPU4 three tasks, 5–7 one each (nr 6, util 4096,
+        // runnable 6144). B overloaded, A has_spare → migrate_util, imbalance
+        // max(4096, 3072) − 3072 = 1024; busiest rq CPU4; util_est 341 each: two tasks move
+        // (1024 → 683 → 342), then CPU4 has one task left and dst is idle → stop.
+        for spec in ["v6.12", "v6.18", "v7.1"] {
+            let mut k = two_llc(spec);
+            k.now = 10 * MS; // tasks never ran: cold
+            let ts = queue(&mut k, 4, 3, Policy::Normal);
+            for &t in &ts {
+                let se = k.tasks[t.index()].se;
+                k.se[se.index()].avg.util_avg = 341;
+                k.se[se.index()].avg.util_est = 341;
+            }
+            set_signals(&mut k, 4, 1024, 3072);
+            for c in [1, 2, 3, 5, 6, 7] {
+                fake_cpu(&mut k, c, 1, 1, 1024, 1024);
+            }
+            let mut cont = true;
+            let moved = k.sched_balance_rq(0, 1, CpuIdleType::Idle, &mut cont);
+            let r = k.lb.last_lb.unwrap();
+            assert_eq!(r.migration_type, MigrationType::Util, "{spec}");
+            assert_eq!(r.imbalance, 1024, "{spec}");
+            assert_eq!(r.busiest, 4, "{spec}");
+            assert_eq!(moved, 2, "{spec}");
+            assert_eq!(k.rqs[0].nr_running, 2, "{spec}");
+            assert_eq!(k.rqs[4].nr_running, 1, "{spec}");
+            assert_eq!(k.stats.lb_migrations, 2);
+            assert!(k.invariant_errors().is_ok(), "{spec}");
+        }
+        // The pure rule on the same statistics.
+        let mut sds = SdLbStats {
+            busiest: Some(1),
+            local: Some(0),
+            busiest_stat: SgLbStats {
+                sum_nr_running: 6,
+                sum_h_nr_running: 6,
+                group_weight: 4,
+                group_capacity: 4096,
+                group_util: 4096,
+                group_runnable: 6144,
+                group_type: GroupType::Overloaded,
+                ..Default::default()
+            },
+            local_stat: SgLbStats {
+                sum_nr_running: 3,
+                sum_h_nr_running: 3,
+                idle_cpus: 1,
+                group_weight: 4,
+                group_capacity: 4096,
+                group_util: 3072,
+                group_runnable: 3072,
+                group_type: GroupType::HasSpare,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(
+            find_src_group_decide(CpuIdleType::Idle, &mut sds, 0, 117, 0),
+            Some((MigrationType::Util, 1024))
+        );
+    }
+
+    /// SMT{0,1}{2,3} below MC{0-3}; Q (and R) queued on `src`, CPU0 the destination.
+    fn tv13_setup(spec: &str, src: usize, policy: Policy) -> (Kernel, TaskId) {
+        let mut k = kernel(spec, machine("[topology]\ncpus = 4\ncore = [0, 0, 1, 1]\n"));
+        k.now = 10 * MS;
+        let ts = queue(&mut k, src, 2, policy);
+        (k, ts[1])
+    }
+
+    fn can_migrate(k: &mut Kernel, q: TaskId, level: usize, src: usize, failed: u32) -> bool {
+        k.lb.sd[0][level].nr_balance_failed = failed;
+        let mut e = env(k, 0, level, CpuIdleType::Idle, src);
+        let topo = k.lb_topo();
+        let sd = &topo.per_cpu[0].domains[level];
+        k.can_migrate_task(q, &mut e, sd)
+    }
+
+    #[test]
+    fn tv13_task_hot() {
+        // smp.md TV-13 (MC level: cache_nice_tries = 1).
+        let (mut k, q) = tv13_setup("v6.12", 2, Policy::Normal);
+        let topo = k.lb_topo();
+        assert_eq!(topo.per_cpu[0].domains[1].name, "MC");
+        assert_eq!(topo.per_cpu[0].domains[1].cache_nice_tries, 1);
+        let se = k.tasks[q.index()].se;
+        // descheduled 0.3 ms ago → hot while nr_balance_failed ≤ 1
+        k.se[se.index()].exec_start = k.now - 300 * US;
+        assert!(!can_migrate(&mut k, q, 1, 2, 0));
+        assert!(!can_migrate(&mut k, q, 1, 2, 1));
+        // nr_balance_failed = 2 → migrates, counted as forced
+        assert!(can_migrate(&mut k, q, 1, 2, 2));
+        assert_eq!(k.stats.lb_forced_migrations, 1);
+        // descheduled 0.7 ms ago → cold
+        k.se[se.index()].exec_start = k.now - 700 * US;
+        assert!(can_migrate(&mut k, q, 1, 2, 0));
+        // just migrated in: exec_start zeroed → cold
+        k.se[se.index()].exec_start = 0;
+        assert!(can_migrate(&mut k, q, 1, 2, 0));
+        // next buddy of its cfs_rq and dst has a task → hot regardless of time
+        k.se[se.index()].exec_start = k.now - 700 * US;
+        let root = k.rqs[2].cfs;
+        k.cfs[root.index()].next = Some(se);
+        assert!(
+            can_migrate(&mut k, q, 1, 2, 0),
+            "dst empty: the buddy rule needs dst tasks"
+        );
+        queue(&mut k, 0, 1, Policy::Normal);
+        assert!(!can_migrate(&mut k, q, 1, 2, 0));
+        assert!(!can_migrate(&mut k, q, 1, 2, 1));
+        assert!(can_migrate(&mut k, q, 1, 2, 2));
+        // NO_CACHE_HOT_BUDDY
+        let (mut k, q) = tv13_setup("v6.12 NO_CACHE_HOT_BUDDY", 2, Policy::Normal);
+        queue(&mut k, 0, 1, Policy::Normal);
+        let se = k.tasks[q.index()].se;
+        k.se[se.index()].exec_start = k.now - 700 * US;
+        let root = k.rqs[2].cfs;
+        k.cfs[root.index()].next = Some(se);
+        assert!(can_migrate(&mut k, q, 1, 2, 0));
+
+        // the same Q in an SMT domain (src CPU1, sibling of CPU0) → never hot
+        let (mut k, q) = tv13_setup("v6.12", 1, Policy::Normal);
+        let se = k.tasks[q.index()].se;
+        k.se[se.index()].exec_start = k.now - 300 * US;
+        assert_eq!(k.lb_topo().per_cpu[0].domains[0].name, "SMT");
+        assert!(can_migrate(&mut k, q, 0, 1, 0));
+        // SCHED_IDLE policy → never hot
+        let (mut k, q) = tv13_setup("v6.12", 2, Policy::Idle);
+        let se = k.tasks[q.index()].se;
+        k.se[se.index()].exec_start = k.now - 300 * US;
+        assert!(can_migrate(&mut k, q, 1, 2, 0));
+        // migration_cost_ns = 0 → never hot
+        let (mut k, q) = tv13_setup("v6.12 migration_cost_ns=0", 2, Policy::Normal);
+        let se = k.tasks[q.index()].se;
+        k.se[se.index()].exec_start = k.now - 1;
+        assert!(can_migrate(&mut k, q, 1, 2, 0));
+    }
+
+    #[test]
+    fn tv13_newidle_never_counts_failures() {
+        // smp.md TV-13: "Newidle balancing never increments nr_balance_failed". Three hot tasks
+        // on CPU2 (fake signals make it overloaded), CPU0 newly idle vs idle.
+        for (idle, failed) in [(CpuIdleType::NewlyIdle, 0), (CpuIdleType::Idle, 1)] {
+            let (mut k, _) = tv13_setup("v6.12", 2, Policy::Normal);
+            let extra = queue(&mut k, 2, 1, Policy::Normal);
+            let mut all = extra;
+            all.extend(k.cfs_tasks(2));
+            for t in all {
+                let se = k.tasks[t.index()].se;
+                k.se[se.index()].exec_start = k.now - 100 * US;
+            }
+            set_signals(&mut k, 2, 1024, 3072);
+            let mut cont = true;
+            let moved = k.sched_balance_rq(0, 1, idle, &mut cont);
+            assert_eq!(moved, 0, "{idle:?}: every candidate is hot");
+            assert_eq!(k.lb.last_lb.unwrap().busiest, 2, "{idle:?}");
+            assert_eq!(k.lb.sd[0][1].nr_balance_failed, failed, "{idle:?}");
+        }
+    }
+
+    #[test]
+    fn two_socket_cache_hot_protection() {
+        // Two nodes of two CPUs: MC{2} below NUMA{4} (cache_nice_tries 2). CPU2 holds three
+        // tasks that all ran within the last 0.3 ms; CPU0 (idle, node 0) balances the NUMA
+        // level with CPU_IDLE: migrate_util (busiest overloaded, not LLC-sharing), but every
+        // candidate is cache hot, so the first three passes fail (nr_balance_failed 1, 2, 3)
+        // and the fourth forces one migration (3 > cache_nice_tries). With
+        // migration_cost_ns=0 nothing is hot and the first pass pulls.
+        let numa =
+            "[topology]\ncores_per_cluster = 2\npackages = 2\nnuma_distance = [[10, 21], [21, 10]]\n";
+        for (spec, first_success) in [("v6.18", 4), ("v6.18 migration_cost_ns=0", 1)] {
+            let mut k = kernel(spec, machine(numa));
+            k.now = 10 * MS;
+            let ts = queue(&mut k, 2, 3, Policy::Normal);
+            queue(&mut k, 3, 1, Policy::Normal);
+            let topo = k.lb_topo();
+            let sd = &topo.per_cpu[0].domains[1];
+            assert_eq!((sd.name, sd.cache_nice_tries), ("NUMA", 2));
+            let mut pass = 0;
+            let moved = loop {
+                pass += 1;
+                for &t in &ts {
+                    let se = k.tasks[t.index()].se;
+                    if k.tasks[t.index()].cpu == 2 {
+                        k.se[se.index()].exec_start = k.now - 300 * US;
+                        k.se[se.index()].avg.util_avg = 100;
+                    }
+                }
+                set_signals(&mut k, 2, 1024, 3072);
+                set_signals(&mut k, 3, 1024, 1024);
+                let mut cont = true;
+                let moved = k.sched_balance_rq(0, 1, CpuIdleType::Idle, &mut cont);
+                let r = k.lb.last_lb.unwrap();
+                assert_eq!(
+                    (r.migration_type, r.busiest),
+                    (MigrationType::Util, 2),
+                    "{spec}"
+                );
+                if moved > 0 || pass == 10 {
+                    break moved;
+                }
+                assert_eq!(k.lb.sd[0][1].nr_balance_failed, pass, "{spec}");
+            };
+            assert_eq!(pass, first_success, "{spec}");
+            assert!(moved >= 1, "{spec}");
+            let forced = if first_success > 1 { moved as u64 } else { 0 };
+            assert_eq!(k.stats.lb_forced_migrations, forced, "{spec}");
+            assert_eq!(
+                k.lb.sd[0][1].nr_balance_failed, 0,
+                "{spec}: reset by the success"
+            );
+        }
+    }
+
+    #[test]
+    fn tv14_newidle_gates() {
+        // smp.md TV-14: MC max cost 50 µs, PKG 400 µs, rd.overloaded, avg_idle 300 µs. The MC
+        // pass is made to cost 40 µs by the cost model: 3 remote CPUs × 3 lines + 1 cfs_rq
+        // blocked update = 10 lines of 4 µs (c_atomic 0: no lock-bounce cost).
+        let mut m = machine("[topology]\ncpus = 8\nllc = [0, 0, 0, 0, 1, 1, 1, 1]\n");
+        for c in m.costs.iter_mut() {
+            c.c_line_llc = Some(Nanos(4 * US));
+        }
+        for (overloaded, mc_runs) in [(true, 1), (false, 0)] {
+            let mut k = kernel("v6.12", m.clone());
+            let rd = k.lb.rd_of[0];
+            k.lb.rd_overloaded[rd] = overloaded;
+            k.lb.sd[0][0].max_newidle_lb_cost = 50 * US;
+            k.lb.sd[0][1].max_newidle_lb_cost = 400 * US;
+            k.rqs[0].avg_idle = 300 * US;
+            assert_eq!(k.sched_balance_newidle(0), 0);
+            // gate 1: 300 ≥ 50; MC: 300 ≥ 0 + 50 → balance (40 µs, fails);
+            // PKG: 300 < 40 + 400 → stop. Without rd.overloaded: skip entirely.
+            let nl = CpuIdleType::NewlyIdle.idx();
+            assert_eq!(
+                k.lb.sd[0][0].lb_count[nl], mc_runs,
+                "overloaded {overloaded}"
+            );
+            assert_eq!(k.lb.sd[0][1].lb_count[nl], 0, "overloaded {overloaded}");
+            assert_eq!(k.lb.sd[0][0].max_newidle_lb_cost, 50 * US);
+            assert_eq!(
+                k.rqs[0].max_idle_balance_cost,
+                500 * US,
+                "max(500 µs, 40 µs)"
+            );
+        }
+        // gate 1 on the lowest domain's cost: avg_idle 40 µs < 50 µs → nothing runs
+        let mut k = kernel("v6.12", m.clone());
+        let rd = k.lb.rd_of[0];
+        k.lb.rd_overloaded[rd] = true;
+        k.lb.sd[0][0].max_newidle_lb_cost = 50 * US;
+        k.rqs[0].avg_idle = 40 * US;
+        k.sched_balance_newidle(0);
+        assert_eq!(k.stats.newidle_balances, 0);
+        // the measured cost raises the domain's maximum
+        let mut k = kernel("v6.12", m);
+        let rd = k.lb.rd_of[0];
+        k.lb.rd_overloaded[rd] = true;
+        k.rqs[0].avg_idle = 300 * US;
+        k.sched_balance_newidle(0);
+        assert_eq!(k.lb.sd[0][0].max_newidle_lb_cost, 40 * US);
+        // PKG reads all 7 other CPUs of its span: 21 lines; the other LLC's lines cost
+        // c_line_cross_llc, absent here → c_line_llc: 84 µs
+        assert_eq!(k.lb.sd[0][1].max_newidle_lb_cost, 84 * US);
+    }
+
+    #[test]
+    fn tv14_ni_random_dice() {
+        // smp.md TV-14: ratio 512 → run iff d ≤ 513 (514/1024), success weight
+        // ⌊(1024 + 256)/513⌋ = 2; ratio 0 → run iff d ≤ 1 (2/1024).
+        assert_eq!(ni_random_dice(513, 512), Some(2));
+        assert_eq!(ni_random_dice(514, 512), None);
+        assert_eq!(
+            (0..1024)
+                .filter(|&d| ni_random_dice(d, 512).is_some())
+                .count(),
+            514
+        );
+        assert_eq!(
+            (0..1024)
+                .filter(|&d| ni_random_dice(d, 0).is_some())
+                .count(),
+            2
+        );
+        assert_eq!(ni_random_dice(1, 0), Some(1024));
+        assert_eq!(ni_random_dice(1023, 1024), Some(1));
+
+        // v6.19+: a success at ratio 512 is credited with weight 2 (only when the pass cost
+        // something: `if (cost)`), the sampling state starts at 512/256/512.
+        let mut k = kernel("v6.19", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        assert_eq!(
+            (
+                k.lb.sd[0][0].newidle_call,
+                k.lb.sd[0][0].newidle_success,
+                k.lb.sd[0][0].newidle_ratio
+            ),
+            (512, 256, 512)
+        );
+        k.update_newidle_cost(0, 0, 1, 2);
+        k.update_newidle_cost(0, 0, 0, 2);
+        assert_eq!(
+            (k.lb.sd[0][0].newidle_call, k.lb.sd[0][0].newidle_success),
+            (513, 258)
+        );
+        // v6.18 has no statistics
+        let mut k = kernel("v6.18", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        k.update_newidle_cost(0, 0, 1, 2);
+        assert_eq!(k.lb.sd[0][0].newidle_call, 512);
+    }
+
+    #[test]
+    fn tv14_ni_rate() {
+        // smp.md TV-14: 1024 recorded attempts spanning 1.0 s → (10⁹ >> 22) = 238 added to the
+        // successes before clamping at 1024 (v7.1); v6.19 uses the successes alone.
+        for (spec, ratio) in [
+            ("v7.1", 100 + 238),
+            ("v6.19", 100),
+            ("v7.1 NO_NI_RATE", 100),
+        ] {
+            let mut k = kernel(spec, MachineDesc::ideal(4, 250, PreemptModel::Full));
+            k.now = 5_000_000_000;
+            let s = &mut k.lb.sd[0][0];
+            s.newidle_call = 1023;
+            s.newidle_success = 100;
+            s.newidle_stamp = 4_000_000_000;
+            k.update_newidle_stats(0, 0, 0);
+            let s = &k.lb.sd[0][0];
+            assert_eq!(s.newidle_ratio, ratio, "{spec}");
+            assert_eq!((s.newidle_call, s.newidle_success), (512, 50), "{spec}");
+        }
+        let mut k = kernel("v7.1", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        k.now = 10_000_000_000;
+        k.lb.sd[0][0].newidle_call = 1023;
+        k.lb.sd[0][0].newidle_success = 900;
+        k.update_newidle_stats(0, 0, 0);
+        assert_eq!(k.lb.sd[0][0].newidle_ratio, 1024, "clamped");
+    }
+
+    #[test]
+    fn newidle_cost_bump_and_decay() {
+        // smp.md §4.5: v6.17–v6.18 cap the max at migration_cost + 200 ns; the max decays by
+        // 253/256 once more than 1 s (HZ jiffies) after the last update.
+        let mut k = kernel("v6.18", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        k.update_newidle_cost(0, 0, 900 * US, 0);
+        assert_eq!(k.lb.sd[0][0].max_newidle_lb_cost, 500_200);
+        let mut k = kernel("v6.19", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        k.update_newidle_cost(0, 0, 900 * US, 1);
+        assert_eq!(k.lb.sd[0][0].max_newidle_lb_cost, 900 * US);
+        k.now = 1_000 * MS; // jiffy 250: not after 0 + 250
+        assert!(!k.update_newidle_cost(0, 0, 0, 0));
+        k.now = 1_004 * MS;
+        assert!(k.update_newidle_cost(0, 0, 0, 0));
+        assert_eq!(k.lb.sd[0][0].max_newidle_lb_cost, 900_000 * 253 / 256);
+    }
+
+    #[test]
+    fn balance_intervals() {
+        // smp.md §4.2 example (HZ 250, MC{4}): idle → 4 ms = 1 jiffy; busy → 4·16 = 64 ms →
+        // 16 jiffies − 1 = 15.
+        let k = kernel("v6.12", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        let topo = k.lb_topo();
+        let sd = &topo.per_cpu[0].domains[0];
+        assert_eq!(k.get_sd_balance_interval(0, 0, false, sd), 1);
+        assert_eq!(k.get_sd_balance_interval(0, 0, true, sd), 15);
+    }
+
+    #[test]
+    fn tv16_nohz_kick() {
+        // smp.md TV-16 on smp:4. CPUs 1 and 2 run one task each, CPU3 is idle (tickless).
+        let mk = |spec: &str, n0: usize| {
+            let mut k = kernel(spec, MachineDesc::ideal(4, 250, PreemptModel::Full));
+            for (cpu, n) in [(0, n0), (1, 1), (2, 1)] {
+                let ts = queue(&mut k, cpu, n, Policy::Normal);
+                for t in ts {
+                    k.tasks[t.index()].cpus_allowed = CpuMask::single(cpu);
+                    k.tasks[t.index()].nr_cpus_allowed = 1;
+                }
+            }
+            k.run_until(MS);
+            k.now = 10 * MS; // jiffy 2: after nohz.next_blocked (0)
+            k
+        };
+        // CPU0 busy with nr_running 2 at a tick; CPU3 in the mask; now ≥ nohz.next_balance →
+        // kick CPU3 with STATS|BALANCE (IPI), nohz.next_balance = now + 1.
+        let mut k = mk("v6.18", 2);
+        let ipis = k.stats.ipis;
+        k.nohz_balancer_kick(0);
+        assert_eq!(k.lb.nohz_idle_cpus, CpuMask::single(3));
+        let f = k.lb.nohz_flags[3];
+        assert_eq!(
+            f & (NOHZ_STATS_KICK | NOHZ_BALANCE_KICK),
+            NOHZ_STATS_KICK | NOHZ_BALANCE_KICK
+        );
+        assert_eq!(k.lb.nohz_next_balance, k.jiffies() + 1);
+        assert_eq!(k.stats.ipis, ipis + 1);
+        assert_eq!(k.stats.nohz_kicks, 1);
+        // Same with nr_running = 1 and the LLC's nr_busy_cpus = 1 (CPUs 1–3 idle) → no BALANCE
+        // kick; STATS only because blocked load is stale (has_blocked after the idle entries,
+        // jiffies past nohz.next_blocked).
+        let mut k = kernel("v6.18", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        queue(&mut k, 0, 1, Policy::Normal);
+        k.run_until(MS);
+        k.now = 10 * MS;
+        let nb = k.lb.nohz_next_balance;
+        k.nohz_balancer_kick(0);
+        let s = k.lb.topo.per_cpu[0].sd_llc_shared.unwrap();
+        assert_eq!(k.lb.nr_busy_cpus[s], 1);
+        let ilb = k.lb.nohz_flags.iter().position(|&f| f != 0).unwrap();
+        assert_eq!(ilb, 1, "find_new_ilb: first idle CPU of the mask");
+        assert_eq!(k.lb.nohz_flags[ilb] & NOHZ_BALANCE_KICK, 0);
+        assert_ne!(k.lb.nohz_flags[ilb] & NOHZ_STATS_KICK, 0);
+        assert_eq!(
+            k.lb.nohz_next_balance, nb,
+            "only a BALANCE kick moves next_balance"
+        );
+        // (nr_running 1 but CPUs 1 and 2 busy: nr_busy_cpus = 3 > 1 → BALANCE kick)
+        let mut k = mk("v6.18", 1);
+        k.nohz_balancer_kick(0);
+        assert_ne!(k.lb.nohz_flags[3] & NOHZ_BALANCE_KICK, 0);
+        // nr_running 2 where one is a delayed task → still kicks (rq.nr_running counts it);
+        // CPUs 1–3 idle, so nr_busy_cpus = 1 cannot be the reason
+        let mut k = kernel("v6.18", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        queue(&mut k, 0, 1, Policy::Normal);
+        k.run_until(MS);
+        k.now = 10 * MS;
+        k.rqs[0].nr_running = 2;
+        let root = k.rqs[0].cfs;
+        k.cfs[root.index()].h_nr_queued = 2; // h_nr_runnable stays 1: one delayed
+        k.nohz_balancer_kick(0);
+        assert_ne!(k.lb.nohz_flags[1] & NOHZ_BALANCE_KICK, 0);
+        k.rqs[0].nr_running = 1;
+        k.cfs[root.index()].h_nr_queued = 1;
+        // before next_balance: no BALANCE kick
+        let mut k = mk("v6.18", 2);
+        k.lb.nohz_next_balance = k.jiffies() + 5;
+        k.nohz_balancer_kick(0);
+        assert_eq!(k.lb.nohz_flags[3] & NOHZ_BALANCE_KICK, 0);
+    }
+
+    #[test]
+    fn add_nr_running_sets_rd_overloaded() {
+        // sched.h add_nr_running(): a runqueue reaching two tasks marks the root domain
+        // overloaded (gate 1 of newidle balancing, smp.md §4.5).
+        let mut k = kernel("v6.12", MachineDesc::ideal(4, 250, PreemptModel::Full));
+        queue(&mut k, 1, 1, Policy::Normal);
+        assert!(!k.lb.rd_overloaded[0]);
+        queue(&mut k, 1, 1, Policy::Normal);
+        assert!(k.lb.rd_overloaded[0]);
+    }
+
+    #[test]
+    fn sibling_imbalance_normalises_by_cores() {
+        // smp.md §4.3.5: equal core counts → busiest.nr − local.nr; otherwise
+        // (2·(nl·nb_run − nb·nl_run) + nl + nb) / (nl + nb), at least 2 into an empty group.
+        let mut sds = SdLbStats {
+            busiest_cores: 2,
+            local_cores: 2,
+            ..Default::default()
+        };
+        sds.busiest_stat.sum_nr_running = 5;
+        sds.local_stat.sum_nr_running = 2;
+        assert_eq!(sibling_imbalance(CpuIdleType::Idle, &sds), 3);
+        assert_eq!(sibling_imbalance(CpuIdleType::NotIdle, &sds), 0);
+        sds.local_cores = 4;
+        // (2·(4·5 − 2·2) + 6) / 6 = 38 / 6 = 6
+        assert_eq!(sibling_imbalance(CpuIdleType::Idle, &sds), 6);
+        sds.busiest_stat.sum_nr_running = 2;
+        sds.local_stat.sum_nr_running = 0;
+        sds.busiest_cores = 8;
+        // (2·(4·2) + 12) / 12 = 28 / 12 = 2
+        assert_eq!(sibling_imbalance(CpuIdleType::Idle, &sds), 2);
     }
 }

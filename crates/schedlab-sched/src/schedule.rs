@@ -494,10 +494,7 @@ impl Kernel {
         }
         self.tasks[prev.index()].on_cpu = false;
         self.tasks[next.index()].on_cpu = true;
-        if let Some(m) = self.tasks[prev.index()].exec.lock_held {
-            // mutex_spin_on_owner(): spinners give up once the owner is off its CPU
-            self.mutex_owner_off_cpu(m);
-        }
+        self.mutex_switch_out(prev);
         self.trace_switch(cpu, prev, next);
         self.rqs[cpu].stats.nr_switches += 1;
         self.stats.nr_switches += 1;
@@ -508,6 +505,7 @@ impl Kernel {
         if self.tasks[next.index()].is_idle_task {
             self.rqs[cpu].idle_since = Some(now);
             self.rqs[cpu].idle_stamp = now;
+            self.stop_tick(cpu);
             self.select_idle_enter(cpu);
             return;
         }
@@ -562,21 +560,38 @@ impl Kernel {
         }
         self.rqs[cpu].tick_armed = true;
         let next = (self.now / self.tick_nsec + 1) * self.tick_nsec;
-        self.push_event(next, Ev::Tick { cpu: cpu as u32 });
+        let gen = self.rqs[cpu].tick_gen;
+        self.push_event(
+            next,
+            Ev::Tick {
+                cpu: cpu as u32,
+                gen,
+            },
+        );
+    }
+
+    /// NO_HZ_IDLE: the tick stops when the CPU enters idle (a pending one never fires).
+    pub(crate) fn stop_tick(&mut self, cpu: usize) {
+        if self.rqs[cpu].tick_armed {
+            self.rqs[cpu].tick_armed = false;
+            self.rqs[cpu].tick_gen = self.rqs[cpu].tick_gen.wrapping_add(1);
+        }
     }
 
     /// kernel: core.c sched_tick()
-    pub(crate) fn on_tick(&mut self, cpu: usize) {
+    pub(crate) fn on_tick(&mut self, cpu: usize, gen: u32) {
+        if gen != self.rqs[cpu].tick_gen {
+            return; // stopped at idle entry
+        }
         self.rqs[cpu].tick_armed = false;
         let curr = self.rqs[cpu].curr;
-        self.expire_range_timers(cpu);
         if self.tasks[curr.index()].is_idle_task {
-            // the tick stops on an idle CPU; periodic balancing of idle CPUs is done by the
-            // nohz kick from busy ones
             return;
         }
         self.executing = Some(cpu);
         self.progress_segment(cpu);
+        // the tick is a timer interrupt: sleepers whose slack window has opened expire now
+        self.expire_range_timers(cpu);
         self.stats.ticks += 1;
         // lazy promotion: at the tick a pending lazy request becomes a real one
         if self.rqs[cpu].resched == Resched::Lazy {

@@ -15,8 +15,12 @@
 //! | `f207dc2dcdcf` [`P::RqSelected`] | `select_task_rq` sets `WF_RQ_SELECTED` |
 //!
 //! Deviations (model-wide):
-//! * EAS (`find_energy_efficient_cpu`) is off: the presets run the `performance` governor
-//!   model, so the root domain counts as overutilized and wakeups skip it (smp.md §6.4).
+//! * EAS (`find_energy_efficient_cpu`) is off: CPUs run at a fixed frequency (the
+//!   `performance` governor model of smp.md §7.3), so the root domain counts as overutilized
+//!   and wakeups skip it, as smp.md §6.4 allows (on rb5 it is effectively off in seed 004 too).
+//! * `record_wakee` is done by the waker's code path before `try_to_wake_up` (exec.rs), not
+//!   here: it also runs for in-place (`ttwu_runnable`) wakeups and not for wakeups from
+//!   interrupt context, unlike the kernel.
 //! * No uclamp: `util_fits_cpu` is `fits_capacity` and never returns −1.
 //! * No RT/DL/IRQ pressure: `capacity_of` is `capacity_orig`; group capacities are the
 //!   topology's static sums.
@@ -1930,6 +1934,33 @@ core = [0, 1, 2, 3, 0, 1, 2, 3]
             k.select_task_rq(p, 1, &mut wf, 0, true);
             assert_eq!(wf & WF_RQ_SELECTED != 0, set, "{v}");
         }
+    }
+
+    #[test]
+    fn exec_slow_path_discounts_the_execing_task() {
+        // WF_EXEC (no sched_exec caller in the syscall surface yet): the exec'ing task is
+        // queued and running on CPU0, so update_sg_wakeup_stats subtracts it
+        // (nr_running − local = 0, idle_cpu_without: curr is p) and CPU0 counts as idle.
+        let run = |cpu1_busy: bool| {
+            let mut k = from_toml("v6.18", TWO_LLC4);
+            let p = task(&mut k, "P", Policy::Normal);
+            queue(&mut k, p, 0, true, false);
+            let c0 = k.rqs[0].cfs;
+            k.cfs[c0.index()].avg.last_update_time = 1 << 20;
+            let se = k.tasks[p.index()].se;
+            k.se[se.index()].avg.last_update_time = 1 << 20;
+            if cpu1_busy {
+                let b = task(&mut k, "B", Policy::Normal);
+                queue(&mut k, b, 1, true, false);
+            }
+            k.select_task_rq_fair(p, 0, WF_EXEC, 0, true)
+        };
+        // CPU1 idle: PKG local {0,1} 2 idle vs {2,3} 2 idle -> stay; MC {0} vs {1} both
+        // idle -> stay -> CPU0
+        assert_eq!(run(false), 0);
+        // CPU1 busy: local {0,1} 1 idle < 2 -> idlest {2,3} -> CPU2 (first of equal idle
+        // CPUs); MC{2,3}: {2} vs {3} equally idle -> CPU2
+        assert_eq!(run(true), 2);
     }
 
     #[test]

@@ -221,8 +221,8 @@ fn random_mixes_on_smp_keep_invariants() {
     .enumerate()
     {
         for seed in 0..3u64 {
-            let hz = if seed % 2 == 0 { 250 } else { 1000 };
-            let m = if (i + seed as usize) % 2 == 0 {
+            let hz = if seed.is_multiple_of(2) { 250 } else { 1000 };
+            let m = if (i + seed as usize).is_multiple_of(2) {
                 MachineDesc::ideal(4, hz, PreemptModel::Full)
             } else {
                 machine(
@@ -238,7 +238,6 @@ fn random_mixes_on_smp_keep_invariants() {
         }
     }
     // guard against a vacuous test: all three balancing paths ran
-    eprintln!("chaos: {migrations} {newidle} {kicks}");
     assert!(
         migrations > 0 && newidle > 0 && kicks > 0,
         "{migrations} {newidle} {kicks}"
@@ -263,4 +262,79 @@ fn same_seed_same_balance() {
         )
     };
     assert_eq!(run(), run());
+}
+
+#[test]
+fn misfit_hog_moves_to_the_biggest_cpu() {
+    // smp.md TV-18 (misfit part) and §6.3 on RB5 (capacities 284/871/1024, one MC{8} with
+    // SD_ASYM_CPUCAPACITY): a hog on little CPU1 becomes misfit at a tick (it does not fit 284),
+    // the busy CPU's tick kicks an idle CPU (check_misfit_status), which balances on behalf of
+    // the idle big CPUs: migrate_misfit cannot detach the running hog, so active balance (the
+    // stopper) pushes it. On an 871 CPU it still does not fit (80 % of 871 < its util) while a
+    // 1024 CPU exists, so it ends on CPU7.
+    let p = Platform::builtin("rb5").unwrap();
+    let m = MachineDesc::from_platform(&p);
+    for v in ["v6.12", "v7.1"] {
+        let cfg = KernelConfig::parse(v).unwrap();
+        let mut k = Kernel::new(cfg, m.clone(), 1).unwrap();
+        k.strict = true;
+        k.check_invariants = true;
+        let attrs = TaskAttrs {
+            comm: Some("hog".into()),
+            cpus: Some(platform_mask("1")),
+            ..Default::default()
+        };
+        let t = k.create_task(Box::new(Hog), &attrs, None, false);
+        k.start_task_as_wakeup(t);
+        k.tasks[t.index()].cpus_allowed = platform_mask("0-7");
+        k.tasks[t.index()].nr_cpus_allowed = 8;
+        k.run_until(2 * S);
+        assert_eq!(k.tasks[t.index()].cpu, 7, "{v}");
+        assert!(
+            k.stats.lb_active_migrations >= 1,
+            "{v}: moved by the stopper"
+        );
+        assert!(k.stats.nohz_kicks >= 1, "{v}");
+        let r0 = runtime(&k, t);
+        k.run_until(3 * S);
+        assert!(runtime(&k, t) - r0 > 990_000_000, "{v}: runs alone on CPU7");
+        assert_eq!(k.tasks[t.index()].cpu, 7, "{v}: stays");
+    }
+}
+
+#[test]
+fn idle_cpus_pull_through_nohz_kicks() {
+    // smp.md §4.6: two hogs start on CPU0 of an otherwise idle smp:4. Idle CPUs never tick;
+    // CPU0's tick sees nr_running ≥ 2 and kicks the first idle CPU of nohz.idle_cpus_mask,
+    // which balances on behalf of the idle CPUs; one hog moves and each then owns a CPU.
+    for v in ["v6.6", "v6.12", "v7.1"] {
+        let mut k = ideal(v, 4, 250);
+        let ts: Vec<_> = (0..2)
+            .map(|i| {
+                let attrs = TaskAttrs {
+                    comm: Some(format!("h{i}")),
+                    cpus: Some(platform_mask("0")),
+                    ..Default::default()
+                };
+                let t = k.create_task(Box::new(Hog), &attrs, None, false);
+                k.start_task_as_wakeup(t);
+                k.tasks[t.index()].cpus_allowed = platform_mask("0-3");
+                k.tasks[t.index()].nr_cpus_allowed = 4;
+                t
+            })
+            .collect();
+        k.run_until(S);
+        assert!(k.stats.nohz_kicks > 0, "{v}");
+        assert_eq!(k.stats.lb_migrations, 1, "{v}");
+        let r0: Vec<u64> = ts.iter().map(|&t| runtime(&k, t)).collect();
+        k.run_until(2 * S);
+        for (i, &t) in ts.iter().enumerate() {
+            assert!(runtime(&k, t) - r0[i] > 990_000_000, "{v}: hog {i}");
+        }
+        assert_ne!(
+            k.tasks[ts[0].index()].cpu,
+            k.tasks[ts[1].index()].cpu,
+            "{v}"
+        );
+    }
 }
