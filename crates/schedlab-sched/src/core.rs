@@ -126,7 +126,7 @@ pub(crate) enum Ev {
     /// An IPI arrives on `cpu` (wake list and/or reschedule).
     Ipi { cpu: u32 },
     /// Scheduler tick on `cpu`.
-    Tick { cpu: u32 },
+    Tick { cpu: u32, gen: u32 },
     /// End of the simulation.
     Stop,
 }
@@ -328,6 +328,8 @@ pub struct Rq {
     /// Wall time at which the top segment started (or resumed) running.
     pub seg_start: u64,
     pub tick_armed: bool,
+    /// Generation of the armed tick (a tick stopped at idle entry is ignored when it fires).
+    pub tick_gen: u32,
     pub idle_since: Option<u64>,
     pub avg_idle: u64,
     pub idle_stamp: u64,
@@ -508,6 +510,7 @@ impl Kernel {
                 gen: 0,
                 seg_start: 0,
                 tick_armed: false,
+                tick_gen: 0,
                 idle_since: Some(0),
                 avg_idle: 2 * k.cfg.sysctl.migration_cost_ns,
                 idle_stamp: 0,
@@ -752,7 +755,7 @@ impl Kernel {
                 Ev::SegEnd { cpu, gen } => self.on_seg_end(cpu as usize, gen),
                 Ev::Timer { id } => self.on_timer(id),
                 Ev::Ipi { cpu } => self.on_ipi(cpu as usize),
-                Ev::Tick { cpu } => self.on_tick(cpu as usize),
+                Ev::Tick { cpu, gen } => self.on_tick(cpu as usize, gen),
             }
             self.stats.events += 1;
             if self.check_invariants {
@@ -774,6 +777,11 @@ impl Kernel {
             let curr = self.rqs[cpu].curr;
             if !self.tasks[curr.index()].is_idle_task {
                 self.progress_segment(cpu);
+                // progress_segment retired the pending SegEnd (generation bump); arm the
+                // remainder again so that a later run_until continues the segment.
+                if !self.tasks[curr.index()].exec.segs.is_empty() {
+                    self.arm_segment(cpu);
+                }
                 let mut e = Some(self.tasks[curr.index()].se);
                 while let Some(se) = e {
                     let c = self.se[se.index()].cfs_rq;

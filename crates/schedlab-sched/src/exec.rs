@@ -80,12 +80,17 @@ impl Kernel {
         seg.rem = seg.rem.saturating_sub(done);
     }
 
-    fn arm_segment(&mut self, cpu: usize) {
+    pub(crate) fn arm_segment(&mut self, cpu: usize) {
         let curr = self.rqs[cpu].curr;
         let seg = *self.tasks[curr.index()].exec.segs.last().unwrap();
         let wall = self.seg_wall(cpu, &seg);
         self.rqs[cpu].gen += 1;
         self.rqs[cpu].seg_start = self.now;
+        if seg.kind == SegKind::Spin && seg.rem > 0 {
+            // an open-ended spin has no end event: `end_spin` re-arms it, so no far-future
+            // events pile up in the queue
+            return;
+        }
         let gen = self.rqs[cpu].gen;
         self.push_event(
             self.now + wall,
@@ -718,28 +723,39 @@ impl Kernel {
         }
     }
 
-    /// The owner of `m` left its CPU (preempted inside its critical section): every spinner
-    /// sees `!owner_on_cpu()` and retries, which puts it to sleep.
-    pub(crate) fn mutex_owner_off_cpu(&mut self, m: MutexId) {
-        let spinners: Vec<TaskId> = self.ipc.mutexes[m.index()]
-            .spinners
-            .iter()
-            .copied()
-            .collect();
-        for s in spinners {
-            self.end_spin(s);
+    /// `context_switch()` hook. A mutex owner leaving its CPU (preempted inside its critical
+    /// section) makes every spinner see `!owner_on_cpu()` and retry, which puts it to sleep. A
+    /// spinner is never switched out while spinning in this model (it gives up on
+    /// `need_resched()` first); should a future path do it, it leaves the osq and retries when
+    /// it runs again, so that an unlock is never told only to a spinner that cannot act.
+    pub(crate) fn mutex_switch_out(&mut self, prev: TaskId) {
+        if let Some(m) = self.tasks[prev.index()].exec.lock_held {
+            let spinners: Vec<TaskId> = self.ipc.mutexes[m.index()]
+                .spinners
+                .iter()
+                .copied()
+                .collect();
+            for s in spinners {
+                self.end_spin(s);
+            }
+        }
+        let exec = &mut self.tasks[prev.index()].exec;
+        if let Some(seg) = exec.segs.iter_mut().find(|s| s.kind == SegKind::Spin) {
+            seg.rem = 0;
+            for mx in &mut self.ipc.mutexes {
+                mx.spinners.retain(|&s| s != prev);
+            }
         }
     }
 
-    /// Ends the spin of task `s` now (it is running on its CPU, possibly under an interrupt
+    /// Ends the spin of task `s` now (running on its CPU, possibly under an interrupt
     /// handler): its spin segment completes and the retry step that follows it runs.
     fn end_spin(&mut self, s: TaskId) {
         let cpu = self.tasks[s.index()].cpu;
-        if self.rqs[cpu].curr != s {
-            self.sched_warn_on(true, "a mutex spinner is not running");
-            return;
+        let running = self.rqs[cpu].curr == s;
+        if running {
+            self.progress_segment(cpu);
         }
-        self.progress_segment(cpu);
         let Some(seg) = self.tasks[s.index()]
             .exec
             .segs
@@ -750,7 +766,9 @@ impl Kernel {
             return;
         };
         seg.rem = 0;
-        self.arm_segment(cpu);
+        if running {
+            self.arm_segment(cpu);
+        }
     }
 
     // ===================================================================== pipes
@@ -842,6 +860,8 @@ impl Kernel {
 
     /// kernel: pipe.c pipe_write() @ v6.12 (workloads.md §1.2). Called with `pipe->mutex`
     /// held (with `SIM_PIPE_MUTEX`); `blocked`: this write slept before (`wake_next_writer`).
+    /// Deviation: a write retried after sleeping may still merge into the last page (the
+    /// kernel merges only before its first wait); writes are at most one page.
     fn do_pipe_write(
         &mut self,
         cpu: usize,
@@ -1589,6 +1609,60 @@ mod tests {
         let m = pipe_mutex(&k, p);
         assert_eq!(m.handoffs, 1);
         assert!(m.waiters.is_empty() && m.spinners.is_empty() && m.owner.is_none());
+    }
+
+    #[test]
+    fn pipe_mutex_spinner_gives_up_on_need_resched() {
+        // §1.8 / mutex_optimistic_spin(): A (CPU 0) holds pipe->mutex for 10 ms; B (CPU 1)
+        // spins from 1 µs. D, pinned to CPU 1, wakes at 3 ms (2.95 ms + 50 µs slack) and its
+        // wakeup preemption sets need_resched on CPU 1: B stops spinning at the interrupt
+        // exit and sleeps (it is not preempted as a runnable spinner); A's unlock at 10 ms
+        // wakes it.
+        let mut k = kernel(2, |c| c.c_pipe_write = Nanos(10_000_000));
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        // D runs first and sleeps at once
+        start(
+            &mut k,
+            "D",
+            1,
+            script(|i, _, _| match i {
+                0 => Some(Op::Sleep(2_950_000)),
+                1 => Some(Op::Run(100_000)),
+                _ => None,
+            }),
+        );
+        start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        let b = start(&mut k, "B", 1, writer(&l, "B", p, 1_000));
+        k.run_until(100_000_000);
+        let m = pipe_mutex(&k, p);
+        assert_eq!((m.contended, m.sleeps), (2, 1));
+        let st = &k.tasks[b.index()].stats;
+        assert_eq!(
+            st.nr_involuntary_switches, 0,
+            "B slept, it was not preempted"
+        );
+        assert_eq!(st.nr_wakeups, 1);
+        // B spun from 1 µs to 3 ms, then wrote for 10 ms after A's unlock at 10 ms
+        assert_eq!(st.sys_ns, 2_999_000 + 10_000_000);
+        assert_eq!(at(&l, "B-"), 20_000_000);
+    }
+
+    #[test]
+    fn a_spinner_switched_out_leaves_the_osq() {
+        // The context-switch hook: a spinner leaving its CPU (no path does it today) stops
+        // spinning and retries when it runs again.
+        let mut k = kernel(2, |c| c.c_pipe_write = Nanos(10_000_000));
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        let b = start(&mut k, "B", 1, writer(&l, "B", p, 1_000));
+        k.run_until(2_000_000);
+        assert_eq!(pipe_mutex(&k, p).spinners, [b]);
+        k.mutex_switch_out(b);
+        assert!(pipe_mutex(&k, p).spinners.is_empty());
+        let spin = k.tasks[b.index()].exec.segs.last().unwrap();
+        assert_eq!((spin.kind, spin.rem), (SegKind::Spin, 0));
     }
 
     #[test]

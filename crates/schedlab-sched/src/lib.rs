@@ -12,7 +12,7 @@
 //! | pelt.rs | pelt.c | PELT arithmetic |
 //! | tree.rs | rbtree | the augmented timeline |
 //! | features.rs, patches.rs, presets.rs, sysctl.rs | features.h, git history | configuration |
-//! | ipc.rs, syscalls.rs | fs/pipe.c, futex | kernel objects and the syscall surface |
+//! | ipc.rs, syscalls.rs | fs/pipe.c, af_unix.c, futex, locking/mutex.c | kernel objects and the syscall surface |
 //! | stats.rs, trace.rs, invariants.rs | schedstat, tracepoints, WARN_ON | observation |
 
 pub mod balance;

@@ -355,3 +355,30 @@ fn tv23_zero_vruntime_tracking() {
         k.cfs[root].zero_vruntime
     );
 }
+
+/// A run split across two `run_until` calls continues the interrupted segment: a task that
+/// runs 1 ms and exits, stopped at 0.4 ms and resumed, exits at 1 ms (ideal machine, no costs)
+/// with 1 ms of runtime — not at the next tick after its segment should have ended.
+#[test]
+fn run_until_twice_continues_segment() {
+    use schedlab_sched::{Ctx, Op, Program, SysResult};
+    struct RunOnce(bool);
+    impl Program for RunOnce {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+            if self.0 {
+                Op::Exit
+            } else {
+                self.0 = true;
+                Op::Run(1_000_000)
+            }
+        }
+    }
+    // HZ=100: a lost segment end would only be noticed at the 10 ms tick.
+    let mut k = common::ideal("v6.18", 1, 100);
+    let t = common::add(&mut k, "once", Box::new(RunOnce(false)), 0, None);
+    k.run_until(400_000);
+    let end = k.run_until(50_000_000);
+    assert_eq!(end, 1_000_000);
+    let task = &k.tasks[t.index()];
+    assert_eq!(task.stats.user_ns, 1_000_000);
+}
