@@ -18,13 +18,29 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn json_run(kernel: &str, workload: &str, duration: &str) -> Value {
-    let o = run(&["run", "--platform", "smp:1", "--kernel", kernel, "--workload", workload, "--duration", duration, "--json"]);
+    let o = run(&[
+        "run",
+        "--platform",
+        "smp:1",
+        "--kernel",
+        kernel,
+        "--workload",
+        workload,
+        "--duration",
+        duration,
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
 fn task<'a>(d: &'a Value, comm: &str) -> &'a Value {
-    d["tasks"].as_array().unwrap().iter().find(|t| t["comm"] == comm).unwrap_or_else(|| panic!("no task {comm}"))
+    d["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["comm"] == comm)
+        .unwrap_or_else(|| panic!("no task {comm}"))
 }
 
 fn share(d: &Value, comm: &str) -> f64 {
@@ -66,7 +82,7 @@ fn periodic_task_beside_a_hog_gets_all_of_its_ten_percent() {
     for k in ["v6.6", "v6.12", "v6.18", "v7.1"] {
         let d = json_run(k, "rt-app examples/periodic-vs-hog.json", "10s");
         let s = share(&d, "periodic-0");
-        assert!(s >= 0.0999 && s <= 0.1002, "{k}: {s}");
+        assert!((0.0999..=0.1002).contains(&s), "{k}: {s}");
     }
 }
 
@@ -84,7 +100,9 @@ fn short_slice_waker_preempts_only_with_preempt_short() {
         let m = &d["workloads"][0]["metrics"];
         (
             m["waker-1.wu_lat_mean_us"]["value"].as_f64().unwrap(),
-            task(&d, "hog-0")["nr_involuntary_switches"].as_u64().unwrap(),
+            task(&d, "hog-0")["nr_involuntary_switches"]
+                .as_u64()
+                .unwrap(),
             m["waker-1.activations"]["value"].as_f64().unwrap(),
         )
     };
@@ -92,9 +110,15 @@ fn short_slice_waker_preempts_only_with_preempt_short() {
         let (lat_on, pre_on, act) = get(&format!("{v} NO_PLACE_LAG"));
         let (lat_off, pre_off, _) = get(&format!("{v} NO_PLACE_LAG NO_PREEMPT_SHORT"));
         assert!(lat_on < 500.0, "{v}: PREEMPT_SHORT latency {lat_on}");
-        assert!(pre_on as f64 >= 0.9 * act, "{v}: {pre_on} preemptions for {act} wakeups");
+        assert!(
+            pre_on as f64 >= 0.9 * act,
+            "{v}: {pre_on} preemptions for {act} wakeups"
+        );
         assert!(lat_off > 1500.0, "{v}: NO_PREEMPT_SHORT latency {lat_off}");
-        assert!((pre_off as f64) < 0.6 * act, "{v}: {pre_off} preemptions without PREEMPT_SHORT");
+        assert!(
+            (pre_off as f64) < 0.6 * act,
+            "{v}: {pre_off} preemptions without PREEMPT_SHORT"
+        );
     }
 }
 
@@ -108,11 +132,26 @@ fn same_inputs_same_bytes() {
         let mut outs = Vec::new();
         for i in 0..2 {
             let t = tmp(&format!("det-{i}.trace"));
-            let o = run(&["run", "--platform", "smp:2", "--kernel", k, "--workload", w, "--duration", "300ms", "--json", "--trace", t.to_str().unwrap()]);
+            let o = run(&[
+                "run",
+                "--platform",
+                "smp:2",
+                "--kernel",
+                k,
+                "--workload",
+                w,
+                "--duration",
+                "300ms",
+                "--json",
+                "--trace",
+                t.to_str().unwrap(),
+            ]);
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             let trace = std::fs::read(&t).unwrap();
             std::fs::remove_file(&t).unwrap();
-            let json = String::from_utf8(o.stdout).unwrap().replace(t.to_str().unwrap(), "TRACE");
+            let json = String::from_utf8(o.stdout)
+                .unwrap()
+                .replace(t.to_str().unwrap(), "TRACE");
             outs.push((json, trace));
         }
         assert_eq!(outs[0].0, outs[1].0, "{k} {w}: JSON differs");
@@ -124,41 +163,106 @@ fn same_inputs_same_bytes() {
 #[test]
 fn trace_is_in_the_kernel_text_format() {
     let t = tmp("fmt.trace");
-    let o = run(&["run", "--platform", "smp:2", "--kernel", "v6.18", "--workload", "rt-app examples/periodic-vs-hog.json", "--duration", "200ms", "--trace", t.to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--platform",
+        "smp:2",
+        "--kernel",
+        "v6.18",
+        "--workload",
+        "rt-app examples/periodic-vs-hog.json",
+        "--duration",
+        "200ms",
+        "--trace",
+        t.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&t).unwrap();
     std::fs::remove_file(&t).unwrap();
     assert!(text.starts_with("# tracer: nop\n"));
-    let recs = schedlab_trace::parse_trace(&text).expect("every line parses with the same parser as the host capture");
+    let recs = schedlab_trace::parse_trace(&text)
+        .expect("every line parses with the same parser as the host capture");
     let count = |n: &str| recs.iter().filter(|r| r.event.name() == n).count();
     assert!(count("sched_switch") > 10);
     assert!(count("sched_waking") > 10 && count("sched_wakeup") > 10);
     assert!(count("sched_wakeup_new") >= 2 && count("sched_process_fork") >= 2);
     // the header states the number of entries, as the kernel's does
-    let entries = format!("# entries-in-buffer/entries-written: {}/{}", recs.len(), recs.len());
-    assert!(text.contains(&entries), "header must count {} entries", recs.len());
+    let entries = format!(
+        "# entries-in-buffer/entries-written: {}/{}",
+        recs.len(),
+        recs.len()
+    );
+    assert!(
+        text.contains(&entries),
+        "header must count {} entries",
+        recs.len()
+    );
 }
 
 #[test]
 fn bad_input_is_one_line_exit_2_and_leaves_no_trace() {
     let t = tmp("bad.trace");
     let bad_json = tmp("bad.json");
-    std::fs::write(&bad_json, "{\n  \"tasks\": {\n    \"a\": { \"run\": 10, }\n  }\n}\n").unwrap();
+    std::fs::write(
+        &bad_json,
+        "{\n  \"tasks\": {\n    \"a\": { \"run\": 10, }\n  }\n}\n",
+    )
+    .unwrap();
     let fifo_json = tmp("fifo.json");
-    std::fs::write(&fifo_json, "{ \"tasks\": { \"a\": { \"policy\": \"SCHED_FIFO\", \"priority\": 10, \"run\": 100 } } }").unwrap();
+    std::fs::write(
+        &fifo_json,
+        "{ \"tasks\": { \"a\": { \"policy\": \"SCHED_FIFO\", \"priority\": 10, \"run\": 100 } } }",
+    )
+    .unwrap();
     let ts = t.to_str().unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["--kernel".into(), "v6.18 NO_FROBNICATE".into()], "NO_FROBNICATE"),
-        (vec!["--kernel".into(), "v6.6 NO_DELAY_DEQUEUE".into()], "DELAY_DEQUEUE does not exist"),
-        (vec!["--kernel".into(), "v6.18+0123456789ab".into()], "0123456789ab"),
-        (vec!["--kernel".into(), "6.18".into()], "unknown preset '6.18'"),
-        (vec!["--kernel".into(), "v6.18 base_slice_ns=abc".into()], "base_slice_ns=abc"),
-        (vec!["--workload".into(), format!("rt-app {}", bad_json.display())], ":3:"),
-        (vec!["--workload".into(), format!("rt-app {}", fifo_json.display())], "SCHED_FIFO"),
-        (vec!["--workload".into(), "rt-app /nonexistent/x.json".into()], "/nonexistent/x.json"),
-        (vec!["--workload".into(), "frobnicate -x".into()], "unknown program 'frobnicate'"),
+        (
+            vec!["--kernel".into(), "v6.18 NO_FROBNICATE".into()],
+            "NO_FROBNICATE",
+        ),
+        (
+            vec!["--kernel".into(), "v6.6 NO_DELAY_DEQUEUE".into()],
+            "DELAY_DEQUEUE does not exist",
+        ),
+        (
+            vec!["--kernel".into(), "v6.18+0123456789ab".into()],
+            "0123456789ab",
+        ),
+        (
+            vec!["--kernel".into(), "6.18".into()],
+            "unknown preset '6.18'",
+        ),
+        (
+            vec!["--kernel".into(), "v6.18 base_slice_ns=abc".into()],
+            "base_slice_ns=abc",
+        ),
+        (
+            vec![
+                "--workload".into(),
+                format!("rt-app {}", bad_json.display()),
+            ],
+            ":3:",
+        ),
+        (
+            vec![
+                "--workload".into(),
+                format!("rt-app {}", fifo_json.display()),
+            ],
+            "SCHED_FIFO",
+        ),
+        (
+            vec!["--workload".into(), "rt-app /nonexistent/x.json".into()],
+            "/nonexistent/x.json",
+        ),
+        (
+            vec!["--workload".into(), "frobnicate -x".into()],
+            "unknown program 'frobnicate'",
+        ),
         (vec!["--duration".into(), "ten".into()], "--duration"),
-        (vec!["--platform".into(), "no-such-machine".into()], "no-such-machine"),
+        (
+            vec!["--platform".into(), "no-such-machine".into()],
+            "no-such-machine",
+        ),
     ];
     for (extra, needle) in cases {
         let mut args: Vec<String> = vec!["run".into(), "--trace".into(), ts.into()];
@@ -179,16 +283,28 @@ fn bad_input_is_one_line_exit_2_and_leaves_no_trace() {
         let o = bin().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{extra:?}: not one line: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{extra:?}: not one line: {err}"
+        );
         assert!(err.contains(needle), "{extra:?}: '{needle}' not in: {err}");
         assert!(!t.exists(), "{extra:?}: a trace file was left behind");
         let dir = t.parent().unwrap();
         let leftovers: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("schedlab-cli-test-{}-bad.trace", std::process::id())))
+            .filter(|e| {
+                e.file_name().to_string_lossy().starts_with(&format!(
+                    "schedlab-cli-test-{}-bad.trace",
+                    std::process::id()
+                ))
+            })
             .collect();
-        assert!(leftovers.is_empty(), "{extra:?}: temporary files left: {leftovers:?}");
+        assert!(
+            leftovers.is_empty(),
+            "{extra:?}: temporary files left: {leftovers:?}"
+        );
     }
     let _ = std::fs::remove_file(&bad_json);
     let _ = std::fs::remove_file(&fifo_json);
@@ -196,7 +312,15 @@ fn bad_input_is_one_line_exit_2_and_leaves_no_trace() {
 
 #[test]
 fn lists_and_help_work() {
-    for what in ["kernels", "patches", "features", "sysctls", "platforms", "workloads", "scenarios"] {
+    for what in [
+        "kernels",
+        "patches",
+        "features",
+        "sysctls",
+        "platforms",
+        "workloads",
+        "scenarios",
+    ] {
         let o = run(&["list", what]);
         assert!(o.status.success(), "list {what}");
         assert!(!o.stdout.is_empty());
@@ -205,7 +329,10 @@ fn lists_and_help_work() {
     let s = String::from_utf8(o.stdout).unwrap();
     // fair.md §11.1: DELAY_DEQUEUE absent in v6.6, on from v6.12
     let row = s.lines().find(|l| l.starts_with("DELAY_DEQUEUE ")).unwrap();
-    assert_eq!(row.split_whitespace().collect::<Vec<_>>(), vec!["DELAY_DEQUEUE", "-", "T", "T", "T", "T", "T"]);
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        vec!["DELAY_DEQUEUE", "-", "T", "T", "T", "T", "T"]
+    );
     assert!(run(&["show", "platform", "rpi5"]).status.success());
     assert!(run(&["help", "run"]).status.success());
     assert_eq!(run(&["list", "nothing"]).status.code(), Some(2));

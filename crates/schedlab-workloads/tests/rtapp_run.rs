@@ -280,16 +280,17 @@ fn resume_wakes_a_suspended_thread_and_an_early_resume_is_lost() {
     );
     k.run_until(1000 * MS);
     let th = w.threads();
-    // The waker sleeps 1 ms from t = 0, 1 ms and 2 ms. Each time it ran, CPU1 armed its tick
-    // for the next millisecond; that tick fires once more on the idle CPU exactly at the sleep's
-    // soft expiry and expires it there (§1.6: any timer interrupt inside [T, T + slack]), so the
-    // resumes come at 1, 2 and 3 ms. Each time the sleeper runs 100 µs and suspends again.
+    // The waker sleeps 1 ms, three times. CPU1 is idle while it sleeps and NO_HZ_IDLE stops
+    // its tick at idle entry (with high-resolution timers the nohz code only looks at the timer
+    // wheel, so the pending hrtimer does not keep the tick alive), so no timer interrupt lands
+    // inside the slack window [T, T + 50 µs]: each sleep ends at its hard expiry, T + 50 µs.
+    // Resumes at 1.05, 2.10 and 3.15 ms; each time the sleeper runs 100 µs and suspends again.
     let ends: Vec<u64> = thread(&th, "sleeper-0")
         .rows
         .iter()
         .map(|r| r.end_ns)
         .collect();
-    assert_eq!(ends, [1100 * US, 2100 * US, 3100 * US]);
+    assert_eq!(ends, [1150 * US, 2200 * US, 3250 * US]);
 
     // A resume at t = 0 comes before the suspend at 1 ms: lost. The sleeper stays suspended
     // until rt-app stops at 1 s, and that loop is not logged.
@@ -311,10 +312,12 @@ fn resume_wakes_a_suspended_thread_and_an_early_resume_is_lost() {
 #[test]
 fn condvar_signal_wakes_one_waiter_and_broadcast_wakes_all() {
     for (wake, expected) in [
-        // One waiter per signal: released at 1 ms and 2 ms, each then runs 100 µs.
-        ("signal", [1100 * US, 2100 * US]),
-        // The first broadcast releases both at 1 ms (the second finds nobody).
-        ("broad", [1100 * US, 1100 * US]),
+        // The signaller's 1 ms sleeps end at their hard expiry (idle CPU, tick stopped; see the
+        // resume test): 1.05 ms, then 1.05 + 1.05 = 2.10 ms. One waiter per signal, each then
+        // runs 100 µs.
+        ("signal", [1150 * US, 2200 * US]),
+        // The first broadcast releases both at 1.05 ms (the second finds nobody).
+        ("broad", [1150 * US, 1150 * US]),
     ] {
         let mut k = kernel(3, 1);
         let w = start(
@@ -330,8 +333,6 @@ fn condvar_signal_wakes_one_waiter_and_broadcast_wakes_all() {
         );
         k.run_until(1000 * MS);
         let th = w.threads();
-        // The signaller's 1 ms sleeps end at 1 and 2 ms: CPU2's tick, armed while it ran, fires
-        // at the soft expiry (see the resume test).
         let mut ends: Vec<u64> = ["w-0", "w-1"]
             .iter()
             .map(|n| thread(&th, n).rows[0].end_ns)
@@ -339,6 +340,49 @@ fn condvar_signal_wakes_one_waiter_and_broadcast_wakes_all() {
         ends.sort_unstable();
         assert_eq!(ends, expected, "{wake}");
     }
+}
+
+#[test]
+fn every_primitive_completes_on_a_platform_with_costs() {
+    // rpi5 has non-zero syscall, futex, atomic and clock costs: user-space charges are paid as
+    // CPU work ahead of the next system call. Counts must come out as on the ideal machine.
+    // The barrier is met once per thread: rt-app's barrier is not safe to reuse in a loop (a
+    // thread that passes can come back before the woken ones re-register and pass again).
+    let p = schedlab_platform::Platform::resolve("rpi5").unwrap();
+    let cfg = KernelConfig::parse("v6.18").unwrap();
+    let mut k = Kernel::new(cfg, MachineDesc::from_platform(&p), 1).unwrap();
+    k.strict = true;
+    k.check_invariants = true;
+    let w = start(
+        &mut k,
+        r#"{ "tasks": {
+             "ping": { "loop": 100, "run": 100, "sem_post": "to_pong", "sem_wait": "to_ping" },
+             "pong": { "loop": 1, "phases": {
+                 "work": { "loop": 100, "sem_wait": "to_pong", "run": 100, "sem_post": "to_ping" },
+                 "meet": { "barrier": "b" } } },
+             "locker": { "instance": 3, "loop": 1, "phases": {
+                 "work": { "loop": 100, "lock": "m", "run": 50, "signal": "c", "unlock": "m" },
+                 "meet": { "barrier": "b" } } },
+             "waiter": { "loop": 1, "lock": "m", "wait": { "ref": "c", "mutex": "m" },
+                         "unlock": "m" } } }"#,
+    );
+    k.run_until(10_000 * MS);
+    let th = w.threads();
+    assert_eq!(k.nr_live, 0, "everybody finished");
+    for t in &th {
+        // A loop of each phase is an activation: 100 + the barrier phase's 1.
+        let expected = match t.name.split('-').next().unwrap() {
+            "waiter" => 1,
+            "ping" => 100,
+            _ => 101,
+        };
+        assert_eq!(t.summary.activations, expected, "{}", t.name);
+        assert!(t.exited, "{}", t.name);
+    }
+    // ping: 100 × 100 µs of run plus the atomics and clock reads it owed.
+    let ping = thread(&th, "ping-0");
+    assert!(user_ns(&k, ping) > 100 * 100 * US, "{}", user_ns(&k, ping));
+    assert!(k.tasks[ping.task.unwrap().index()].stats.sys_ns > 0);
 }
 
 #[test]

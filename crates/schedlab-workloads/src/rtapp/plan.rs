@@ -291,6 +291,7 @@ pub(crate) fn compile(
     let mut sems = Names::default();
     let mut barrier_names = Names::default();
     let mut barriers: Vec<BarrierPlan> = Vec::new();
+    let mut looped_barriers: Vec<usize> = Vec::new();
     let mut timer_names = Names::default();
     let mut timers: Vec<TimerPlan> = Vec::new();
     let task_index: BTreeMap<&str, usize> = file
@@ -416,6 +417,16 @@ pub(crate) fn compile(
                     EventKind::Broad(c) => Ev::Broad(conds.get(c)),
                     EventKind::Barrier(b) => {
                         let i = barrier_names.get(b);
+                        let repeats = p.loop_count != 1 || t.loop_count != 1;
+                        if repeats && !looped_barriers.contains(&i) {
+                            looped_barriers.push(i);
+                            notes.push(format!(
+                                "barrier {b:?} is met in a loop (task {:?}): as in rt-app, a \
+                                 thread that passes it can come back before the woken threads \
+                                 have re-registered and pass again, so users may drift apart",
+                                t.name
+                            ));
+                        }
                         if i == barriers.len() {
                             barriers.push(BarrierPlan {
                                 mutex: mutexes.fresh(),
@@ -460,7 +471,7 @@ pub(crate) fn compile(
     let initial: Vec<usize> = tasks
         .iter()
         .enumerate()
-        .flat_map(|(i, t)| std::iter::repeat(i).take(t.instance as usize))
+        .flat_map(|(i, t)| std::iter::repeat_n(i, t.instance as usize))
         .collect();
     if initial.is_empty() {
         return Err(PlanError::Invalid(

@@ -129,8 +129,7 @@ impl ThreadRecord {
         let _ = writeln!(s, "# Policy : {} priority : {}", self.policy, self.prio);
         let _ = writeln!(
             s,
-            "{} {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}",
-            "#idx",
+            "#idx {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}",
             "perf",
             "run",
             "period",

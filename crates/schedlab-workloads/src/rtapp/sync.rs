@@ -69,7 +69,11 @@ pub(crate) struct Sem {
 }
 
 /// rt-app's barrier resource: `waiting` starts at users − 1 and counts down to the last
-/// arriver, which broadcasts (rt-app.c `run_event`, `rtapp_barrier`).
+/// arriver, which broadcasts (rt-app.c `run_event`, `rtapp_barrier`). A woken waiter adds
+/// itself back only after it has re-taken the mutex, so when the barrier is met in a loop the
+/// last arriver can come round again, find 0 and pass a second time: the users drift apart
+/// and, with finite loops, the others end up waiting for a thread that has finished. This is
+/// rt-app's algorithm and is kept as it is.
 #[derive(Debug)]
 pub(crate) struct BarrierObj {
     pub mutex: usize,
