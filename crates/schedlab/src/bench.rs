@@ -10,6 +10,14 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Instant;
 
+/// Resident set size of this process in bytes (Linux `/proc/self/statm`), used only to report
+/// memory per simulated task; `None` where it cannot be read.
+fn heap_live() -> Option<usize> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
 /// One side of a futex ping-pong: wake the partner, wait for our turn, repeat.
 struct PingPong {
     me: Rc<Cell<Option<FutexId>>>,
@@ -58,12 +66,34 @@ impl Program for Hog {
     }
 }
 
+/// Runs `run` µs, then sleeps until `period` µs after the start of the run, forever.
+struct RunSleep {
+    run: u64,
+    period: u64,
+    next: u64,
+    sleeping: bool,
+}
+impl Program for RunSleep {
+    fn next(&mut self, cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+        if self.sleeping {
+            self.sleeping = false;
+            Op::SleepUntil(self.next)
+        } else {
+            self.sleeping = true;
+            self.next = cx.now() + self.period;
+            Op::Run(self.run)
+        }
+    }
+}
+
 /// Result of one benchmark.
 pub struct BenchResult {
     pub name: &'static str,
     pub switches: u64,
     pub sim_ns: u64,
     pub wall_s: f64,
+    /// Growth of the resident set per task over the run (kernel, tasks, event queue).
+    pub bytes_per_task: Option<f64>,
 }
 
 impl BenchResult {
@@ -121,6 +151,7 @@ pub fn pingpong(sim_ns: u64) -> BenchResult {
         switches: k.stats.nr_switches,
         sim_ns,
         wall_s: t0.elapsed().as_secs_f64(),
+        bytes_per_task: None,
     }
 }
 
@@ -147,6 +178,47 @@ pub fn hogs(n: usize, sim_ns: u64) -> BenchResult {
         switches: k.stats.nr_switches,
         sim_ns,
         wall_s: t0.elapsed().as_secs_f64(),
+        bytes_per_task: None,
+    }
+}
+
+/// (c) A 256-CPU machine with `ntasks` tasks each running 50 µs of every 500 µs (period
+/// staggered per task so they do not move in lockstep): wakeups, idle entry and exit, wakeup
+/// placement and load balancing at scale.
+pub fn smp_wakeups(ncpus: usize, ntasks: usize, sim_ns: u64) -> BenchResult {
+    let before = heap_live();
+    let cfg = KernelConfig::parse("v6.18").unwrap();
+    let mut k = Kernel::new(cfg, machine(ncpus), 1).unwrap();
+    for i in 0..ntasks as u64 {
+        let t = k.create_task(
+            Box::new(RunSleep {
+                run: 50_000,
+                period: 450_000 + (i * 7919) % 100_000,
+                next: 0,
+                sleeping: false,
+            }),
+            &TaskAttrs {
+                comm: Some(format!("w{i}")),
+                ..Default::default()
+            },
+            None,
+            false,
+        );
+        k.start_task(t);
+    }
+    let t0 = Instant::now();
+    k.run_until(sim_ns);
+    let wall_s = t0.elapsed().as_secs_f64();
+    let bytes_per_task = match (before, heap_live()) {
+        (Some(b), Some(a)) => Some(a.saturating_sub(b) as f64 / ntasks as f64),
+        _ => None,
+    };
+    BenchResult {
+        name: "256 CPUs, 2560 tasks wake/sleep",
+        switches: k.stats.nr_switches,
+        sim_ns,
+        wall_s,
+        bytes_per_task,
     }
 }
 
@@ -156,20 +228,25 @@ pub fn run_benchmarks(quick: bool) -> Result<String, String> {
     let results = [
         pingpong(200_000_000 * scale),
         hogs(1000, 20_000_000_000 * scale),
+        smp_wakeups(256, 2560, 100_000_000 * scale),
     ];
     let mut s = String::new();
     s.push_str(&format!(
-        "{:<36} {:>12} {:>12} {:>10} {:>16}\n",
-        "BENCHMARK", "SWITCHES", "SIMULATED", "WALL", "SWITCHES/WALL-S"
+        "{:<36} {:>12} {:>12} {:>10} {:>16} {:>11}\n",
+        "BENCHMARK", "SWITCHES", "SIMULATED", "WALL", "SWITCHES/WALL-S", "BYTES/TASK"
     ));
     for r in &results {
+        let mem = r
+            .bytes_per_task
+            .map_or_else(|| "-".to_string(), |b| format!("{b:.0}"));
         s.push_str(&format!(
-            "{:<36} {:>12} {:>10.2} s {:>8.3} s {:>16.0}\n",
+            "{:<36} {:>12} {:>10.2} s {:>8.3} s {:>16.0} {:>11}\n",
             r.name,
             r.switches,
             r.sim_ns as f64 / 1e9,
             r.wall_s,
-            r.rate()
+            r.rate(),
+            mem
         ));
     }
     Ok(s)
