@@ -210,6 +210,11 @@ pub struct Platform {
     pub preempt: PreemptModel,
     /// `CONFIG_PREEMPT_DYNAMIC`: the model can be changed at boot (`preempt=`).
     pub preempt_dynamic: bool,
+    /// Frequency of the counter behind `sched_clock()` (the arm64 architected timer,
+    /// `CNTFRQ_EL0`; the TSC on x86, which `cyc2ns` turns into 1 ns steps). The runqueue clock
+    /// only moves in steps of one counter tick, which decides exact ties in `update_curr`
+    /// arithmetic (1 000 000 000 = 1 ns resolution).
+    pub sched_clock_hz: u64,
     pub isolation: Isolation,
     /// `relax_domain_level=` boot parameter (levels at or above lose `SD_BALANCE_WAKE` and
     /// `SD_BALANCE_NEWIDLE`), `None` when not given.
@@ -943,6 +948,9 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         )
     })?;
     let preempt_dynamic = kt.opt_bool("preempt_dynamic")?.unwrap_or(false);
+    let sched_clock_hz = kt
+        .opt_uint("sched_clock_hz", 1_000, 1_000_000_000)?
+        .unwrap_or(1_000_000_000);
     let mut isolation = Isolation::default();
     if let Some(s) = kt.opt_str("isolcpus")? {
         let (cpus, nohz, domain, managed) = parse_isolcpus(s).map_err(|m| kt.err("isolcpus", m))?;
@@ -1046,7 +1054,11 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         .ok_or_else(|| top.missing("costs"))?;
     let mut costs = CostModel::zero();
     costs.jitter_sigma_ppm = 100_000;
-    let given = read_costs(&ct, &mut costs, &["reference_capacity", "jitter_sigma"])?;
+    let given = read_costs(
+        &ct,
+        &mut costs,
+        &["reference_capacity", "jitter_sigma", "calibration"],
+    )?;
     let missing: Vec<&str> = COST_FIELDS
         .iter()
         .filter(|f| f.required && !given.contains(&f.name))
@@ -1065,6 +1077,20 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
     if let Some(j) = ct.opt_decimal("jitter_sigma", 6)? {
         costs.jitter_sigma_ppm =
             u32::try_from(j).map_err(|_| ct.err("jitter_sigma", "too large"))?;
+    }
+    // `calibration`: one factor on every CPU-work cost of the column (not on latencies), fitted
+    // to a single baseline measurement and recorded with it in the file.
+    if let Some(ppm) = ct.opt_decimal("calibration", 6)? {
+        if !(100_000..=10_000_000).contains(&ppm) {
+            return Err(ct.err("calibration", "must be between 0.1 and 10"));
+        }
+        costs = costs.map(|name, v| {
+            if LATENCY_FIELDS.contains(&name) {
+                v
+            } else {
+                Nanos(((v.0 as u128 * ppm as u128 + 500_000) / 1_000_000) as u64)
+            }
+        });
     }
     ct.finish()?;
 
@@ -1437,6 +1463,7 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         hz,
         preempt,
         preempt_dynamic,
+        sched_clock_hz,
         isolation,
         relax_domain_level,
         governor,
@@ -1524,15 +1551,18 @@ mod tests {
         assert_eq!(p.cpus[2].freq_max_khz, 2_800_000);
         assert_eq!(p.cpus[2].freq_cur_khz, 2_800_000);
         let c = p.costs(0);
-        assert_eq!(c.c_ttwu, Nanos(300)); // 0.30 µs
-        assert_eq!(c.c_ctxsw_process, Nanos(1_070)); // 1.07 µs = 1.37 − c_ttwu [S1]
-        assert_eq!(c.c_ctxsw_thread, Nanos(1_000));
-        assert_eq!(c.c_pipe_write, Nanos(350));
-        assert_eq!(c.c_pipe_read, Nanos(270));
-        assert_eq!(c.c_fork, Nanos::from_us(90));
-        assert_eq!(c.lat_ipi, Nanos::from_us(1));
+        // The column's values times the file's calibration 0.866, rounded half up; latencies
+        // (lat_ipi, cache lines) are not CPU work and keep their value.
+        assert_eq!(c.c_ttwu, Nanos(260)); // 0.30 µs × 0.866 = 259.8 ns
+        assert_eq!(c.c_ctxsw_process, Nanos(927)); // 1.07 µs (1.37 − c_ttwu [S1]) × 0.866 = 926.62
+        assert_eq!(c.c_ctxsw_thread, Nanos(866)); // 1.0 µs × 0.866
+        assert_eq!(c.c_pipe_write, Nanos(303)); // 0.35 µs × 0.866 = 303.1
+        assert_eq!(c.c_pipe_read, Nanos(234)); // 0.27 µs × 0.866 = 233.82
+        assert_eq!(c.c_fork, Nanos(77_940)); // 90 µs × 0.866
+        assert_eq!(c.lat_ipi, Nanos::from_us(1)); // latency: not calibrated
         assert_eq!(c.c_migrate_cold, None); // "—" in Table 1.11-A
-        assert_eq!(c.c_line_llc, Some(Nanos(40))); // smp.md §8.2
+        assert_eq!(c.c_line_llc, Some(Nanos(40))); // smp.md §8.2, latency
+        assert_eq!(p.sched_clock_hz, 54_000_000); // 54 MHz arch timer
         assert_eq!(c.jitter_sigma_ppm, 100_000); // §0.2 default 0.10
         assert_eq!(p.idle_states(1)[0].name, "WFI");
         assert_eq!(p.idle_states(1)[0].exit_latency_ns, Nanos::from_us(1));
@@ -1553,10 +1583,11 @@ mod tests {
         assert_eq!(p.cpus[0].freq_cur_khz, 2_400_000);
         assert_eq!(p.capacity_orig(0), 1024);
         let c = p.costs(3);
-        assert_eq!(c.c_ttwu, Nanos(350));
-        assert_eq!(c.c_ctxsw_process, Nanos(1_250));
-        assert_eq!(c.c_clock, Nanos(35));
-        assert_eq!(c.c_pipe_write, Nanos(408)); // 0.35 × 2.8/2.4 = 0.4083
+        // The 2.4 GHz column, with the calibration inherited from rpi5 (× 0.866, half up).
+        assert_eq!(c.c_ttwu, Nanos(303)); // 350 × 0.866 = 303.1
+        assert_eq!(c.c_ctxsw_process, Nanos(1_083)); // 1250 × 0.866 = 1082.5
+        assert_eq!(c.c_clock, Nanos(30)); // 35 × 0.866 = 30.31
+        assert_eq!(c.c_pipe_write, Nanos(353)); // 0.35 × 2.8/2.4 = 0.408 µs; × 0.866 = 353.3
         assert_eq!(p.preempt, PreemptModel::Full); // inherited from rpi5
                                                    // Inherited values keep their origin.
         assert!(p
@@ -1567,16 +1598,47 @@ mod tests {
     }
 
     #[test]
+    fn calibration_and_sched_clock() {
+        // calibration 0.5 halves CPU-work costs (half up) and leaves latencies alone; a file
+        // that extends rpi5 and sets it replaces rpi5's 0.866 (the column itself is unchanged).
+        let text = "extends = \"rpi5\"\nname = \"h\"\ndescription = \"d\"\n\
+                    [kernel]\nsched_clock_hz = 19200000\n[costs]\ncalibration = 0.5\n";
+        let p = Platform::from_toml_str(text, "u.toml").unwrap();
+        let c = p.costs(0);
+        assert_eq!(c.c_ttwu, Nanos(150)); // 300 × 0.5
+        assert_eq!(c.c_clock, Nanos(15)); // 30 × 0.5
+        assert_eq!(c.lat_ipi, Nanos::from_us(1));
+        assert_eq!(p.sched_clock_hz, 19_200_000);
+        // default: 1 ns resolution
+        assert_eq!(Platform::smp(2).unwrap().sched_clock_hz, 1_000_000_000);
+        let bad =
+            "extends = \"rpi5\"\nname = \"h\"\ndescription = \"d\"\n[costs]\ncalibration = 20\n";
+        let e = Platform::from_toml_str(bad, "u.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("u.toml:5") && e.contains("costs.calibration"),
+            "{e}"
+        );
+        let bad =
+            "extends = \"rpi5\"\nname = \"h\"\ndescription = \"d\"\n[kernel]\nsched_clock_hz = 5\n";
+        let e = Platform::from_toml_str(bad, "u.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kernel.sched_clock_hz"), "{e}");
+    }
+
+    #[test]
     fn frequency_override_scales_costs() {
         // workloads.md §0.2: cost × f_max / f_cur; latencies are not CPU work.
         let text = "extends = \"rpi5\"\nname = \"rpi5-1.4\"\ndescription = \"d\"\n\
                     [[cpu_class]]\nname = \"A76\"\ncapacity = 1024\nfreq_max_mhz = 2800\nfreq_cur_mhz = 1400\n";
         let p = Platform::from_toml_str(text, "u.toml").unwrap();
         let c = p.costs(0);
-        assert_eq!(c.c_ttwu, Nanos(600)); // 300 × 2800/1400
+        assert_eq!(c.c_ttwu, Nanos(520)); // 260 (calibrated) × 2800/1400
         assert_eq!(p.arch_scale_freq_capacity(0), 512); // 1400 × 1024 / 2800
         assert_eq!(p.arch_scale_cpu_capacity(0), 1024);
-        assert_eq!(c.c_fork, Nanos::from_us(180));
+        assert_eq!(c.c_fork, Nanos(155_880)); // 77 940 × 2
         assert_eq!(c.lat_ipi, Nanos::from_us(1)); // unscaled
         assert!(p.idle_states(0).is_empty()); // the replaced class has no idle states
     }

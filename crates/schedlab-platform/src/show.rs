@@ -70,6 +70,13 @@ impl Platform {
             },
             self.note("kernel.preempt")
         );
+        let _ = writeln!(
+            o,
+            "  sched_clock {} MHz (resolution {} ns){}",
+            format_decimal(self.sched_clock_hz / 1000, 3),
+            1_000_000_000u64.div_ceil(self.sched_clock_hz).max(1),
+            self.note("kernel.sched_clock_hz")
+        );
         let iso = &self.isolation;
         let mut flags = Vec::new();
         if iso.nohz {

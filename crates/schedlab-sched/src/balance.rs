@@ -1565,10 +1565,12 @@ impl Kernel {
         }
         // The same steps as move_queued_task() (schedule.rs) for the stopper's case.
         self.tasks[p.index()].on_rq = OnRq::Migrating;
+        self.update_rq_clock(src);
         let kept = self.dequeue_task(src, p, DEQUEUE_NOCLOCK | DEQUEUE_MIGRATING);
         self.sched_warn_on(!kept, "a migration dequeue was delayed");
         self.migrate_task_rq_fair_lb(p);
         self.set_task_cpu(p, dst, src);
+        self.update_rq_clock(dst);
         self.enqueue_task(dst, p, ENQUEUE_NOCLOCK | ENQUEUE_MIGRATING);
         self.tasks[p.index()].on_rq = OnRq::Queued;
         self.wakeup_preempt(dst, p, 0, true);

@@ -61,6 +61,8 @@ pub struct MachineDesc {
     pub smt_mask: Vec<CpuMask>,
     /// The sched-domain hierarchy (kernel/sched/topology.c).
     pub domains: SchedDomains,
+    /// Frequency of the counter behind `sched_clock()`: the runqueue clock moves in its steps.
+    pub sched_clock_hz: u64,
 }
 
 impl MachineDesc {
@@ -100,6 +102,7 @@ impl MachineDesc {
             smt_throughput_ppm: p.smt_throughput_ppm,
             smt_mask: (0..n).map(|c| p.cpu_smt_mask(c)).collect(),
             domains,
+            sched_clock_hz: p.sched_clock_hz,
         }
     }
 
@@ -112,6 +115,7 @@ impl MachineDesc {
         m.costs = vec![CostModel::zero(); ncpus];
         m.idle_exit_ns = vec![0; ncpus];
         m.idle_polling = vec![false; ncpus];
+        m.sched_clock_hz = 1_000_000_000;
         m
     }
 }
@@ -341,6 +345,12 @@ pub struct Rq {
     /// hrtimers armed on this CPU whose soft expiry (range start) has passed or will pass,
     /// expired early by any other timer interrupt (timer slack, workloads.md §1.6).
     pub range_timers: Vec<u32>,
+    /// `rq->clock_task`: the time the fair class sees, refreshed only by `update_rq_clock()`
+    /// at the points where the kernel calls it (taking the runqueue lock, `__schedule`, the
+    /// tick...). Work done between two refreshes under one lock hold is invisible to
+    /// `update_curr()`: in `ttwu_do_activate()` the enqueue and the preemption check read the
+    /// same clock, so the waker's own enqueue work never counts against its eligibility.
+    pub clock_task: u64,
 }
 
 /// An hrtimer (nanosleep).
@@ -520,6 +530,7 @@ impl Kernel {
                 capacity_orig: k.machine.capacity_orig[cpu],
                 stats: CpuStats::default(),
                 range_timers: Vec::new(),
+                clock_task: 0,
             });
         }
         k.init_select_state();
@@ -777,6 +788,7 @@ impl Kernel {
             let curr = self.rqs[cpu].curr;
             if !self.tasks[curr.index()].is_idle_task {
                 self.progress_segment(cpu);
+                self.update_rq_clock(cpu);
                 // progress_segment retired the pending SegEnd (generation bump); arm the
                 // remainder again so that a later run_until continues the segment.
                 if !self.tasks[curr.index()].exec.segs.is_empty() {

@@ -1123,6 +1123,10 @@ impl Kernel {
             self.progress_segment(cpu);
         }
         let list = std::mem::take(&mut self.rqs[cpu].wake_list);
+        if !list.is_empty() {
+            // sched_ttwu_pending(): rq_lock + update_rq_clock, then activate each wakee
+            self.update_rq_clock(cpu);
+        }
         for (p, wf) in list {
             // only WF_MIGRATED survives the wake list (smp.md §1.5.2)
             self.tasks[p.index()].on_rq = OnRq::No;
@@ -1147,6 +1151,7 @@ impl Kernel {
         let queued = self.tasks[t.index()].on_rq == OnRq::Queued;
         let running = self.rqs[cpu].curr == t;
         let old_nice = self.tasks[t.index()].nice;
+        self.update_rq_clock(cpu); // task_rq_lock() + update_rq_clock()
         if queued {
             self.dequeue_task(cpu, t, DEQUEUE_SAVE | DEQUEUE_NOCLOCK);
         }

@@ -311,7 +311,7 @@ impl Kernel {
         let Some(curr) = self.cfs[cfs.index()].curr else {
             return;
         };
-        let now = self.now;
+        let now = self.rq_clock_task(self.cfs[cfs.index()].cpu);
         let delta = now as i64 - self.se[curr.index()].exec_start as i64;
         if delta <= 0 {
             return;
@@ -1178,7 +1178,7 @@ impl Kernel {
                 self.set_protect_slice(cfs, se);
             }
         }
-        self.se[se.index()].exec_start = self.now;
+        self.se[se.index()].exec_start = self.rq_clock_task(self.cfs[cfs.index()].cpu);
         self.cfs[cfs.index()].curr = Some(se);
         let e = &mut self.se[se.index()];
         e.prev_sum_exec_runtime = e.sum_exec_runtime;
@@ -1432,7 +1432,9 @@ impl Kernel {
     /// update_curr has just refreshed `exec_start` (fair.md §6.7).
     fn preempt_sync(&self, wake_flags: u32, pse: SeId, se: SeId) -> Action {
         let mut threshold = self.cfg.sysctl.migration_cost_ns;
-        let delta = (self.now as i64 - self.se[se.index()].exec_start as i64).max(0) as u64;
+        let cpu = self.cfs[self.se[se.index()].cfs_rq.index()].cpu;
+        let delta =
+            (self.rq_clock_task(cpu) as i64 - self.se[se.index()].exec_start as i64).max(0) as u64;
         if wake_flags & WF_RQ_SELECTED != 0 {
             threshold >>= 2;
         }
@@ -1469,6 +1471,7 @@ impl Kernel {
             return;
         }
         self.clear_buddies(cfs, se);
+        self.update_rq_clock(cpu);
         self.update_curr(cfs);
         if self.cfg.has(P::YieldForfeit) {
             if self.entity_eligible(cfs, se) {
@@ -2230,6 +2233,7 @@ mod tests {
         k.cfs[root.index()].next = Some(sa);
         let (b, _) = wake_b(&mut k, 0, Some(100_000));
         k.now = 1_000_000;
+        k.update_rq_clock(0); // the tick takes the rq lock and updates the clock
         k.update_curr(root);
         assert_eq!(k.se[sa.index()].vruntime, 1_200_000);
         assert_eq!(k.rqs[0].resched, Resched::Full);

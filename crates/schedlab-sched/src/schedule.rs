@@ -325,7 +325,31 @@ impl Kernel {
         self.set_task_cpu_raw(p, cpu);
     }
 
-    pub(crate) fn update_rq_clock(&mut self, _cpu: usize) {}
+    /// kernel: core.c update_rq_clock(). `rq->clock` is `sched_clock()`, which advances in
+    /// steps of the platform's counter (`sched_clock_hz`; 18.5 ns on a 54 MHz arch timer). No
+    /// IRQ-time or steal-time accounting: `clock_task` equals it.
+    pub(crate) fn update_rq_clock(&mut self, cpu: usize) {
+        let c = self.sched_clock();
+        debug_assert!(self.rqs[cpu].clock_task <= c, "rq clock went backward");
+        self.rqs[cpu].clock_task = c;
+    }
+
+    /// kernel: time/sched_clock.c sched_clock(): the counter value at `now`, in ns.
+    #[inline]
+    pub(crate) fn sched_clock(&self) -> u64 {
+        let hz = self.machine.sched_clock_hz;
+        if hz == 1_000_000_000 {
+            return self.now;
+        }
+        let cyc = self.now as u128 * hz as u128 / 1_000_000_000;
+        (cyc * 1_000_000_000 / hz as u128) as u64
+    }
+
+    /// kernel: sched.h rq_clock_task()
+    #[inline]
+    pub(crate) fn rq_clock_task(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].clock_task
+    }
 
     /// Integrates `nr_running` over time before it changes.
     fn account_nr_running(&mut self, cpu: usize) {
@@ -366,10 +390,14 @@ impl Kernel {
     pub(crate) fn move_queued_task(&mut self, src: usize, dst: usize, p: TaskId) {
         debug_assert!(self.rqs[src].curr != p && self.tasks[p.index()].on_rq == OnRq::Queued);
         self.tasks[p.index()].on_rq = OnRq::Migrating;
+        // the callers hold the source lock with its clock updated (sched_balance_rq() on the
+        // busiest rq, the stopper); the destination's is updated when it is locked
+        self.update_rq_clock(src);
         let kept = self.dequeue_task(src, p, DEQUEUE_NOCLOCK | DEQUEUE_MIGRATING);
         debug_assert!(kept, "a migration dequeue is never delayed");
         self.migrate_task_rq_fair_lb(p);
         self.set_task_cpu(p, dst, src);
+        self.update_rq_clock(dst);
         self.enqueue_task(dst, p, ENQUEUE_NOCLOCK | ENQUEUE_MIGRATING);
         self.tasks[p.index()].on_rq = OnRq::Queued;
         self.wakeup_preempt(dst, p, 0, true);
@@ -427,6 +455,7 @@ impl Kernel {
         let prev_is_idle = self.tasks[prev.index()].is_idle_task;
         // whatever happens, the pending request is consumed by this schedule()
         self.rqs[cpu].resched = Resched::None;
+        self.update_rq_clock(cpu);
         if !prev_is_idle {
             self.progress_segment(cpu);
         }
@@ -590,6 +619,7 @@ impl Kernel {
         }
         self.executing = Some(cpu);
         self.progress_segment(cpu);
+        self.update_rq_clock(cpu);
         // the tick is a timer interrupt: sleepers whose slack window has opened expire now
         self.expire_range_timers(cpu);
         self.stats.ticks += 1;
