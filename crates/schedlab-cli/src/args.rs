@@ -64,7 +64,7 @@ const COMMANDS: &[(&str, Command, &str)] = &[
     (
         "bench",
         Bench,
-        "measure simulator speed (simulated context switches per wall second)",
+        "bench [pingpong|hogs|smp|stress-ng]...: simulator speed (simulated context switches per wall second)",
     ),
     ("help", Help, "help [COMMAND]"),
 ];

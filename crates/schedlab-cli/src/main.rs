@@ -88,7 +88,8 @@ fn dispatch(p: Parsed) -> CliResult {
         }
         Command::Compare => cmd_compare(&p),
         Command::Bench => {
-            let out = schedlab::bench::run_benchmarks(p.quick).map_err(|e| (1, e))?;
+            let out =
+                schedlab::bench::run_benchmarks(p.quick, &p.positional).map_err(|e| (2, e))?;
             print!("{out}");
             Ok(())
         }

@@ -337,3 +337,37 @@ fn lists_and_help_work() {
     assert!(run(&["help", "run"]).status.success());
     assert_eq!(run(&["list", "nothing"]).status.code(), Some(2));
 }
+
+#[test]
+fn run_ahead_shortcut_changes_nothing() {
+    // SIM_RUN_AHEAD skips the event queue for a segment that ends before every other event;
+    // the trace and the JSON must be the same bytes without it (apart from the kernel string).
+    let out = |extra: &str, trace: &PathBuf| {
+        let kernel = format!("v6.12{extra}");
+        let o = run(&[
+            "run",
+            "--platform",
+            "rpi5",
+            "--kernel",
+            &kernel,
+            "--workload",
+            "stress-ng --pipe 2 --timeout 1s",
+            "--workload",
+            "rt-app examples/periodic-vs-hog.json",
+            "--duration",
+            "50ms",
+            "--json",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let json = String::from_utf8(o.stdout).unwrap().replace(&kernel, "K");
+        (json, std::fs::read(trace).unwrap())
+    };
+    let (ta, tb) = (tmp("ra-on.txt"), tmp("ra-off.txt"));
+    let (ja, tra) = out("", &ta);
+    let (jb, trb) = out(" NO_SIM_RUN_AHEAD", &tb);
+    assert_eq!(ja, jb);
+    assert!(tra == trb, "traces differ");
+    let _ = (std::fs::remove_file(ta), std::fs::remove_file(tb));
+}

@@ -109,9 +109,11 @@ impl Rng {
         if sigma_ppm == 0 {
             return 1 << 32;
         }
-        let z = self.normal_q32() as i128;
-        let x = z * sigma_ppm as i128 / 1_000_000;
-        exp_q32(x as i64)
+        // |z| ≤ 6·2^32 and sigma_ppm ≤ 2^32: the product fits in i64 (the same truncating
+        // division as in i128, so the same values)
+        let z = self.normal_q32();
+        let x = z * sigma_ppm as i64 / 1_000_000;
+        exp_q32(x)
     }
 
     /// Applies a log-normal jitter with shape `sigma_ppm / 1e6` to `value`.
@@ -124,25 +126,96 @@ impl Rng {
     }
 }
 
+/// Log-normal jitter factors for one shape σ, tabulated once so that a draw costs three
+/// generator steps and a table read. The normal variate is Irwin–Hall (the sum of twelve
+/// 16-bit uniforms, minus 6: mean 0, variance 1 − 1/65536², bounded to ±6), quantized to
+/// 1/1024; the table holds `e^(σ·z)` at the centre of each of the 12 288 cells, in Q32, computed
+/// with [`exp_q32`] (integer arithmetic: the same table on every machine).
+#[derive(Clone, Debug)]
+pub struct LognormalTable {
+    sigma_ppm: u32,
+    factors: Box<[u64]>,
+}
+
+impl LognormalTable {
+    /// Cells of 1/1024 over z ∈ [−6, 6).
+    const CELLS: usize = 12 * 1024;
+
+    pub fn new(sigma_ppm: u32) -> LognormalTable {
+        let factors = (0..Self::CELLS as i64)
+            .map(|i| {
+                // cell centre: z = (2i + 1)/2048 − 6, in Q32
+                let z = ((2 * i + 1) << 32) / 2048 - (6i64 << 32);
+                exp_q32(z * sigma_ppm as i64 / 1_000_000)
+            })
+            .collect();
+        LognormalTable { sigma_ppm, factors }
+    }
+
+    /// The table for `sigma_ppm`, built once per process and shared (it depends on σ only).
+    pub fn shared(sigma_ppm: u32) -> std::sync::Arc<LognormalTable> {
+        use std::sync::{Arc, Mutex, OnceLock};
+        static TABLES: OnceLock<Mutex<Vec<Arc<LognormalTable>>>> = OnceLock::new();
+        let mut v = TABLES
+            .get_or_init(|| Mutex::new(Vec::new()))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = v.iter().find(|t| t.sigma_ppm == sigma_ppm) {
+            return t.clone();
+        }
+        let t = Arc::new(LognormalTable::new(sigma_ppm));
+        v.push(t.clone());
+        t
+    }
+
+    pub fn sigma_ppm(&self) -> u32 {
+        self.sigma_ppm
+    }
+
+    /// One factor (median ≈ 1, Q32).
+    #[inline]
+    pub fn factor_q32(&self, rng: &mut Rng) -> u64 {
+        let mut sum: u64 = 0;
+        for _ in 0..3 {
+            let v = rng.next_u64();
+            sum += (v & 0xffff) + ((v >> 16) & 0xffff) + ((v >> 32) & 0xffff) + (v >> 48);
+        }
+        // sum/65536 − 6 in cells of 1/1024: index = sum / 64
+        self.factors[(sum >> 6) as usize]
+    }
+
+    /// `value` times one factor.
+    #[inline]
+    pub fn apply(&self, rng: &mut Rng, value: u64) -> u64 {
+        if self.sigma_ppm == 0 || value == 0 {
+            return value;
+        }
+        ((value as u128 * self.factor_q32(rng) as u128) >> 32) as u64
+    }
+}
+
 /// `e^x` for `x` in Q32 fixed point, result in Q32. Valid for |x| < 20.
 /// Range reduction `x = n·ln2 + r`, |r| ≤ ln2/2, then a Taylor series for `e^r`.
 pub fn exp_q32(x: i64) -> u64 {
-    const ONE: i128 = 1 << 32;
+    const ONE: i64 = 1 << 32;
     // ln 2 in Q32 = 0.693147180559945 * 2^32
-    const LN2: i128 = 2_977_044_472;
-    let x = x as i128;
+    const LN2: i64 = 2_977_044_472;
+    // |x| < 20·2^32 keeps every step in i64 except the term product, which is widened; the
+    // divisions truncate toward zero exactly as the former all-i128 version did.
     let n = if x >= 0 {
         (x + LN2 / 2) / LN2
     } else {
         (x - LN2 / 2) / LN2
     };
-    let r = x - n * LN2;
-    // e^r = Σ r^k / k!
-    let mut term = ONE;
-    let mut sum = ONE;
-    for k in 1..=14i128 {
-        term = term * r / ONE / k;
-        sum += term;
+    let r = x - n * LN2; // |r| ≤ ln2/2 in Q32
+                         // e^r = Σ r^k / k!
+    let mut term: i64 = ONE;
+    let mut sum: i128 = ONE as i128;
+    for k in 1..=14i64 {
+        // |term| ≤ 2^32 and |r| < 2^31: the product fits in i64 and so does the quotient
+        let p = term * r;
+        term = p / ONE / k;
+        sum += term as i128;
         if term == 0 {
             break;
         }
@@ -226,6 +299,64 @@ mod tests {
         assert!((e1 - std::f64::consts::E).abs() < 1e-8, "{e1}");
         let em1 = exp_q32(-(1 << 32)) as f64 / (1u64 << 32) as f64;
         assert!((em1 - 0.367_879_441_171_442_3).abs() < 1e-8, "{em1}");
+    }
+
+    /// The all-i128 formulation the fast `exp_q32` replaced; both must agree bit for bit so
+    /// that jittered runs keep their values.
+    fn exp_q32_i128(x: i64) -> u64 {
+        const ONE: i128 = 1 << 32;
+        const LN2: i128 = 2_977_044_472;
+        let x = x as i128;
+        let n = if x >= 0 {
+            (x + LN2 / 2) / LN2
+        } else {
+            (x - LN2 / 2) / LN2
+        };
+        let r = x - n * LN2;
+        let (mut term, mut sum) = (ONE, ONE);
+        for k in 1..=14i128 {
+            term = term * r / ONE / k;
+            sum += term;
+            if term == 0 {
+                break;
+            }
+        }
+        if n >= 0 {
+            (sum << n) as u64
+        } else {
+            (sum >> (-n)) as u64
+        }
+    }
+
+    #[test]
+    fn exp_q32_matches_the_i128_formulation() {
+        let mut r = Rng::from_seed(3);
+        for i in -2000i64..=2000 {
+            let x = i * (1 << 32) / 200; // −10 … 10 in steps of 0.005
+            assert_eq!(exp_q32(x), exp_q32_i128(x), "x = {x}");
+        }
+        for _ in 0..20_000 {
+            let x = (r.next_u64() % (20u64 << 33)) as i64 - (20i64 << 32);
+            assert_eq!(exp_q32(x), exp_q32_i128(x), "x = {x}");
+        }
+    }
+
+    #[test]
+    fn lognormal_table_shape() {
+        // σ = 0.10: median e^0 = 1, mean e^(σ²/2) = 1.005, 84th percentile e^σ = 1.105;
+        // the table is symmetric in log space around the middle cell boundary.
+        let t = LognormalTable::new(100_000);
+        let mut r = Rng::from_seed(11);
+        let mut v: Vec<u64> = (0..200_001).map(|_| t.factor_q32(&mut r)).collect();
+        v.sort_unstable();
+        let q = |p: f64| v[(p * (v.len() - 1) as f64) as usize] as f64 / (1u64 << 32) as f64;
+        assert!((q(0.5) - 1.0).abs() < 0.002, "median {}", q(0.5));
+        assert!((q(0.8413) - 1.105).abs() < 0.004, "84th {}", q(0.8413));
+        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 / 2f64.powi(32);
+        assert!((mean - 1.005).abs() < 0.002, "mean {mean}");
+        // extremes stay within e^(±0.6)
+        assert!(q(0.0) > 0.54 && q(1.0) < 1.83);
+        assert_eq!(LognormalTable::new(0).apply(&mut r, 1234), 1234);
     }
 
     #[test]

@@ -126,7 +126,7 @@ pub(crate) enum Ev {
     /// The running segment on `cpu` ends (ignored if `gen` is stale).
     SegEnd { cpu: u32, gen: u64 },
     /// An hrtimer's hard expiry.
-    Timer { id: u32 },
+    Timer { id: u32, gen: u32 },
     /// An IPI arrives on `cpu` (wake list and/or reschedule).
     Ipi { cpu: u32 },
     /// Scheduler tick on `cpu`.
@@ -363,6 +363,8 @@ pub(crate) struct HrTimer {
     pub hard: u64,
     pub cpu: usize,
     pub active: bool,
+    /// Bumped each time the slot is reused: a queued expiry of an earlier use is ignored.
+    pub gen: u32,
 }
 
 /// Where a trace record goes.
@@ -397,9 +399,22 @@ pub struct Kernel {
     pub first_warning: Option<String>,
     pub(crate) events: EventQueue<Ev>,
     pub(crate) timers: Vec<HrTimer>,
+    /// Slots of `timers` whose timer has expired, for reuse.
+    pub(crate) free_timers: Vec<u32>,
     pub(crate) trace: Option<Box<dyn TraceSink>>,
     pub(crate) rng_streams: RngStreams,
     pub(crate) jitter_rng: Rng,
+    /// Set while the event loop runs a handler that ends by continuing its CPU (see
+    /// `run_ahead_to_segment_end`).
+    pub(crate) run_ahead: bool,
+    /// Whether run-ahead may be used at all (tests compare runs with and without it).
+    pub sim_run_ahead: bool,
+    /// Nesting of `cpu_continue` calls.
+    pub(crate) cont_depth: u32,
+    /// Scratch buffer for planning one operation (see `plan_op`).
+    pub(crate) plan_scratch: Vec<Step>,
+    /// Jitter tables by σ (platforms use one or two shapes).
+    jitter_tables: Vec<std::sync::Arc<schedlab_engine::rng::LognormalTable>>,
     /// Per-CPU random streams (`prandom_u32_state` of newidle balancing).
     #[allow(dead_code)]
     pub(crate) cpu_rng: Vec<Rng>,
@@ -436,6 +451,7 @@ impl Kernel {
             TreeOrder::Vruntime
         };
         let streams = RngStreams::new(seed);
+        let sim_run_ahead = cfg.sim(crate::features::SimFeature::SIM_RUN_AHEAD);
         let mut k = Kernel {
             cfg,
             ncpus,
@@ -461,9 +477,15 @@ impl Kernel {
             first_warning: None,
             events: EventQueue::new(),
             timers: Vec::new(),
+            free_timers: Vec::new(),
             trace: None,
             rng_streams: streams,
             jitter_rng: streams.stream("costs/jitter"),
+            jitter_tables: Vec::new(),
+            plan_scratch: Vec::with_capacity(8),
+            run_ahead: false,
+            sim_run_ahead,
+            cont_depth: 0,
             cpu_rng: (0..ncpus)
                 .map(|c| streams.stream(&format!("cpu/{c}")))
                 .collect(),
@@ -763,10 +785,22 @@ impl Kernel {
                         break;
                     }
                 }
-                Ev::SegEnd { cpu, gen } => self.on_seg_end(cpu as usize, gen),
-                Ev::Timer { id } => self.on_timer(id),
-                Ev::Ipi { cpu } => self.on_ipi(cpu as usize),
-                Ev::Tick { cpu, gen } => self.on_tick(cpu as usize, gen),
+                Ev::SegEnd { cpu, gen } => {
+                    self.run_ahead = self.sim_run_ahead;
+                    self.on_seg_end(cpu as usize, gen);
+                    self.run_ahead = false;
+                }
+                Ev::Timer { id, gen } => self.on_timer(id, gen),
+                Ev::Ipi { cpu } => {
+                    self.run_ahead = self.sim_run_ahead;
+                    self.on_ipi(cpu as usize);
+                    self.run_ahead = false;
+                }
+                Ev::Tick { cpu, gen } => {
+                    self.run_ahead = self.sim_run_ahead;
+                    self.on_tick(cpu as usize, gen);
+                    self.run_ahead = false;
+                }
             }
             self.stats.events += 1;
             if self.check_invariants {
@@ -825,7 +859,22 @@ impl Kernel {
             return v;
         }
         let sigma = self.costs[cpu].jitter_sigma_ppm;
-        self.jitter_rng.jitter(v, sigma)
+        if sigma == 0 {
+            return v;
+        }
+        let i = match self
+            .jitter_tables
+            .iter()
+            .position(|t| t.sigma_ppm() == sigma)
+        {
+            Some(i) => i,
+            None => {
+                self.jitter_tables
+                    .push(schedlab_engine::rng::LognormalTable::shared(sigma));
+                self.jitter_tables.len() - 1
+            }
+        };
+        self.jitter_tables[i].apply(&mut self.jitter_rng, v)
     }
 
     // ===================================================================== invariants

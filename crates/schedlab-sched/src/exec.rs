@@ -120,6 +120,7 @@ impl Kernel {
     /// blocks, or the CPU goes idle.
     pub(crate) fn cpu_continue(&mut self, cpu: usize) {
         self.executing = Some(cpu);
+        self.cont_depth += 1;
         let mut zero_ops: u32 = 0;
         loop {
             let t = self.rqs[cpu].curr;
@@ -141,6 +142,9 @@ impl Kernel {
                     None => seg.rem > 0,
                 };
                 if unfinished {
+                    if self.run_ahead_to_segment_end(cpu, &seg) {
+                        continue;
+                    }
                     self.arm_segment(cpu);
                     break;
                 }
@@ -240,6 +244,35 @@ impl Kernel {
             }
         }
         self.executing = None;
+        self.cont_depth -= 1;
+    }
+
+    /// Run-ahead: when this CPU's segment would end before every queued event, pushing its
+    /// end event and popping it straight back is skipped. What the event loop would have done
+    /// in between is done here: count the event being completed, check the invariants, move
+    /// the clock, and finish the segment as `on_seg_end` does. Only at the tail of a SegEnd,
+    /// IPI or tick handler (`run_ahead`), never from a nested continuation, and only when the
+    /// end is strictly earlier than the next event, so the order of events is unchanged.
+    fn run_ahead_to_segment_end(&mut self, cpu: usize, seg: &Seg) -> bool {
+        if !self.run_ahead || self.cont_depth != 1 || seg.kind == SegKind::Spin {
+            return false;
+        }
+        let end = self.now + self.seg_wall(cpu, seg);
+        if self.events.peek_time().is_none_or(|next| end >= next.0) {
+            return false;
+        }
+        self.stats.events += 1;
+        if self.check_invariants {
+            self.check_all_invariants();
+        }
+        self.now = end;
+        self.progress_segment(cpu);
+        let curr = self.rqs[cpu].curr;
+        if let Some(seg) = self.tasks[curr.index()].exec.segs.last_mut() {
+            seg.rem = 0;
+            seg.until = None;
+        }
+        true
     }
 
     /// Asks the task's program for its next operation and plans it.
@@ -263,7 +296,9 @@ impl Kernel {
 
     fn plan_op(&mut self, cpu: usize, t: TaskId, op: Op) {
         use Step::*;
-        let plan = &mut Vec::with_capacity(3);
+        // a reused buffer: planning an operation allocates nothing
+        let mut buf = std::mem::take(&mut self.plan_scratch);
+        let plan = &mut buf;
         match op {
             Op::Run(w) => plan.push(Cpu(w, Mode::User)),
             Op::RunWall(d) => plan.push(Wall(self.now + d)),
@@ -370,6 +405,7 @@ impl Kernel {
         for s in plan.drain(..) {
             task.exec.plan.push_back(s);
         }
+        self.plan_scratch = buf;
     }
 
     /// `c_pipe_write/read(n)`: the ≤ 512 B cost plus the copy of the bytes beyond 512.
@@ -1032,23 +1068,35 @@ impl Kernel {
 
     /// Arms a sleeper's hrtimer on `cpu` with the range `[soft, hard]` (timer slack).
     fn arm_hrtimer(&mut self, t: TaskId, cpu: usize, soft: u64, hard: u64) {
-        let id = self.timers.len() as u32;
-        self.timers.push(HrTimer {
+        let tm = HrTimer {
             task: t,
             soft,
             hard,
             cpu,
             active: true,
-        });
+            gen: 0,
+        };
+        let id = match self.free_timers.pop() {
+            Some(id) => {
+                let gen = self.timers[id as usize].gen.wrapping_add(1);
+                self.timers[id as usize] = HrTimer { gen, ..tm };
+                id
+            }
+            None => {
+                self.timers.push(tm);
+                (self.timers.len() - 1) as u32
+            }
+        };
         if hard > soft {
             self.rqs[cpu].range_timers.push(id);
         }
-        self.push_event(hard, Ev::Timer { id });
+        let gen = self.timers[id as usize].gen;
+        self.push_event(hard, Ev::Timer { id, gen });
     }
 
-    pub(crate) fn on_timer(&mut self, id: u32) {
+    pub(crate) fn on_timer(&mut self, id: u32, gen: u32) {
         let tm = self.timers[id as usize];
-        if !tm.active {
+        if !tm.active || tm.gen != gen {
             return;
         }
         let cpu = tm.cpu;
@@ -1058,24 +1106,28 @@ impl Kernel {
     }
 
     /// Timer interrupt on `cpu`: expire the sleepers whose slack window has opened.
+    /// kernel: hrtimer.c __hrtimer_run_queues() walks the timer queue in order of hard expiry
+    /// and stops at the first timer whose soft expiry is still in the future, even if a later
+    /// one's window is already open. (Timers without slack fire by their own event.)
     pub(crate) fn expire_range_timers(&mut self, cpu: usize) {
         let now = self.now;
-        let due: Vec<u32> = self.rqs[cpu]
-            .range_timers
-            .iter()
-            .copied()
-            .filter(|&id| {
-                let t = &self.timers[id as usize];
-                t.active && t.soft <= now
-            })
-            .collect();
-        for id in due {
+        if self.rqs[cpu].range_timers.is_empty() {
+            return;
+        }
+        let mut queue: Vec<u32> = self.rqs[cpu].range_timers.clone();
+        // stable: equal expiries keep the order they were armed in (timerqueue inserts equal
+        // keys to the right)
+        queue.sort_by_key(|&id| self.timers[id as usize].hard);
+        for id in queue {
+            let t = self.timers[id as usize];
+            if !t.active || t.cpu != cpu {
+                continue;
+            }
+            if t.soft > now {
+                break;
+            }
             self.expire_timer(id);
         }
-        let timers = &self.timers;
-        self.rqs[cpu]
-            .range_timers
-            .retain(|&id| timers[id as usize].active);
     }
 
     /// hrtimer expiry in hard-irq context: wakes the sleeper (WF_TTWU only).
@@ -1083,6 +1135,11 @@ impl Kernel {
         let tm = self.timers[id as usize];
         self.timers[id as usize].active = false;
         let cpu = tm.cpu;
+        // the slot is free again (a range timer also leaves its CPU's list now)
+        if let Some(i) = self.rqs[cpu].range_timers.iter().position(|&r| r == id) {
+            self.rqs[cpu].range_timers.remove(i);
+        }
+        self.free_timers.push(id);
         let p = tm.task;
         let executing = self.executing;
         self.executing = Some(cpu);

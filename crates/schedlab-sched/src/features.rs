@@ -190,6 +190,9 @@ sim_features! {
     /// Model `pipe->mutex` as a sleeping mutex with optimistic spinning (workloads.md §1.8);
     /// off: pipe reads and writes never contend.
     SIM_PIPE_MUTEX = true,
+    /// Simulator shortcut, no effect on results: a segment that ends before every queued event
+    /// is finished without a trip through the event queue (NO_SIM_RUN_AHEAD for comparison).
+    SIM_RUN_AHEAD = true,
 }
 
 #[cfg(test)]
