@@ -127,6 +127,9 @@ pub(crate) enum Ev {
     SegEnd { cpu: u32, gen: u64 },
     /// An hrtimer's hard expiry.
     Timer { id: u32, gen: u32 },
+    /// The expiry handler of a timer that fired on an idle CPU, once the CPU has left its
+    /// idle state and run the interrupt up to the wakeup.
+    TimerIrq { id: u32, gen: u32 },
     /// An IPI arrives on `cpu` (wake list and/or reschedule).
     Ipi { cpu: u32 },
     /// Scheduler tick on `cpu`.
@@ -139,7 +142,7 @@ impl Ev {
     fn rank(&self) -> u8 {
         match self {
             Ev::SegEnd { .. } => 0,
-            Ev::Timer { .. } => 1,
+            Ev::Timer { .. } | Ev::TimerIrq { .. } => 1,
             Ev::Ipi { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -791,6 +794,7 @@ impl Kernel {
                     self.run_ahead = false;
                 }
                 Ev::Timer { id, gen } => self.on_timer(id, gen),
+                Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
                 Ev::Ipi { cpu } => {
                     self.run_ahead = self.sim_run_ahead;
                     self.on_ipi(cpu as usize);

@@ -1100,6 +1100,28 @@ impl Kernel {
             return;
         }
         let cpu = tm.cpu;
+        if self.cpu_is_idle(cpu) {
+            // The interrupt takes the CPU out of its idle state (exit latency), then the
+            // hrtimer handler runs up to the wakeup (c_hrtimer_irq, and c_ttwu for the wakeup
+            // itself, workloads.md §1.6 and §5.2); the expiry happens at its end.
+            let exit = self.machine.idle_exit_ns[cpu];
+            let irq = self.cost(cpu, |c| c.c_hrtimer_irq.0) + self.cost(cpu, |c| c.c_ttwu.0);
+            if exit + irq > 0 {
+                self.push_event(self.now + exit + irq, Ev::TimerIrq { id, gen });
+                return;
+            }
+        }
+        self.on_timer_irq(id, gen);
+    }
+
+    /// Expiry of timer `id` in its interrupt handler, and of the other range timers of the CPU
+    /// whose window has opened.
+    pub(crate) fn on_timer_irq(&mut self, id: u32, gen: u32) {
+        let tm = self.timers[id as usize];
+        if !tm.active || tm.gen != gen {
+            return;
+        }
+        let cpu = tm.cpu;
         self.expire_timer(id);
         // any other armed range timer whose window has opened expires with this interrupt
         self.expire_range_timers(cpu);
@@ -1153,7 +1175,12 @@ impl Kernel {
         }
         self.stats.timer_irqs += 1;
         if !idle {
-            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            // the handler interrupts the running task: its cost, with the wakeup's, is
+            // charged to it (on an idle CPU both were paid before the expiry, see on_timer)
+            let mut c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            if w != Woken::No {
+                c += self.cost(cpu, |c| c.c_ttwu.0);
+            }
             self.push_irq(cpu, c);
         }
         self.executing = executing;

@@ -709,9 +709,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "kernel gap: a timer expiring on an idle CPU charges neither the idle exit \
-                latency nor c_hrtimer_irq nor c_ttwu (exec.rs expire_timer), so the samples \
-                are 50 + 0.9 µs -> 50 instead of 53"]
     fn rb5_idle_cpu_measures_timer_plus_wakeup_cost() {
         // RB5, thread pinned to the idle prime core (CPU 7: capacity 1024, so no cost
         // scaling), jitter off, HZ 1000 so that no tick falls in a slack window (as in
