@@ -32,6 +32,11 @@ pub struct Scenario {
     pub quick_workloads: Vec<String>,
     #[serde(default)]
     pub duration: Option<String>,
+    /// Length of the published runs (`"20s"`). When set, extensive metrics (event counts and
+    /// CPU seconds) are reported per that much run time, so that a shorter (quick) run is
+    /// compared with the published counts on the same footing.
+    #[serde(default)]
+    pub published_duration: Option<String>,
     #[serde(default = "default_runs")]
     pub runs: u32,
     #[serde(default = "default_quick_runs")]
@@ -195,7 +200,22 @@ pub fn list() -> String {
     s
 }
 
-/// Values of one metric for one variant over the seeds.
+/// Metrics that grow in proportion to the length of a steady run. (Migrations do not: in the
+/// seed workloads they happen while the tasks settle, then stop.)
+fn is_extensive(metric: &str) -> bool {
+    matches!(metric, "sched_switch" | "user_s" | "system_s")
+}
+
+/// Values of one metric for one variant over the seeds; extensive metrics are scaled to
+/// `per_ns` of simulated time when given.
+fn metric_of_scaled(r: &RunResult, name: &str, per_ns: Option<u64>) -> Option<f64> {
+    let v = metric_of(r, name)?;
+    Some(match per_ns {
+        Some(d) if is_extensive(name) && r.sim_time_ns > 0 => v * d as f64 / r.sim_time_ns as f64,
+        _ => v,
+    })
+}
+
 fn metric_of(r: &RunResult, name: &str) -> Option<f64> {
     for w in &r.workloads {
         if let Some(m) = w.metrics.iter().find(|m| m.name == name) {
@@ -212,6 +232,15 @@ fn metric_of(r: &RunResult, name: &str) -> Option<f64> {
             r.ttwu_delayed_requeue_busy_while_idle as f64 / wakeups.max(1.0)
         }
         "mean_runnable_per_cpu" => r.mean_nr_running.iter().sum::<f64>() / r.ncpus as f64,
+        "wakeup_preempt_fraction" => {
+            let n = r
+                .fair_ops
+                .iter()
+                .find(|(k, _)| k == "wakeup_preempt")
+                .map(|(_, v)| *v)
+                .unwrap_or(0);
+            n as f64 / wakeups.max(1.0)
+        }
         "idle_fraction" => {
             r.cpus.iter().map(|c| c.idle_ns as f64).sum::<f64>() / total_cpu.max(1.0)
         }
@@ -248,6 +277,14 @@ pub fn execute(
         Some(d) => Some(
             schedlab_engine::parse_duration(d)
                 .map_err(|e| ScenarioError::Input(format!("{}: duration: {e}", sc.name)))?
+                .0,
+        ),
+        None => None,
+    };
+    let per_ns = match &sc.published_duration {
+        Some(d) => Some(
+            schedlab_engine::parse_duration(d)
+                .map_err(|e| ScenarioError::Input(format!("{}: published_duration: {e}", sc.name)))?
                 .0,
         ),
         None => None,
@@ -293,7 +330,12 @@ pub fn execute(
                     progress: false,
                 };
                 let res = run(&spec)
-                    .map(|r| names.iter().map(|n| metric_of(&r, n)).collect())
+                    .map(|r| {
+                        names
+                            .iter()
+                            .map(|n| metric_of_scaled(&r, n, per_ns))
+                            .collect()
+                    })
                     .map_err(|e| e.to_string());
                 results.lock().unwrap()[i] = Some(res);
                 let d = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
@@ -444,6 +486,12 @@ impl Outcome {
             }
         }
         let _ = writeln!(s, "\n  Δ = change against the variant's reference ({} unless stated). SIGN: opposite direction; SIZE: magnitude off by more than 10 points and 50 %.", sc.baseline);
+        if let Some(d) = &sc.published_duration {
+            let _ = writeln!(
+                s,
+                "  sched_switch and CPU seconds are per {d} of simulated run time, as published; migrations are the run's own count."
+            );
+        }
         if !sc.targets.is_empty() {
             let _ = writeln!(s, "\n  acceptance targets (workloads.md):");
             for (t, v, ok) in self.targets() {
@@ -520,9 +568,10 @@ fn unit_of(metric: &str) -> &'static str {
         "user_s" | "system_s" => "s",
         "sched_switch" | "sched_migrate_task" => "events",
         "switches_per_op" => "switches/op",
-        "delayed_requeue_fraction" | "delayed_requeue_busy_while_idle" | "idle_fraction" => {
-            "fraction"
-        }
+        "delayed_requeue_fraction"
+        | "delayed_requeue_busy_while_idle"
+        | "idle_fraction"
+        | "wakeup_preempt_fraction" => "fraction",
         "mean_runnable_per_cpu" => "tasks",
         _ => "",
     }
