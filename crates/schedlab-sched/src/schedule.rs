@@ -320,6 +320,7 @@ impl Kernel {
         let se = self.tasks[p.index()].se;
         self.se[se.index()].nr_migrations += 1;
         self.rqs[cpu].stats.migrations_in += 1;
+        self.rqs[from].stats.migrations_out += 1;
         self.stats.migrations += 1;
         self.trace_migrate(p, from, cpu);
         self.set_task_cpu_raw(p, cpu);

@@ -31,7 +31,11 @@ pub struct CpuStats {
     /// When `nr_running` last changed.
     pub runnable_since: u64,
     pub nr_switches: u64,
+    /// Tasks moved onto this CPU by `set_task_cpu` (each is one `sched_migrate_task` with
+    /// `dest_cpu` = this CPU).
     pub migrations_in: u64,
+    /// Tasks moved off this CPU by `set_task_cpu` (`orig_cpu` = this CPU).
+    pub migrations_out: u64,
 }
 
 /// Whole-run counters.

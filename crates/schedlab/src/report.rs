@@ -1,7 +1,7 @@
 //! Reports of a run: the text summary printed after the benchmarks' own output, and the JSON
 //! document of `--json`. Reports read results; they never reach into scheduler state.
 
-use crate::run::RunResult;
+use crate::run::{ProcSched, RunResult};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
@@ -92,8 +92,8 @@ pub fn text(r: &RunResult) -> String {
     }
     let _ = writeln!(
         s,
-        "\n  {:>4} {:>10} {:>6} {:>10} {:>13}",
-        "CPU", "IDLE(s)", "IDLE%", "SWITCHES", "MIGRATIONS_IN"
+        "\n  {:>4} {:>10} {:>6} {:>10} {:>13} {:>14}",
+        "CPU", "IDLE(s)", "IDLE%", "SWITCHES", "MIGRATIONS_IN", "MIGRATIONS_OUT"
     );
     for c in &r.cpus {
         let pct = if r.sim_time_ns > 0 {
@@ -103,12 +103,13 @@ pub fn text(r: &RunResult) -> String {
         };
         let _ = writeln!(
             s,
-            "  {:>4} {:>10} {:>6.2} {:>10} {:>13}",
+            "  {:>4} {:>10} {:>6.2} {:>10} {:>13} {:>14}",
             c.cpu,
             secs(c.idle_ns),
             pct,
             c.nr_switches,
-            c.migrations_in
+            c.migrations_in,
+            c.migrations_out
         );
     }
     let wakeups = r.ttwu_local + r.ttwu_remote + r.ttwu_delayed_requeue;
@@ -147,7 +148,43 @@ pub fn text(r: &RunResult) -> String {
     s
 }
 
-/// The `--json` document.
+/// A task's `/proc/PID/sched` fields under the kernel's names, in the kernel's order
+/// (kernel/sched/debug.c proc_sched_show_task(); schedstat fields as with schedstats on).
+/// Times are integer ns where /proc prints ms with six decimals (`se.exec_start`,
+/// `se.vruntime`, `se.sum_exec_runtime`); `se.avg.last_update_time` and `se.slice` are ns in
+/// both.
+fn proc_sched(p: &ProcSched) -> Value {
+    json!({
+        "se.exec_start": p.exec_start,
+        "se.vruntime": p.vruntime,
+        "se.sum_exec_runtime": p.sum_exec_runtime,
+        "se.nr_migrations": p.nr_migrations,
+        "nr_wakeups": p.nr_wakeups,
+        "nr_wakeups_sync": p.nr_wakeups_sync,
+        "nr_wakeups_migrate": p.nr_wakeups_migrate,
+        "nr_switches": p.nr_switches,
+        "nr_voluntary_switches": p.nr_voluntary_switches,
+        "nr_involuntary_switches": p.nr_involuntary_switches,
+        "se.load.weight": p.load_weight,
+        "se.avg.load_sum": p.load_sum,
+        "se.avg.runnable_sum": p.runnable_sum,
+        "se.avg.util_sum": p.util_sum,
+        "se.avg.load_avg": p.load_avg,
+        "se.avg.runnable_avg": p.runnable_avg,
+        "se.avg.util_avg": p.util_avg,
+        "se.avg.last_update_time": p.last_update_time,
+        "se.avg.util_est": p.util_est,
+        "policy": p.policy,
+        "prio": p.prio,
+        "se.slice": p.slice,
+    })
+}
+
+/// The `--json` document. Top level: run description, `sched_switch` and
+/// `sched_migrate_task` (how many of those tracepoints the run emitted, whether or not a trace
+/// was written), `tasks[]` (each with a `sched` object of /proc/PID/sched fields, see
+/// [`proc_sched`]), `cpus[]` (idle time, switches, migrations in and out), `workloads[]` and
+/// the `sched` counters.
 pub fn json(r: &RunResult) -> Value {
     let tasks: Vec<Value> = r
         .tasks
@@ -169,13 +206,22 @@ pub fn json(r: &RunResult) -> Value {
                 "sys_ns": t.sys_ns,
                 "last_cpu": t.last_cpu,
                 "exited": t.exited,
+                "sched": proc_sched(&t.sched),
             })
         })
         .collect();
     let cpus: Vec<Value> = r
         .cpus
         .iter()
-        .map(|c| json!({"cpu": c.cpu, "idle_ns": c.idle_ns, "nr_switches": c.nr_switches, "migrations_in": c.migrations_in}))
+        .map(|c| {
+            json!({
+                "cpu": c.cpu,
+                "idle_ns": c.idle_ns,
+                "nr_switches": c.nr_switches,
+                "migrations_in": c.migrations_in,
+                "migrations_out": c.migrations_out,
+            })
+        })
         .collect();
     let workloads: Vec<Value> = r
         .workloads
@@ -202,6 +248,8 @@ pub fn json(r: &RunResult) -> Value {
         "seed": r.seed,
         "sim_time_ns": r.sim_time_ns,
         "events": r.events,
+        "sched_switch": r.nr_switches,
+        "sched_migrate_task": r.nr_migrations,
         "tasks": tasks,
         "cpus": cpus,
         "workloads": workloads,
@@ -218,4 +266,127 @@ pub fn json(r: &RunResult) -> Value {
             "invariant_warnings": r.warnings,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{run, RunSpec};
+
+    /// A 20 ms run of one hog on smp:1 (examples/one-hog.json).
+    fn one_hog() -> RunResult {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/one-hog.json");
+        let mut spec = RunSpec::new("smp:1", "v6.18", &[&format!("rt-app {file}")]);
+        spec.duration_ns = Some(20_000_000);
+        run(&spec).unwrap()
+    }
+
+    #[test]
+    fn json_keeps_the_flat_keys_and_adds_proc_sched_in_kernel_order() {
+        let r = one_hog();
+        let d = json(&r);
+        for k in [
+            "platform",
+            "kernel",
+            "sim_time_ns",
+            "events",
+            "sched_switch",
+            "sched_migrate_task",
+            "tasks",
+            "cpus",
+            "workloads",
+            "sched",
+        ] {
+            assert!(d.get(k).is_some(), "top-level {k}");
+        }
+        let t = &d["tasks"][1];
+        for k in [
+            "pid",
+            "comm",
+            "policy",
+            "nice",
+            "slice_ns",
+            "sum_exec_runtime_ns",
+            "nr_switches",
+            "nr_voluntary_switches",
+            "nr_involuntary_switches",
+            "nr_migrations",
+            "run_delay_ns",
+            "user_ns",
+            "sys_ns",
+            "last_cpu",
+            "exited",
+        ] {
+            assert!(t.get(k).is_some(), "task {k}");
+        }
+        // kernel/sched/debug.c proc_sched_show_task() prints these in this order
+        let keys: Vec<&str> = t["sched"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "se.exec_start",
+                "se.vruntime",
+                "se.sum_exec_runtime",
+                "se.nr_migrations",
+                "nr_wakeups",
+                "nr_wakeups_sync",
+                "nr_wakeups_migrate",
+                "nr_switches",
+                "nr_voluntary_switches",
+                "nr_involuntary_switches",
+                "se.load.weight",
+                "se.avg.load_sum",
+                "se.avg.runnable_sum",
+                "se.avg.util_sum",
+                "se.avg.load_avg",
+                "se.avg.runnable_avg",
+                "se.avg.util_avg",
+                "se.avg.last_update_time",
+                "se.avg.util_est",
+                "policy",
+                "prio",
+                "se.slice",
+            ]
+        );
+        let c = d["cpus"][0].as_object().unwrap();
+        let ckeys: Vec<&str> = c.keys().map(|s| s.as_str()).collect();
+        assert_eq!(
+            ckeys,
+            [
+                "cpu",
+                "idle_ns",
+                "nr_switches",
+                "migrations_in",
+                "migrations_out"
+            ]
+        );
+    }
+
+    #[test]
+    fn proc_sched_of_a_hog_after_20ms() {
+        // The hog runs from ≈ 15 µs (after rt-app's clone) to 20 ms alone on CPU 0:
+        // weight 1024 at full resolution, SCHED_OTHER (0), prio 120; se.sum_exec_runtime is
+        // the flat sum_exec_runtime_ns.
+        // PELT (smp.md §5.5, TV-19): rt-app's main thread started on the empty CPU with util
+        // 512 (cap = 1024 / 2); the hog forked from it gets min(512·1024/1025, (1024 - 512)/2)
+        // = 256. Running continuously it then follows 1024 - 768·y^n (y^32 = 1/2). Its last
+        // update is the last tick, at 16 ms (n ≈ 15.2: 469) or 20 ms (n ≈ 19.1: 515).
+        // The load signal starts at 1024 for a new task (§5.5) and stays there.
+        let r = one_hog();
+        let hog = r.tasks.iter().find(|t| t.comm == "hog-0").unwrap();
+        let p = &hog.sched;
+        assert_eq!(p.load_weight, 1 << 20);
+        assert_eq!((p.policy, p.prio), (0, 120));
+        assert_eq!(p.sum_exec_runtime, hog.sum_exec_runtime_ns);
+        assert_eq!(p.nr_migrations, 0);
+        assert!((465..=520).contains(&p.util_avg), "util_avg {}", p.util_avg);
+        assert!(p.load_avg >= 1000, "load_avg {}", p.load_avg);
+        assert_eq!(r.cpus[0].migrations_out, 0);
+        assert_eq!(r.nr_switches, r.cpus[0].nr_switches);
+    }
 }

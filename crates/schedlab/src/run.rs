@@ -8,6 +8,7 @@
 use crate::trace_file::TraceFile;
 use schedlab_platform::{Platform, PlatformError};
 use schedlab_sched::fair::FairOp;
+use schedlab_sched::pelt::UTIL_AVG_UNCHANGED;
 use schedlab_sched::sched::{Policy, TaskId};
 use schedlab_sched::{Kernel, KernelConfig, KernelSpecError, MachineDesc};
 use schedlab_workloads::{parse_workload, Env, Metric, Placement, Workload, WorkloadError};
@@ -86,6 +87,52 @@ pub struct TaskResult {
     pub sys_ns: u64,
     pub last_cpu: usize,
     pub exited: bool,
+    /// The task's `/proc/PID/sched` at the end of the run.
+    pub sched: ProcSched,
+}
+
+/// The fields of `/proc/PID/sched` (kernel/sched/debug.c `proc_sched_show_task()`) that the
+/// simulator keeps, as they stand at the end of the run (PELT values as last updated, not
+/// decayed to the end, as the kernel prints them). The kernel prints `se.exec_start`,
+/// `se.vruntime` and `se.sum_exec_runtime` in ms with six decimals; here every time is an
+/// integer in ns. Weights are at full resolution (`se.load.weight` 1048576 for nice 0, as a
+/// 64-bit kernel prints it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcSched {
+    /// `se.exec_start`: the task's rq `clock_task` at its last accounting (0 after a
+    /// migration until it runs again).
+    pub exec_start: u64,
+    /// `se.vruntime`, printed as the kernel's `(long long)` cast.
+    pub vruntime: i64,
+    pub sum_exec_runtime: u64,
+    pub nr_migrations: u64,
+    /// schedstat `nr_wakeups`: wakeups through `try_to_wake_up` (fork wakeups not counted).
+    pub nr_wakeups: u64,
+    /// ... of them with `WF_SYNC`.
+    pub nr_wakeups_sync: u64,
+    /// ... of them placed on another CPU (`WF_MIGRATED`).
+    pub nr_wakeups_migrate: u64,
+    /// `nvcsw + nivcsw`.
+    pub nr_switches: u64,
+    pub nr_voluntary_switches: u64,
+    pub nr_involuntary_switches: u64,
+    pub load_weight: u64,
+    pub load_sum: u64,
+    pub runnable_sum: u64,
+    pub util_sum: u64,
+    pub load_avg: u64,
+    pub runnable_avg: u64,
+    pub util_avg: u64,
+    /// `se.avg.last_update_time` (ns of the cfs_rq's PELT clock; 0 = detached by a migration).
+    pub last_update_time: u64,
+    /// `se.avg.util_est` without the UTIL_AVG_UNCHANGED flag bit (as debug.c masks it).
+    pub util_est: u64,
+    /// `p->policy` as a number (SCHED_OTHER 0, SCHED_BATCH 3, SCHED_IDLE 5, ...).
+    pub policy: u32,
+    /// `p->prio` (120 + nice for the fair policies).
+    pub prio: i32,
+    /// `se.slice` (ns; printed for fair tasks).
+    pub slice: u64,
 }
 
 /// Per-CPU results.
@@ -93,8 +140,12 @@ pub struct TaskResult {
 pub struct CpuResult {
     pub cpu: usize,
     pub idle_ns: u64,
+    /// Context switches on this CPU (its `sched_switch` events).
     pub nr_switches: u64,
+    /// Migrations onto this CPU (`sched_migrate_task` with `dest_cpu` = this CPU).
     pub migrations_in: u64,
+    /// Migrations off this CPU (`sched_migrate_task` with `orig_cpu` = this CPU).
+    pub migrations_out: u64,
 }
 
 /// One workload's output.
@@ -121,7 +172,10 @@ pub struct RunResult {
     pub tasks: Vec<TaskResult>,
     pub cpus: Vec<CpuResult>,
     pub workloads: Vec<WorkloadResult>,
+    /// `sched_switch` events of the run (= Σ `cpus[].nr_switches`).
     pub nr_switches: u64,
+    /// `sched_migrate_task` events of the run (= Σ `cpus[].migrations_in` = Σ
+    /// `cpus[].migrations_out` = Σ `tasks[].nr_migrations`).
     pub nr_migrations: u64,
     pub ttwu_local: u64,
     pub ttwu_remote: u64,
@@ -296,6 +350,30 @@ fn collect(
         }
         let se = &k.se[t.se.index()];
         let _ = TaskId::new(i);
+        let sched = ProcSched {
+            exec_start: se.exec_start,
+            vruntime: se.vruntime as i64,
+            sum_exec_runtime: se.sum_exec_runtime,
+            nr_migrations: se.nr_migrations,
+            nr_wakeups: t.stats.nr_wakeups,
+            nr_wakeups_sync: t.stats.nr_wakeups_sync,
+            nr_wakeups_migrate: t.stats.nr_wakeups_migrate,
+            nr_switches: t.stats.nr_voluntary_switches + t.stats.nr_involuntary_switches,
+            nr_voluntary_switches: t.stats.nr_voluntary_switches,
+            nr_involuntary_switches: t.stats.nr_involuntary_switches,
+            load_weight: se.load.weight,
+            load_sum: se.avg.load_sum,
+            runnable_sum: se.avg.runnable_sum,
+            util_sum: u64::from(se.avg.util_sum),
+            load_avg: se.avg.load_avg,
+            runnable_avg: se.avg.runnable_avg,
+            util_avg: se.avg.util_avg,
+            last_update_time: se.avg.last_update_time,
+            util_est: u64::from(se.avg.util_est & !UTIL_AVG_UNCHANGED),
+            policy: t.policy.number(),
+            prio: t.prio(),
+            slice: se.slice,
+        };
         tasks.push(TaskResult {
             pid: t.pid,
             comm: t.comm.clone(),
@@ -312,6 +390,7 @@ fn collect(
             sys_ns: t.stats.sys_ns,
             last_cpu: t.cpu,
             exited: t.state == schedlab_sched::sched::TaskState::Dead,
+            sched,
         });
     }
     let cpus = k
@@ -322,6 +401,7 @@ fn collect(
             idle_ns: rq.stats.idle_ns,
             nr_switches: rq.stats.nr_switches,
             migrations_in: rq.stats.migrations_in,
+            migrations_out: rq.stats.migrations_out,
         })
         .collect();
     let wl = workloads
