@@ -632,6 +632,7 @@ impl Kernel {
                 }
                 self.set_delayed(se);
                 self.count_op(FairOp::DelayDequeue);
+                self.trace_delay_dequeue(se);
                 return false;
             }
         }
@@ -1121,7 +1122,6 @@ impl Kernel {
         if self.se[se.index()].sched_delayed {
             let cpu = self.cfs[cfs.index()].cpu;
             self.count_op(FairOp::PickDelayedDequeue);
-            self.trace_delay_dequeue(se);
             self.dequeue_entities(cpu, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
             if let Some(t) = self.se[se.index()].task {
                 self.block_task_delayed(t);

@@ -148,7 +148,8 @@ impl Kernel {
         self.emit(cpu, ".....", ev);
     }
 
-    /// `schedlab_delay_dequeue`: a pick completed the delayed dequeue of `se`.
+    /// `schedlab_delay_dequeue`: `se` blocked while ineligible and stays queued with
+    /// `sched_delayed` set (DELAY_DEQUEUE); `lag` is its lag at that moment (negative).
     pub(crate) fn trace_delay_dequeue(&mut self, se: SeId) {
         if self.trace.is_none() {
             return;

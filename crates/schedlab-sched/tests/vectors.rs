@@ -218,9 +218,20 @@ fn delay_scenario(
 fn tv18_delay_dequeue_sleep_while_ineligible() {
     // fair.md TV-18: A and B nice 0 start at v = 0, d = 3 ms; A picked, runs 2 ms, blocks at
     // t = 2 while ineligible (V = 1 ms < 2 ms) -> delayed, still queued.
-    let (k, _rec, a, _b) = delay_scenario("v6.18 base_slice_ns=3000000", 2 * MS, None, 2 * MS + 1);
+    let (k, rec, a, _b) = delay_scenario("v6.18 base_slice_ns=3000000", 2 * MS, None, 2 * MS + 1);
     let se = &k.se[k.tasks[a.index()].se.index()];
     assert!(se.sched_delayed && se.on_rq);
+    // the trace marks the delay at t = 2 ms with A's lag then: V − v = 1 ms − 2 ms = −1 ms
+    let dd: Vec<(u64, i64)> = rec
+        .borrow()
+        .all
+        .iter()
+        .filter_map(|r| match &r.event {
+            schedlab_trace::TraceEvent::SchedlabDelayDequeue { lag, .. } => Some((r.ts_ns, *lag)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dd, [(2 * MS, -1_000_000)]);
     let root = &k.cfs[k.rqs[0].cfs.index()];
     // v6.14+: nr_queued = 2, h_nr_queued = 2, h_nr_runnable = 1, rq.nr_running = 2
     assert_eq!(
