@@ -345,6 +345,52 @@ impl<'a, K: Copy + PartialEq> Scanner<'a, K> {
     }
 }
 
+/// Longest run a command line may ask for (`--timeout`, `-D`, `-l` × interval), in seconds:
+/// 2^33 s ≈ 272 years. Simulated time is `u64` nanoseconds (≈ 584 years); the cap leaves room
+/// for the start-up and tear-down margins the models add to a run length, so that none of
+/// them overflows. Deviation: the real programs accept longer runs.
+pub const MAX_RUN_SECS: u64 = 1 << 33;
+
+/// Most tasks one command line may create: `PID_MAX_DEFAULT` (32768), the default `pid_max`
+/// of a machine with up to 32 CPUs, beyond which the real program's `fork()`/`clone()` fails.
+/// It also bounds the simulator's memory (a few KiB per task) so that a typo such as
+/// `-g 4294967295` is an error rather than an allocation failure or an endless set-up.
+pub const MAX_TASKS: u64 = 32_768;
+
+/// Checks a task count computed from the options named in `options` (e.g. `"-g 1000 -f 20"`).
+/// `tasks` is computed in `u128` by the caller, so it cannot have overflowed.
+pub fn check_tasks(program: &'static str, options: &str, tasks: u128) -> Result<(), OptionError> {
+    if tasks > MAX_TASKS as u128 {
+        return Err(OptionError::Invalid {
+            program,
+            message: format!(
+                "{options}: {tasks} tasks, more than the {MAX_TASKS} a default pid_max allows"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a run length in seconds against [`MAX_RUN_SECS`].
+pub fn check_run_secs(
+    program: &'static str,
+    option: &str,
+    value: &str,
+    secs: u128,
+) -> Result<(), OptionError> {
+    if secs > MAX_RUN_SECS as u128 {
+        return Err(OptionError::BadValue {
+            program,
+            option: option.to_string(),
+            reason: format!(
+                "'{value}' is {secs} s, longer than the {MAX_RUN_SECS} s (≈ 272 years) schedlab \
+                 can simulate"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The value of an option that requires one (the scanner guarantees it is present).
 pub fn required(found: &Found<impl Copy>) -> &str {
     found.value.as_deref().unwrap_or_default()
@@ -576,6 +622,24 @@ mod tests {
         assert_eq!(atoi("  12ab"), 12);
         assert_eq!(atoi("-3"), -3);
         assert_eq!(atoi("x1"), 0);
+    }
+
+    #[test]
+    fn limits() {
+        // 32768 tasks is the default pid_max: allowed; one more is not.
+        assert!(check_tasks("p", "-g 1", 32_768).is_ok());
+        assert_eq!(
+            check_tasks("p", "-g 2", 32_769).unwrap_err().to_string(),
+            "p: -g 2: 32769 tasks, more than the 32768 a default pid_max allows"
+        );
+        // 2^33 s fits (8.59 × 10¹⁸ ns < 2^64 ns); one more second is refused.
+        assert!(check_run_secs("p", "-D", "x", 1 << 33).is_ok());
+        let e = check_run_secs("p", "-D", "x", (1 << 33) + 1).unwrap_err();
+        assert!(
+            e.to_string().starts_with("p: -D: 'x' is 8589934593 s"),
+            "{e}"
+        );
+        assert!(MAX_RUN_SECS as u128 * 1_000_000_000 * 2 < u64::MAX as u128);
     }
 
     #[test]

@@ -118,6 +118,9 @@ pub fn compare(
                     } else {
                         0.0
                     };
+                    // + 0.0 turns the -0.0 of a lower-is-better metric equal to the base
+                    // (always so in the first column) into 0.0, printed "0.00", not "-0.00"
+                    let pct = pct + 0.0;
                     let sig = if i > 0 && significant(&base_v, &v) {
                         "*"
                     } else {

@@ -126,7 +126,6 @@ pub fn platforms() -> String {
     for (n, d) in Platform::list_builtin() {
         let _ = writeln!(s, "{:<16} {}", n, d);
     }
-    s.push_str("smp:N            a plain N-CPU machine with default (x86 server) costs\n");
     s.push_str("\nA platform can also be a TOML file path (see platforms/README.md).\n");
     s
 }

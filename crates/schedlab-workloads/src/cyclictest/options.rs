@@ -4,10 +4,10 @@
 //!
 //! | option | default | modelled |
 //! |---|---|---|
-//! | `-t [N]`, `--threads[=N]` | 1; without N one per CPU | yes |
+//! | `-t [N]`, `--threads[=N]` | 1; without N one per CPU | yes (N ≤ 32767; `-t` × `-h` ≤ 2^27 buckets) |
 //! | `-i US`, `--interval=US` | 1000 | yes |
 //! | `-d US`, `--distance=US` | 500 (not applied with `-h`) | yes |
-//! | `-D T`, `--duration=T` | endless; T in s, or with m/h/d | yes |
+//! | `-D T`, `--duration=T` | endless; T in s, or with m/h/d | yes (at most 2^33 s; `-l` × interval too) |
 //! | `-l N`, `--loops=N` | endless | yes |
 //! | `-p PRIO`, `--priority=PRIO` | 0; any `-p` selects SCHED_FIFO | yes |
 //! | `--policy=NAME` | other; unknown names fall back to other (warning) | yes |
@@ -445,6 +445,7 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             }
             Key::Duration => {
                 let d = duration_value(&opt, &value)?;
+                cmdline::check_run_secs(PROG, &opt, &value, d as u128)?;
                 o.duration_secs = (d > 0).then_some(d);
             }
             Key::Loops => {
@@ -584,7 +585,52 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
         o.warnings
             .push(format!("cyclictest: ignored argument '{w}'"));
     }
+    o.check_size()?;
     Ok(o)
+}
+
+/// Most histogram buckets over all threads (`-t` × `-h`): 2^27, 1 GiB of counters.
+/// Deviation: cyclictest allocates whatever is asked for; schedlab refuses rather than fail
+/// the allocation.
+pub const MAX_HISTOGRAM_BUCKETS: u64 = 1 << 27;
+
+impl Options {
+    /// Limits that keep a run representable, checked once every option is known: the thread
+    /// count ([`cmdline::MAX_TASKS`] with the main thread), the histogram memory
+    /// ([`MAX_HISTOGRAM_BUCKETS`]) and `-l` × the longest thread interval
+    /// ([`cmdline::MAX_RUN_SECS`]). A `-t` without a number is settled per machine later and
+    /// counts as one thread here, as in `duration_hint`.
+    fn check_size(&self) -> Result<(), OptionError> {
+        let threads = match self.threads {
+            Threads::Count(n) => n as u128,
+            Threads::AllCpus => 1,
+        };
+        if let Threads::Count(n) = self.threads {
+            cmdline::check_tasks(PROG, &format!("-t {n}"), 1 + threads)?;
+        }
+        if let Some(buckets) = self.histogram {
+            let total = threads * buckets as u128;
+            if total > MAX_HISTOGRAM_BUCKETS as u128 {
+                return Err(OptionError::Invalid {
+                    program: PROG,
+                    message: format!(
+                        "-t {threads} -h {buckets}: {total} histogram buckets, more than the \
+                         {MAX_HISTOGRAM_BUCKETS} schedlab allocates"
+                    ),
+                });
+            }
+        }
+        if let Some(loops) = self.loops {
+            // the longest interval is the last thread's: interval + (threads − 1) × distance
+            // without a histogram
+            let longest_us = (0..threads as u32)
+                .last()
+                .map_or(self.interval_us as u64, |i| self.thread_interval_us(i));
+            let secs = loops as u128 * longest_us as u128 / 1_000_000;
+            cmdline::check_run_secs(PROG, "-l", &format!("{loops} (× {longest_us} us)"), secs)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -763,5 +809,36 @@ mod tests {
             p("--policy"),
             Err(OptionError::MissingValue { .. })
         ));
+    }
+
+    #[test]
+    fn size_limits() {
+        // -D at most 2^33 s = 8589934592 s (cmdline::MAX_RUN_SECS); 1e12 s would overflow the
+        // u64 ns clock (1e21 ns).
+        assert_eq!(
+            p("-D 8589934592").unwrap().duration_secs,
+            Some(8_589_934_592)
+        );
+        let e = p("-D 1000000000000").unwrap_err().to_string();
+        assert!(e.starts_with("cyclictest: -D: '1000000000000' is"), "{e}");
+        // 99999999d = 8 639 999 913 600 s
+        assert!(p("-D 99999999d").is_err());
+        // -l × interval: 2^63 − 1 loops of 1000 us ≈ 9.2 × 10¹⁵ s.
+        let e = p("-l 9223372036854775807 -q").unwrap_err().to_string();
+        assert!(e.starts_with("cyclictest: -l: "), "{e}");
+        // 8589934592 loops of 1000 us = 8589934.592 s: fine.
+        assert!(p("-l 8589934592").is_ok());
+        // Threads: 1 main + t ≤ 32768.
+        assert!(p("-t 32767 -l 1").is_ok());
+        assert_eq!(
+            p("-t 32768").unwrap_err().to_string(),
+            "cyclictest: -t 32768: 32769 tasks, more than the 32768 a default pid_max allows"
+        );
+        assert!(p("-t 4294967295").is_err());
+        // Histogram memory: t × h ≤ 2^27 = 134217728 buckets; 134 × 1000000 = 1.34e8 fits,
+        // 135 × 1000000 does not.
+        assert!(p("-t 134 -h 1000000").is_ok());
+        let e = p("-t 135 -h 1000000").unwrap_err().to_string();
+        assert!(e.contains("135000000 histogram buckets"), "{e}");
     }
 }

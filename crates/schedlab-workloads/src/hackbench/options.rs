@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | `-p`, `--pipe` | `-p`, `--pipe` | yes: pipes instead of AF_UNIX socketpairs |
 //! | `-T`, `--threads` / `-P`, `--processes` | `-t`, `--thread` | yes |
-//! | `-g N`, `--groups=N` | `-g N`, `--group=N` | yes (default 10) |
+//! | `-g N`, `--groups=N` | `-g N`, `--group=N` | yes (default 10; 1 + 2 × g × f ≤ 32768 tasks) |
 //! | `-l N`, `--loops=N` | `-l N`, `--nr_loops=N` | yes (default 100) |
 //! | `-f N`, `--fds=N` | `-f N`, `--fds=N` (newer perf, **unverified**) | yes (default 20) |
 //! | `-s N`, `--datasize=N` | — (fixed 100) | yes (default 100) |
@@ -113,6 +113,18 @@ impl Options {
     pub fn total_messages(&self) -> u64 {
         self.groups as u64 * self.fds as u64 * self.messages_per_worker()
     }
+
+    /// The main task plus every worker must fit [`cmdline::MAX_TASKS`]; computed in `u128`
+    /// so that `-g 4294967295 -f 4294967295` cannot overflow. Within the cap,
+    /// [`Options::total_messages`] fits `u64` (≤ 32768² / 4 × 2³² ≈ 1.2 × 10¹⁸).
+    fn check_tasks(&self, program: &'static str) -> Result<(), OptionError> {
+        let tasks = 1 + self.groups as u128 * 2 * self.fds as u128;
+        cmdline::check_tasks(
+            program,
+            &format!("-g {} -f {}", self.groups, self.fds),
+            tasks,
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,6 +202,7 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             detail: "TCP over loopback; use the default AF_UNIX sockets or -p".to_string(),
         });
     }
+    o.check_tasks(PROG)?;
     // rt-tests hackbench ignores positional words.
     for w in sc.positionals() {
         o.warnings
@@ -266,6 +279,7 @@ fn parse_perf_with(args: &[String], format: PerfFormat) -> Result<Options, Optio
             }
         }
     }
+    o.check_tasks(PERF)?;
     for w in sc.positionals() {
         o.warnings.push(format!("{PERF}: ignored argument '{w}'"));
     }
@@ -429,6 +443,18 @@ mod tests {
             parse(&w("-h")),
             Err(OptionError::NotModelled { .. })
         ));
+        // Task count: 1 main + g × 2 × f workers ≤ 32768 (cmdline::MAX_TASKS).
+        // -g 819 -f 20: 1 + 32760 = 32761 fits; -g 820: 1 + 32800 does not.
+        assert!(parse(&w("-g 819")).is_ok());
+        assert_eq!(
+            parse(&w("-g 820")).unwrap_err().to_string(),
+            "hackbench: -g 820 -f 20: 32801 tasks, more than the 32768 a default pid_max allows"
+        );
+        // 1 + 2 × (2^32 − 1)² ≈ 3.7 × 10¹⁹ would overflow u64.
+        assert!(matches!(
+            parse(&w("-g 4294967295 -f 4294967295")),
+            Err(OptionError::Invalid { .. })
+        ));
     }
 
     #[test]
@@ -449,6 +475,10 @@ mod tests {
         assert!(matches!(
             parse_perf(&w("-s 10")),
             Err(OptionError::Unknown { .. })
+        ));
+        assert!(matches!(
+            parse_perf(&w("-g 100000")),
+            Err(OptionError::Invalid { .. })
         ));
     }
 

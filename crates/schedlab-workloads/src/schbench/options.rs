@@ -2,7 +2,7 @@
 //!
 //! | option | default | modelled |
 //! |---|---|---|
-//! | `-m N`, `--message-threads` | 1 | yes |
+//! | `-m N`, `--message-threads` | 1 | yes (1 + m + m × t ≤ 32768 threads) |
 //! | `-t N`, `--threads` | ⌈CPUs / m⌉ (`None` here; 0 also means this) | yes |
 //! | `-r S`, `--runtime` | 30 | yes (0, "run forever", rejected) |
 //! | `-w S`, `--warmuptime` | 0 (forced 0 when runtime < 30 or with `-p`/`-A` unless given) | yes |
@@ -307,6 +307,15 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             arg: arg.clone(),
         });
     }
+    // 1 main + m message threads + m × t workers (t unset: at least 1 each, ⌈CPUs / m⌉ at
+    // set-up) must fit cmdline::MAX_TASKS.
+    let m = o.message_threads as u128;
+    let t = o.worker_threads.unwrap_or(1) as u128;
+    let what = match o.worker_threads {
+        Some(t) => format!("-m {} -t {t}", o.message_threads),
+        None => format!("-m {}", o.message_threads),
+    };
+    cmdline::check_tasks(PROG, &what, 1 + m + m * t)?;
     if auto_pin {
         // "auto" on either list pins both: message thread i on CPU i, workers on the rest.
         o.message_cpus = Some(CpuPin::Auto);
@@ -448,5 +457,18 @@ mod tests {
         ));
         let o = p("--cache_footprint 512").unwrap();
         assert_eq!((o.cache_footprint_kb, o.warnings.len()), (256, 1));
+        // Threads: 1 + m + m × t ≤ 32768 (cmdline::MAX_TASKS). -m 1 -t 32766: 32768 fits;
+        // -t 32767: 32769 does not; -m 16384 (t ≥ 1): 1 + 16384 + 16384 = 32769 does not.
+        assert!(p("-t 32766").is_ok());
+        assert_eq!(
+            p("-t 32767").unwrap_err().to_string(),
+            "schbench: -m 1 -t 32767: 32769 tasks, more than the 32768 a default pid_max allows"
+        );
+        assert!(p("-m 16383").is_ok());
+        assert!(matches!(p("-m 16384"), Err(OptionError::Invalid { .. })));
+        assert!(matches!(
+            p("-m 4294967295 -t 4294967295"),
+            Err(OptionError::Invalid { .. })
+        ));
     }
 }

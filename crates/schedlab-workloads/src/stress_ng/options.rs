@@ -4,7 +4,7 @@
 //! | option | modelled |
 //! |---|---|
 //! | `-p N`, `--pipe N` | yes: N instances (0 = configured CPUs, < 0 = online CPUs) |
-//! | `-t T`, `--timeout T` | yes: stress-ng time suffixes s m h d w y |
+//! | `-t T`, `--timeout T` | yes: stress-ng time suffixes s m h d w y (at most 2^33 s) |
 //! | `-M`, `--metrics` | yes: full metrics table |
 //! | `--metrics-brief` | yes: brief metrics table |
 //! | `--pipe-ops N` | yes: bogo-op limit, shared between instances |
@@ -235,7 +235,11 @@ pub fn parse_with_page_size(args: &[String], page_size: u64) -> Result<Options, 
                     n => Instances::Count(n as u32),
                 });
             }
-            Key::Timeout => timeout_secs = Some(time_value(&found.spelled, value)?),
+            Key::Timeout => {
+                let secs = time_value(&found.spelled, value)?;
+                cmdline::check_run_secs(PROG, &found.spelled, value, secs as u128)?;
+                timeout_secs = Some(secs);
+            }
             Key::Metrics => full = true,
             Key::MetricsBrief => brief = true,
             Key::PipeOps => {
@@ -478,6 +482,17 @@ mod tests {
         );
         assert!(p("-p 1 -t 10x").is_err());
         assert!(p("-p 1 -t s").is_err());
+        // The run must fit the simulated clock: 2^33 s is the limit (cmdline::MAX_RUN_SECS);
+        // 1e12 s (or 600 years = 18 921 600 000 s) would overflow u64 nanoseconds.
+        assert_eq!(
+            p("-p 1 -t 8589934592").unwrap().timeout_secs,
+            Some(8_589_934_592)
+        );
+        for t in ["8589934593", "1000000000000", "600y"] {
+            let e = p(&format!("-p 1 -t {t}")).unwrap_err().to_string();
+            assert!(e.starts_with("stress-ng: -t: '"), "{e}");
+            assert!(e.contains("longer than"), "{e}");
+        }
     }
 
     #[test]
