@@ -656,6 +656,42 @@ pub fn cli_reproduce(
 mod tests {
     use super::*;
 
+    /// The seed-000 effects, in miniature: 300 ms of `stress-ng --pipe 4` on rpi5, one seed.
+    /// Signs from the published numbers (workloads.md §12.1): 6.12 is slower than 6.6 (−34 %,
+    /// with 1.7 against 0.45 switches per op); DELAY_DEQUEUE off recovers (+41 %);
+    /// PREEMPT_SHORT off changes little (−6 %).
+    #[test]
+    fn delay_dequeue_quick_signs() {
+        let mut sc = load("delay-dequeue").unwrap();
+        sc.duration = Some("300ms".into());
+        sc.variants.retain(|v| {
+            [
+                "v6.6.78",
+                "v6.12.81",
+                "v6.12.81 NO_DELAY_DEQUEUE",
+                "v6.12.81 NO_PREEMPT_SHORT",
+            ]
+            .contains(&v.kernel.as_str())
+        });
+        sc.targets.clear();
+        let o = execute(&sc, Some(1), true, false).unwrap();
+        let ops = |k: &str| o.mean(k, "bogo_ops_per_sec").unwrap();
+        let spo = |k: &str| o.mean(k, "switches_per_op").unwrap();
+        assert!(ops("v6.12.81") < 0.9 * ops("v6.6.78"));
+        assert!(spo("v6.12.81") > 1.2 && spo("v6.6.78") < spo("v6.12.81"));
+        assert!(ops("v6.12.81 NO_DELAY_DEQUEUE") > 1.3 * ops("v6.12.81"));
+        let r = ops("v6.12.81 NO_PREEMPT_SHORT") / ops("v6.12.81");
+        assert!((0.9..1.1).contains(&r), "{r}");
+        // the report renders every variant and the JSON has one row per variant and metric
+        let text = o.render();
+        assert!(text.contains("v6.12.81 NO_DELAY_DEQUEUE"));
+        let j = o.json();
+        assert_eq!(
+            j["rows"].as_array().unwrap().len(),
+            4 * o.metric_names.len()
+        );
+    }
+
     #[test]
     fn builtin_scenarios_parse() {
         for (n, f, t) in BUILTIN {
