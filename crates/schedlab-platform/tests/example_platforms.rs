@@ -4,7 +4,9 @@ use schedlab_platform::Platform;
 use std::path::PathBuf;
 
 fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/platforms").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/platforms")
+        .join(name)
 }
 
 #[test]

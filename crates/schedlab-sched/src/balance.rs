@@ -309,7 +309,7 @@ pub struct BalanceState {
     /// `rq->active_balance` with its `push_cpu`.
     pub active_balance: Vec<Option<usize>>,
     /// The CPU whose stopper is running (its current task counts as off the CPU).
-    stopper_running: Option<usize>,
+    pub(crate) stopper_running: Option<usize>,
     /// `rq->has_blocked_load`.
     pub has_blocked_load: Vec<bool>,
     /// `rq->last_blocked_load_update_tick` (jiffies).
@@ -899,9 +899,23 @@ impl Kernel {
             self.put_prev_task_fair(prev);
         }
         self.lb.stopper_running = Some(cpu);
+        if let Some((p, dest)) = self.rqs[cpu].stop_migration.take() {
+            self.migration_cpu_stop(cpu, p, dest);
+        }
         self.active_load_balance_cpu_stop(cpu);
         self.lb.stopper_running = None;
         false
+    }
+
+    /// kernel: core.c migration_cpu_stop() + __migrate_task() — the stopper on `cpu` moves
+    /// `p`, if it is still queued here, to `dest` when `dest` is allowed for it.
+    fn migration_cpu_stop(&mut self, cpu: usize, p: TaskId, dest: usize) {
+        let task = &self.tasks[p.index()];
+        if task.cpu != cpu || task.on_rq != OnRq::Queued || !task.cpus_allowed.contains(dest) {
+            return;
+        }
+        self.stats.exec_migrations += 1;
+        self.move_queued_task(cpu, dest, p);
     }
 
     /// IPI on `cpu` (after the wake list): the stopper's wakeup of an active balance, and a
@@ -1559,24 +1573,7 @@ impl Kernel {
     fn lb_move_task(&mut self, src: usize, dst: usize, p: TaskId) {
         self.stats.lb_migrations += 1;
         self.lb.last_moved = Some((p, dst));
-        if self.rqs[src].curr != p {
-            self.move_queued_task(src, dst, p);
-            return;
-        }
-        // The same steps as move_queued_task() (schedule.rs) for the stopper's case.
-        self.tasks[p.index()].on_rq = OnRq::Migrating;
-        self.update_rq_clock(src);
-        let kept = self.dequeue_task(src, p, DEQUEUE_NOCLOCK | DEQUEUE_MIGRATING);
-        self.sched_warn_on(!kept, "a migration dequeue was delayed");
-        self.migrate_task_rq_fair_lb(p);
-        self.set_task_cpu(p, dst, src);
-        self.update_rq_clock(dst);
-        self.enqueue_task(dst, p, ENQUEUE_NOCLOCK | ENQUEUE_MIGRATING);
-        self.tasks[p.index()].on_rq = OnRq::Queued;
-        self.wakeup_preempt(dst, p, 0, true);
-        if self.executing != Some(dst) {
-            self.kick_if_needed(dst);
-        }
+        self.move_queued_task(src, dst, p);
     }
 
     /// kernel: fair.c detach_tasks() @ v6.12 (+ attach_tasks(): tasks are moved at once).

@@ -247,6 +247,10 @@ pub(crate) enum Effect {
     WaitChild,
     SetNice(i32),
     SetSlice(u64),
+    /// `sched_exec()` at the start of `execve()`: exec balancing.
+    SchedExec,
+    /// The rest of `execve()` (`c_exec`, charged on the CPU the task now runs on).
+    ExecImage,
     /// Second half of a local wakeup: the preemption check after the waker's enqueue work.
     WakeupPreempt {
         p: TaskId,
@@ -354,6 +358,10 @@ pub struct Rq {
     /// `update_curr()`: in `ttwu_do_activate()` the enqueue and the preemption check read the
     /// same clock, so the waker's own enqueue work never counts against its eligibility.
     pub clock_task: u64,
+    /// Work queued for this CPU's stopper by `sched_exec()`: `migration_cpu_stop` moving the
+    /// task to the CPU exec balancing chose. It runs at the next `__schedule()` here, before
+    /// any class picks (the stop class).
+    pub stop_migration: Option<(TaskId, usize)>,
 }
 
 /// An hrtimer (nanosleep).
@@ -542,6 +550,7 @@ impl Kernel {
                 ttwu_pending: false,
                 wake_list: Vec::new(),
                 ipi_pending: false,
+                stop_migration: None,
                 gen: 0,
                 seg_start: 0,
                 tick_armed: false,

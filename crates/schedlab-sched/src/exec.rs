@@ -14,6 +14,8 @@ use crate::Kernel;
 /// What an effect did to the calling task.
 enum Outcome {
     Continue,
+    /// The task is preempted whatever the preemption model (the stopper runs).
+    Preempted,
     Blocked,
     Exited,
 }
@@ -214,6 +216,13 @@ impl Kernel {
                             self.__schedule(cpu, true);
                         }
                     }
+                    Outcome::Preempted => {
+                        if self.tasks[t.index()].exec.segs.is_empty() {
+                            self.__schedule(cpu, true);
+                        }
+                        // else the stopper's switch segment runs first; at its end
+                        // __schedule() runs for the pending resched (SegKind::SwitchIn)
+                    }
                     Outcome::Blocked | Outcome::Exited => {
                         self.__schedule(cpu, false);
                     }
@@ -374,6 +383,10 @@ impl Kernel {
                 slots[idx] = Some(s);
                 plan.push(Cpu(c, Mode::Kernel));
                 plan.push(Do(Effect::SpawnSlot(idx as u32)));
+            }
+            Op::Exec => {
+                // bprm_execve() calls sched_exec() before loading the image
+                plan.push(Do(Effect::SchedExec));
             }
             Op::Exit => {
                 // a thread other than the group leader keeps the mm: no mm teardown
@@ -652,7 +665,45 @@ impl Kernel {
                 self.local_wakeup_check(cpu, p, wake_flags);
                 Outcome::Continue
             }
+            Effect::SchedExec => self.sched_exec(cpu, t),
+            Effect::ExecImage => {
+                let c = self.cost(cpu, |c| c.c_exec.0);
+                self.push_front(t, &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::None)]);
+                Outcome::Continue
+            }
         }
+    }
+
+    /// kernel: core.c sched_exec() — exec balancing for the task `t` running on `cpu`: if
+    /// `select_task_rq(p, task_cpu(p), WF_EXEC)` returns another CPU, `stop_one_cpu()` queues
+    /// `migration_cpu_stop` for this CPU's stopper and wakes it; the stopper (stop class)
+    /// preempts `t` at once, finds it queued and moves it (`move_queued_task`); `t` continues
+    /// the exec on the new CPU.
+    /// Deviation: with preempt=none/voluntary the kernel's `t` instead sleeps in
+    /// `wait_for_completion()` before the stopper runs, and the stopper's `complete()` wakes it
+    /// through `p->wake_cpu` (a wakeup placement); here it is moved as a queued task under
+    /// every preemption model.
+    fn sched_exec(&mut self, cpu: usize, t: TaskId) -> Outcome {
+        self.push_front(t, &[Step::Do(Effect::ExecImage)]);
+        let mut wf = WF_EXEC;
+        let dest = self.select_task_rq(t, cpu, &mut wf, cpu, true);
+        if dest == cpu {
+            return Outcome::Continue;
+        }
+        self.rqs[cpu].stop_migration = Some((t, dest));
+        // the stopper's wakeup costs a thread switch (the switch to the next task after it is
+        // charged by context_switch as usual); it runs in `t`'s place, before the schedule
+        let c = self.cost(cpu, |c| c.c_ctxsw_thread.0);
+        if c > 0 {
+            self.tasks[t.index()].exec.segs.push(Seg {
+                rem: c,
+                mode: Mode::Kernel,
+                kind: SegKind::SwitchIn,
+                until: None,
+            });
+        }
+        self.rqs[cpu].resched = Resched::Full;
+        Outcome::Preempted
     }
 
     // ===================================================================== kernel mutexes
@@ -1786,5 +1837,77 @@ mod tests {
         let sys = |pid: i32| k.tasks[k.task_by_pid(pid).unwrap().index()].stats.sys_ns;
         assert_eq!(sys(pids[0]), 70_000, "process");
         assert_eq!(sys(pids[1]), 10_000, "thread");
+    }
+
+    /// An exec'ing task E on CPU0 beside a hog H pinned there (or alone, with H on CPU1);
+    /// returns E's CPU when its first user work starts, and the kernel after the run.
+    fn exec_beside_hog(hog_cpu: usize) -> (usize, Kernel) {
+        let mut k = kernel(2, |c| {
+            c.c_exec = Nanos(50_000);
+            c.c_ctxsw_thread = Nanos(2_000);
+        });
+        let hog = start(
+            &mut k,
+            "H",
+            hog_cpu,
+            script(|_, _, _| Some(Op::Run(1 << 40))),
+        );
+        let _ = hog;
+        let cpu_after: Rc<RefCell<Option<usize>>> = Rc::default();
+        let c2 = cpu_after.clone();
+        let e = start(
+            &mut k,
+            "E",
+            0,
+            script(move |i, cx, _| match i {
+                0 => Some(Op::Exec),
+                1 => {
+                    *c2.borrow_mut() = Some(cx.cpu());
+                    Some(Op::Run(10_000))
+                }
+                _ => None,
+            }),
+        );
+        // E may run on either CPU (it starts on CPU0)
+        k.tasks[e.index()].cpus_allowed = CpuMask::range(0, 2);
+        k.tasks[e.index()].nr_cpus_allowed = 2;
+        k.run_until(50_000_000);
+        let cpu = cpu_after.borrow().expect("E finished its exec");
+        (cpu, k)
+    }
+
+    #[test]
+    fn sched_exec_moves_the_task_to_an_idle_cpu() {
+        // smp.md §1.8/§2.4: WF_EXEC takes the slow path in the MC domain {0,1}. The local
+        // group {0} holds H and E; E itself is discounted (update_sg_wakeup_stats), which
+        // leaves H: not idle. Group {1} is idle, so find_idlest_group() returns it and E is
+        // moved there by the stopper before the image is loaded.
+        let (cpu, k) = exec_beside_hog(0);
+        assert_eq!(cpu, 1);
+        let e = k
+            .task_by_pid(k.tasks.iter().find(|t| t.comm == "E").unwrap().pid)
+            .unwrap();
+        let st = k.tasks[e.index()].stats.clone();
+        assert_eq!(k.stats.exec_migrations, 1);
+        assert_eq!(k.se[k.tasks[e.index()].se.index()].nr_migrations, 1);
+        // the preemption by the stopper is an involuntary switch; E then exits
+        assert!(st.nr_involuntary_switches >= 1);
+        // system time: the stopper's switch-in (2 µs, charged to E's exec) + c_exec (50 µs)
+        // + the exit (c_exit = 0 here)
+        assert_eq!(st.sys_ns, 2_000 + 50_000);
+    }
+
+    #[test]
+    fn sched_exec_stays_when_the_local_cpu_is_the_idlest() {
+        // H runs on CPU1; on CPU0 only E, which is discounted: group {0} is idle, group {1}
+        // is not, so the local group is kept and E execs where it is, without the stopper.
+        let (cpu, k) = exec_beside_hog(1);
+        assert_eq!(cpu, 0);
+        let e = k
+            .task_by_pid(k.tasks.iter().find(|t| t.comm == "E").unwrap().pid)
+            .unwrap();
+        assert_eq!(k.stats.exec_migrations, 0);
+        assert_eq!(k.se[k.tasks[e.index()].se.index()].nr_migrations, 0);
+        assert_eq!(k.tasks[e.index()].stats.sys_ns, 50_000);
     }
 }

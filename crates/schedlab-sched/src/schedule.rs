@@ -385,17 +385,21 @@ impl Kernel {
         }
     }
 
-    /// Moves a queued, not running task from `src` to `dst` (load balancing: `detach_task` +
-    /// `attach_task`, or `move_queued_task`). A delayed task stays delayed (fair.md §7.3).
-    #[allow(dead_code)] // used by balance.rs
+    /// Moves a queued task from `src` to `dst` (load balancing: `detach_task` +
+    /// `attach_task`, or `move_queued_task`). The task is not running, or it is `src`'s
+    /// current task put back by the stopper that now moves it. A delayed task stays delayed
+    /// (fair.md §7.3).
     pub(crate) fn move_queued_task(&mut self, src: usize, dst: usize, p: TaskId) {
-        debug_assert!(self.rqs[src].curr != p && self.tasks[p.index()].on_rq == OnRq::Queued);
+        debug_assert!(
+            (self.rqs[src].curr != p || self.lb.stopper_running == Some(src))
+                && self.tasks[p.index()].on_rq == OnRq::Queued
+        );
         self.tasks[p.index()].on_rq = OnRq::Migrating;
         // the callers hold the source lock with its clock updated (sched_balance_rq() on the
         // busiest rq, the stopper); the destination's is updated when it is locked
         self.update_rq_clock(src);
         let kept = self.dequeue_task(src, p, DEQUEUE_NOCLOCK | DEQUEUE_MIGRATING);
-        debug_assert!(kept, "a migration dequeue is never delayed");
+        self.sched_warn_on(!kept, "a migration dequeue was delayed");
         self.migrate_task_rq_fair_lb(p);
         self.set_task_cpu(p, dst, src);
         self.update_rq_clock(dst);
@@ -483,8 +487,9 @@ impl Kernel {
         // dl and rt classes: no runnable tasks in this model version
         let mut prev_fair = self.tasks[prev.index()].class == SchedClass::Fair
             && !self.tasks[prev.index()].is_idle_task;
-        // stop class: the stopper of an active balance runs first (balance.rs)
-        if self.active_balance_pending(cpu) {
+        // stop class: the stopper (an active balance, balance.rs; sched_exec's migration)
+        // runs first
+        if self.active_balance_pending(cpu) || self.rqs[cpu].stop_migration.is_some() {
             prev_fair = self.cpu_stopper_run(cpu, prev, prev_fair);
         }
         if let Some(p) = self.pick_task_fair(cpu) {

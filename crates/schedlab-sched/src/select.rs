@@ -1938,7 +1938,7 @@ core = [0, 1, 2, 3, 0, 1, 2, 3]
 
     #[test]
     fn exec_slow_path_discounts_the_execing_task() {
-        // WF_EXEC (no sched_exec caller in the syscall surface yet): the exec'ing task is
+        // WF_EXEC (sched_exec, exec.rs): the exec'ing task is
         // queued and running on CPU0, so update_sg_wakeup_stats subtracts it
         // (nr_running − local = 0, idle_cpu_without: curr is p) and CPU0 counts as idle.
         let run = |cpu1_busy: bool| {

@@ -62,6 +62,8 @@ pub struct KernelStats {
     pub newidle_pulls: u64,
     /// Tasks moved by active balance (the stopper), included in `lb_migrations`.
     pub lb_active_migrations: u64,
+    /// Tasks moved by `sched_exec()`'s stopper (exec balancing).
+    pub exec_migrations: u64,
     /// Cache-hot tasks migrated after too many failed passes (schedstat nr_forced_migrations).
     pub lb_forced_migrations: u64,
     /// Newidle balances that passed the first gate (rd overloaded, avg_idle vs cost).

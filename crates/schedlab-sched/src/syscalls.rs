@@ -79,6 +79,9 @@ pub enum Op {
     Yield,
     /// `fork()` / `clone()`
     Spawn(Box<Spawn>),
+    /// `execve()` of a new image: exec balancing (`sched_exec`, WF_EXEC) may first move the
+    /// task to the idlest CPU, then `c_exec` is spent on the CPU it runs on.
+    Exec,
     /// `exit()`
     Exit,
     /// `wait()` for any child (also `pthread_join` of any thread created by this task).
