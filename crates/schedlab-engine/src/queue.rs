@@ -196,6 +196,54 @@ mod tests {
     }
 
     #[test]
+    fn same_order_as_a_sort_with_wide_spreads_and_peeks() {
+        // Times spread over 2^40 ns (every radix bucket of the time bits in use), pushes at
+        // the current instant with any rank (below the last popped key), peeks between pops:
+        // the pops must follow the sorted keys exactly.
+        let mut r = crate::rng::Rng::from_seed(11);
+        let mut q = EventQueue::new();
+        let mut reference: std::collections::BTreeSet<(u64, u8, u64)> = Default::default();
+        let mut now = 0u64;
+        let mut seq = 0u64;
+        for i in 0..50_000u64 {
+            match r.below(5) {
+                0 | 1 => {
+                    let t = now + (r.next_u64() >> (24 + r.below(40)));
+                    let rank = r.below(6) as u8;
+                    q.push(SimTime(t), rank, seq);
+                    reference.insert((t, rank, seq));
+                    seq += 1;
+                }
+                2 => {
+                    // at the current instant
+                    let rank = r.below(6) as u8;
+                    q.push(SimTime(now), rank, seq);
+                    reference.insert((now, rank, seq));
+                    seq += 1;
+                }
+                3 => {
+                    let want = reference.iter().next().map(|x| SimTime(x.0));
+                    assert_eq!(q.peek_time(), want, "peek at step {i}");
+                }
+                _ => {
+                    let got = q.pop();
+                    let want = reference.pop_first();
+                    assert_eq!(got.map(|(t, s)| (t.0, s)), want.map(|w| (w.0, w.2)), "step {i}");
+                    if let Some(w) = want {
+                        now = w.0;
+                    }
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        while let Some((t, s)) = q.pop() {
+            let w = reference.pop_first().unwrap();
+            assert_eq!((t.0, s), (w.0, w.2));
+        }
+        assert!(reference.is_empty() && q.is_empty());
+    }
+
+    #[test]
     #[should_panic(expected = "in the past")]
     fn refuses_past() {
         let mut q = EventQueue::new();
