@@ -228,7 +228,11 @@ mod tests {
                 _ => {
                     let got = q.pop();
                     let want = reference.pop_first();
-                    assert_eq!(got.map(|(t, s)| (t.0, s)), want.map(|w| (w.0, w.2)), "step {i}");
+                    assert_eq!(
+                        got.map(|(t, s)| (t.0, s)),
+                        want.map(|w| (w.0, w.2)),
+                        "step {i}"
+                    );
                     if let Some(w) = want {
                         now = w.0;
                     }
