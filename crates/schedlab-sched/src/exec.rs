@@ -1840,19 +1840,18 @@ mod tests {
     }
 
     /// An exec'ing task E on CPU0 beside a hog H pinned there (or alone, with H on CPU1);
-    /// returns E's CPU when its first user work starts, and the kernel after the run.
-    fn exec_beside_hog(hog_cpu: usize) -> (usize, Kernel) {
+    /// returns E's CPU when its first user work starts, the kernel after the run, and E.
+    fn exec_beside_hog(hog_cpu: usize) -> (usize, Kernel, TaskId) {
         let mut k = kernel(2, |c| {
             c.c_exec = Nanos(50_000);
             c.c_ctxsw_thread = Nanos(2_000);
         });
-        let hog = start(
+        start(
             &mut k,
             "H",
             hog_cpu,
             script(|_, _, _| Some(Op::Run(1 << 40))),
         );
-        let _ = hog;
         let cpu_after: Rc<RefCell<Option<usize>>> = Rc::default();
         let c2 = cpu_after.clone();
         let e = start(
@@ -1873,7 +1872,7 @@ mod tests {
         k.tasks[e.index()].nr_cpus_allowed = 2;
         k.run_until(50_000_000);
         let cpu = cpu_after.borrow().expect("E finished its exec");
-        (cpu, k)
+        (cpu, k, e)
     }
 
     #[test]
@@ -1882,11 +1881,8 @@ mod tests {
         // group {0} holds H and E; E itself is discounted (update_sg_wakeup_stats), which
         // leaves H: not idle. Group {1} is idle, so find_idlest_group() returns it and E is
         // moved there by the stopper before the image is loaded.
-        let (cpu, k) = exec_beside_hog(0);
+        let (cpu, k, e) = exec_beside_hog(0);
         assert_eq!(cpu, 1);
-        let e = k
-            .task_by_pid(k.tasks.iter().find(|t| t.comm == "E").unwrap().pid)
-            .unwrap();
         let st = k.tasks[e.index()].stats.clone();
         assert_eq!(k.stats.exec_migrations, 1);
         assert_eq!(k.se[k.tasks[e.index()].se.index()].nr_migrations, 1);
@@ -1901,11 +1897,8 @@ mod tests {
     fn sched_exec_stays_when_the_local_cpu_is_the_idlest() {
         // H runs on CPU1; on CPU0 only E, which is discounted: group {0} is idle, group {1}
         // is not, so the local group is kept and E execs where it is, without the stopper.
-        let (cpu, k) = exec_beside_hog(1);
+        let (cpu, k, e) = exec_beside_hog(1);
         assert_eq!(cpu, 0);
-        let e = k
-            .task_by_pid(k.tasks.iter().find(|t| t.comm == "E").unwrap().pid)
-            .unwrap();
         assert_eq!(k.stats.exec_migrations, 0);
         assert_eq!(k.se[k.tasks[e.index()].se.index()].nr_migrations, 0);
         assert_eq!(k.tasks[e.index()].stats.sys_ns, 50_000);
