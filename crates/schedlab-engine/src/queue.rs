@@ -55,13 +55,20 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// How many of the earliest events are kept in the sorted front array.
+const FRONT_CAP: usize = 32;
+
 /// A min-queue of events with a deterministic total order. See the module docs.
+///
+/// The earliest events (up to [`FRONT_CAP`]) are kept in a small array sorted by decreasing
+/// key, the rest in a binary heap. A simulation mostly pushes the next event of the CPU it is
+/// processing, which is among the earliest: a binary search and a short move, and the pop
+/// takes the array's last entry. A machine with few CPUs keeps all its events in the array;
+/// thousands of sleepers' timers live in the heap.
+/// Invariant: every key in `front` is below every key in `heap`.
 pub struct EventQueue<E> {
+    front: Vec<Entry<E>>,
     heap: BinaryHeap<Entry<E>>,
-    /// The smallest pending entry, kept outside the heap. A simulation mostly pushes the next
-    /// event of the CPU it is processing, which is often the earliest of all: that push and the
-    /// next pop then cost O(1). Invariant: when set, its key is below every key in the heap.
-    first: Option<Entry<E>>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -76,8 +83,8 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
+            front: Vec::with_capacity(FRONT_CAP + 1),
             heap: BinaryHeap::new(),
-            first: None,
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -99,14 +106,22 @@ impl<E> EventQueue<E> {
         assert!(seq < 1 << SEQ_BITS, "event sequence numbers exhausted");
         let key = ((time.0 as u128) << 64) | ((rank as u128) << SEQ_BITS) | seq as u128;
         let e = Entry { key, payload };
-        match &self.first {
-            Some(f) if key < f.key => {
-                let old = self.first.replace(e).expect("checked");
-                self.heap.push(old);
-            }
-            Some(_) => self.heap.push(e),
-            None if self.heap.peek().is_none_or(|h| key < h.key) => self.first = Some(e),
-            None => self.heap.push(e),
+        // the key belongs in front if it is below the heap's minimum; with a non-empty front
+        // that is the case when it is below the front's maximum (front < heap)
+        let to_front = match self.front.first() {
+            Some(max) => key < max.key || self.heap.is_empty(),
+            None => self.heap.peek().is_none_or(|h| key < h.key),
+        };
+        if !to_front {
+            self.heap.push(e);
+            return seq;
+        }
+        let i = self.front.partition_point(|x| x.key > key);
+        self.front.insert(i, e);
+        if self.front.len() > FRONT_CAP {
+            // the largest front key is below every heap key: it becomes the heap's minimum
+            let max = self.front.remove(0);
+            self.heap.push(max);
         }
         seq
     }
@@ -114,7 +129,7 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event. Time never goes backwards.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = match self.first.take() {
+        let e = match self.front.pop() {
             Some(f) => f,
             None => self.heap.pop()?,
         };
@@ -128,8 +143,8 @@ impl<E> EventQueue<E> {
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.first
-            .as_ref()
+        self.front
+            .last()
             .or_else(|| self.heap.peek())
             .map(|e| SimTime((e.key >> 64) as u64))
     }
@@ -146,11 +161,11 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + usize::from(self.first.is_some())
+        self.heap.len() + self.front.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.first.is_none() && self.heap.is_empty()
+        self.front.is_empty() && self.heap.is_empty()
     }
 }
 
