@@ -126,6 +126,24 @@ pub enum WorkloadError {
     Unsupported { line: String, message: String },
 }
 
+impl WorkloadError {
+    /// A valid option or value that the model does not support (yet).
+    pub fn unsupported(line: &str, message: impl Into<String>) -> WorkloadError {
+        WorkloadError::Unsupported {
+            line: line.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// A malformed or unknown option.
+    pub fn option(line: &str, message: impl Into<String>) -> WorkloadError {
+        WorkloadError::Option {
+            line: line.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
 /// Programs schedlab models, for error messages and `schedlab list workloads`.
 pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
     (

@@ -56,10 +56,7 @@ const NSEC_PER_SEC: u64 = 1_000_000_000;
 
 /// Builds the cyclictest workload from the words after `cyclictest`.
 pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, WorkloadError> {
-    let opts = parse(args).map_err(|e| WorkloadError::Option {
-        line: line.to_string(),
-        message: e.to_string(),
-    })?;
+    let opts = parse(args).map_err(|e| WorkloadError::option(line, e.to_string()))?;
     Ok(Box::new(Cyclictest {
         line: line.to_string(),
         opts,
@@ -240,17 +237,11 @@ impl Program for TimerThread {
 
 impl Cyclictest {
     fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::Unsupported {
-            line: self.line.clone(),
-            message: message.to_string(),
-        }
+        WorkloadError::unsupported(&self.line, message)
     }
 
     fn bad_option(&self, message: String) -> WorkloadError {
-        WorkloadError::Option {
-            line: self.line.clone(),
-            message,
-        }
+        WorkloadError::option(&self.line, message)
     }
 
     fn shared(&self) -> std::cell::Ref<'_, Shared> {

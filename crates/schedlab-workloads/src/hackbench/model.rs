@@ -58,10 +58,7 @@ pub fn workload_perf(line: &str, args: &[String]) -> Result<Box<dyn Workload>, W
 }
 
 fn option_error(line: &str, e: impl std::fmt::Display) -> WorkloadError {
-    WorkloadError::Option {
-        line: line.to_string(),
-        message: e.to_string(),
-    }
+    WorkloadError::option(line, e.to_string())
 }
 
 /// One fd pair of the chosen transport.
@@ -139,10 +136,7 @@ impl Hackbench {
     }
 
     fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::Unsupported {
-            line: self.line.clone(),
-            message: message.to_string(),
-        }
+        WorkloadError::unsupported(&self.line, message)
     }
 
     /// The two clock readings; the stop is the end of the simulation if the run was cut short.

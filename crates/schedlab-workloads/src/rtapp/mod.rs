@@ -103,10 +103,7 @@ pub fn workload(
     line: &str,
     args: &[String],
 ) -> Result<Box<dyn crate::Workload>, crate::WorkloadError> {
-    let usage = |message: String| crate::WorkloadError::Option {
-        line: line.to_string(),
-        message,
-    };
+    let usage = |message: String| crate::WorkloadError::option(line, message);
     let path = match args {
         [] => return Err(usage("missing FILE (usage: rt-app FILE)".to_string())),
         [path] => path,

@@ -152,10 +152,7 @@ pub fn matmul_ns(platform: &str, size: u64) -> u64 {
 
 /// Builds the schbench workload from the words after `schbench`.
 pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, WorkloadError> {
-    let opts = parse(args).map_err(|e| WorkloadError::Option {
-        line: line.to_string(),
-        message: e.to_string(),
-    })?;
+    let opts = parse(args).map_err(|e| WorkloadError::option(line, e.to_string()))?;
     if opts.rps_mode() {
         let which = if opts.auto_rps > 0 {
             "-A (auto-RPS)"
@@ -988,17 +985,11 @@ impl Program for WorkerProg {
 
 impl Schbench {
     fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::Unsupported {
-            line: self.line.clone(),
-            message: message.to_string(),
-        }
+        WorkloadError::unsupported(&self.line, message)
     }
 
     fn bad_option(&self, message: String) -> WorkloadError {
-        WorkloadError::Option {
-            line: self.line.clone(),
-            message,
-        }
+        WorkloadError::option(&self.line, message)
     }
 
     /// A CPU list of `-M`/`-W` restricted to the machine; an error if nothing is left.

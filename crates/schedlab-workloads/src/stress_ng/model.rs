@@ -67,10 +67,7 @@ impl Default for Params {
 
 /// Builds the stress-ng workload from the words after `stress-ng`.
 pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, WorkloadError> {
-    let opts = parse(args).map_err(|e| WorkloadError::Option {
-        line: line.to_string(),
-        message: e.to_string(),
-    })?;
+    let opts = parse(args).map_err(|e| WorkloadError::option(line, e.to_string()))?;
     Ok(Box::new(StressNg::new(line, opts)))
 }
 
@@ -129,10 +126,7 @@ impl StressNg {
     }
 
     fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::Unsupported {
-            line: self.line.clone(),
-            message: message.to_string(),
-        }
+        WorkloadError::unsupported(&self.line, message)
     }
 
     /// The results as stress-ng would compute them from what the run did so far.
@@ -205,10 +199,7 @@ impl Workload for StressNg {
         let page = k.pipe_page_size as u64;
         self.opts
             .check_page_size(page)
-            .map_err(|e| WorkloadError::Option {
-                line: self.line.clone(),
-                message: e.to_string(),
-            })?;
+            .map_err(|e| WorkloadError::option(&self.line, e.to_string()))?;
         let ncpus = k.ncpus as u32;
         let n = match self.opts.pipe {
             Instances::Count(n) => n,
