@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn same_order_as_a_sort_under_interleaved_pushes_and_pops() {
-        // The front slot must never change the order: compare with sorting the keys.
+        // The sorted front array must never change the order: compare with sorting the keys.
         let mut r = crate::rng::Rng::from_seed(5);
         let mut q = EventQueue::new();
         let mut reference: Vec<(u64, u8, u64)> = Vec::new();
