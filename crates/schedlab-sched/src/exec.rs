@@ -1903,4 +1903,82 @@ mod tests {
         assert_eq!(k.se[k.tasks[e.index()].se.index()].nr_migrations, 0);
         assert_eq!(k.tasks[e.index()].stats.sys_ns, 50_000);
     }
+
+    /// (event, flags, time) of every sched_waking/sched_wakeup and sched_switch record.
+    struct FlagSink(Rc<RefCell<Vec<(&'static str, String, u64)>>>);
+    impl crate::TraceSink for FlagSink {
+        fn record(&mut self, r: &schedlab_trace::TraceRecord) {
+            use schedlab_trace::TraceEvent as E;
+            let what = match &r.event {
+                E::SchedWaking { .. } => "waking",
+                E::SchedWakeup { .. } => "wakeup",
+                E::SchedSwitch { .. } => "switch",
+                _ => return,
+            };
+            self.0.borrow_mut().push((what, r.flags.clone(), r.ts_ns));
+        }
+    }
+
+    /// S blocks on a futex at once; W runs 100 µs and wakes it (c_ttwu 1 µs, every other cost
+    /// zero, one CPU, preempt=full). Returns the trace records from the wakeup on.
+    fn futex_wake_trace(sleeper_slice: Option<u64>) -> Vec<(&'static str, String, u64)> {
+        let mut k = kernel(1, |c| c.c_ttwu = Nanos(1_000));
+        let recs: Rc<RefCell<Vec<(&'static str, String, u64)>>> = Rc::default();
+        k.set_trace(Box::new(FlagSink(recs.clone())));
+        let f = k.ipc.new_futex(0);
+        let attrs = TaskAttrs {
+            comm: Some("S".into()),
+            cpus: Some(CpuMask::single(0)),
+            slice_ns: sleeper_slice,
+            ..Default::default()
+        };
+        let s = k.create_task(
+            script(move |i, _, _| match i {
+                0 => Some(Op::FutexWait { futex: f, val: 0 }),
+                1 => Some(Op::Run(10_000)),
+                _ => None,
+            }),
+            &attrs,
+            None,
+            false,
+        );
+        k.start_task(s);
+        start(
+            &mut k,
+            "W",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(Op::Run(100_000)),
+                1 => Some(Op::FutexWake { futex: f, nr: 1 }),
+                2 => Some(Op::Run(100_000)),
+                _ => None,
+            }),
+        );
+        k.run_until(1_000_000);
+        let v = recs.borrow();
+        let from = v.iter().position(|r| r.0 == "waking").expect("a wakeup");
+        v[from..].to_vec()
+    }
+
+    #[test]
+    fn sched_wakeup_follows_the_preemption_check_and_shows_need_resched() {
+        // The kernel traces sched_wakeup in ttwu_do_wakeup(), after the enqueue work and the
+        // preemption check: c_ttwu (1 µs) after sched_waking, with 'N' in the need-resched
+        // column when the wakee preempts.
+        // S with a 100 µs slice: S slept with zero lag and is placed at V with deadline
+        // V + 100 µs; W's deadline is its vruntime at pick + 700 µs (base slice, one CPU), and
+        // W is 100 µs past that pick: PREEMPT_SHORT lifts W's protection and S's earlier
+        // deadline wins -> resched, W switched out at once (preempt=full).
+        let r = futex_wake_trace(Some(100_000));
+        assert_eq!((r[0].0, r[0].1.as_str()), ("waking", "d..3."));
+        assert_eq!((r[1].0, r[1].1.as_str()), ("wakeup", "dN.4."));
+        assert_eq!(r[1].2 - r[0].2, 1_000);
+        assert_eq!((r[2].0, r[2].2), ("switch", r[1].2));
+        // S with the default slice: deadline V + 700 µs is later than W's, W is protected and
+        // keeps the CPU: no resched at the wakeup.
+        let r = futex_wake_trace(None);
+        assert_eq!((r[1].0, r[1].1.as_str()), ("wakeup", "d..4."));
+        assert_eq!(r[1].2 - r[0].2, 1_000);
+        assert!(r[2].2 > r[1].2, "W keeps running");
+    }
 }

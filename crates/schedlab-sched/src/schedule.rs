@@ -142,18 +142,21 @@ impl Kernel {
             }
         }
         self.tasks[p.index()].state = TaskState::Running;
-        self.trace_wakeup_event(p, false, this_cpu);
         let running = self.rqs[cpu].curr == p;
         if cpu == this_cpu {
             if running {
+                self.trace_wakeup_event(p, false, this_cpu);
                 return Woken::Local;
             }
-            // Never WF_RQ_SELECTED / WF_MIGRATED on this path.
+            // Never WF_RQ_SELECTED / WF_MIGRATED on this path. sched_wakeup comes after the
+            // deferred preemption check (local_wakeup_check), as ttwu_do_wakeup() follows
+            // wakeup_preempt() in the kernel.
             return Woken::LocalDeferred;
         }
         if !running {
             self.wakeup_preempt(cpu, p, wf, in_task);
         }
+        self.trace_wakeup_event(p, false, this_cpu);
         Woken::RemoteDirect
     }
 
@@ -214,9 +217,10 @@ impl Kernel {
         }
         self.activate_task(cpu, p, en);
         self.tasks[p.index()].state = TaskState::Running;
-        self.trace_wakeup_event(p, false, cpu);
         if check_now {
             self.wakeup_preempt(cpu, p, wf, in_task);
+            // ttwu_do_wakeup(): the tracepoint follows the preemption check
+            self.trace_wakeup_event(p, false, cpu);
         }
         if self.rqs[cpu].idle_stamp != 0 {
             let sample = self.now.saturating_sub(self.rqs[cpu].idle_stamp);
@@ -232,10 +236,11 @@ impl Kernel {
     /// Deferred second half of a local wakeup (see `Woken::LocalDeferred`).
     pub(crate) fn local_wakeup_check(&mut self, cpu: usize, p: TaskId, wf: u32) {
         let t = &self.tasks[p.index()];
-        if t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p {
-            return;
+        if !(t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p) {
+            self.wakeup_preempt(cpu, p, wf, true);
         }
-        self.wakeup_preempt(cpu, p, wf, true);
+        // ttwu_do_wakeup()'s sched_wakeup, after the check (its flags show the resched)
+        self.trace_wakeup_event(p, false, cpu);
     }
 
     /// kernel: core.c wakeup_preempt() — class dispatch.

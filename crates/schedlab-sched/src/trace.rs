@@ -62,7 +62,19 @@ impl Kernel {
                 target_cpu: target,
             }
         };
-        self.emit(cpu, "d..4.", ev);
+        // the need-resched column as the kernel prints it for this CPU: 'N' when
+        // resched_curr() set TIF_NEED_RESCHED here (with the preempt-count bit), 'l' for
+        // TIF_NEED_RESCHED_LAZY alone
+        // (sched_waking fires one lock level up, before the enqueue: preempt count 3)
+        let flags = match (self.rqs[cpu].resched, waking) {
+            (Resched::Full, false) => "dN.4.",
+            (Resched::Lazy, false) => "dl.4.",
+            (Resched::None, false) => "d..4.",
+            (Resched::Full, true) => "dN.3.",
+            (Resched::Lazy, true) => "dl.3.",
+            (Resched::None, true) => "d..3.",
+        };
+        self.emit(cpu, flags, ev);
     }
 
     pub(crate) fn trace_wakeup_new(&mut self, p: TaskId, cpu: usize) {
