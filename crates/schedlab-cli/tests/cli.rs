@@ -3,19 +3,10 @@
 //! Expected values come from the weights and periods of the workloads, written beside each
 //! assertion.
 
+mod common;
+use common::{bin, run, tmp};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
-    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run schedlab")
-}
 
 fn json_run(kernel: &str, workload: &str, duration: &str) -> Value {
     let o = run(&[
@@ -45,12 +36,6 @@ fn task<'a>(d: &'a Value, comm: &str) -> &'a Value {
 
 fn share(d: &Value, comm: &str) -> f64 {
     task(d, comm)["sum_exec_runtime_ns"].as_f64().unwrap() / d["sim_time_ns"].as_f64().unwrap()
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("schedlab-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    p
 }
 
 #[test]

@@ -5,34 +5,15 @@
 //! spec (smp.md, fair.md) or a hand calculation written beside each assertion, never from a
 //! previous run's output.
 
+mod common;
+use common::{run, tmp};
 use schedlab_trace::{parse_trace, TraceEvent, TraceRecord};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
-    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run schedlab")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!(
-        "schedlab-cli-smp-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&p);
-    p
-}
 
 /// `schedlab run --json --trace` of one rt-app file: the JSON document and the parsed trace.
 fn run_traced(

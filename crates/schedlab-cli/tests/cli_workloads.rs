@@ -3,27 +3,9 @@
 //! configuration) exits with code 2, prints one line on stderr naming the culprit and nothing on
 //! stdout, and leaves no trace file behind; `schedlab compare` prints its mmtests-style table.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
-    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run schedlab")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!(
-        "schedlab-cli-workloads-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&p);
-    p
-}
+mod common;
+use common::{run, tmp};
+use std::path::Path;
 
 /// Files in the temporary directory whose name starts like `path`'s (the trace itself or a
 /// temporary file written next to it).
