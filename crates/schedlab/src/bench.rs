@@ -5,6 +5,7 @@
 
 use schedlab_platform::Platform;
 use schedlab_sched::ipc::FutexId;
+use schedlab_sched::sched::TaskId;
 use schedlab_sched::{Ctx, Kernel, KernelConfig, MachineDesc, Op, Program, SysResult, TaskAttrs};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -106,39 +107,40 @@ fn machine(n: usize) -> MachineDesc {
     MachineDesc::from_platform(&Platform::smp(n).expect("smp"))
 }
 
+/// A task named `comm` running `prog`, created but not started.
+fn new_task(k: &mut Kernel, prog: Box<dyn Program>, comm: String) -> TaskId {
+    let attrs = TaskAttrs {
+        comm: Some(comm),
+        ..Default::default()
+    };
+    k.create_task(prog, &attrs, None, false)
+}
+
 /// (a) Two tasks ping-ponging through futexes on one CPU for `sim_ns`.
 pub fn pingpong(sim_ns: u64) -> BenchResult {
     let cfg = KernelConfig::parse("v6.18").unwrap();
     let mut k = Kernel::new(cfg, machine(1), 1).unwrap();
     let fa = Rc::new(Cell::new(None));
     let fb = Rc::new(Cell::new(None));
-    let a = k.create_task(
+    let a = new_task(
+        &mut k,
         Box::new(PingPong {
             me: fa.clone(),
             other: fb.clone(),
             step: 0,
             first: true,
         }),
-        &TaskAttrs {
-            comm: Some("ping".into()),
-            ..Default::default()
-        },
-        None,
-        false,
+        "ping".into(),
     );
-    let b = k.create_task(
+    let b = new_task(
+        &mut k,
         Box::new(PingPong {
             me: fb.clone(),
             other: fa.clone(),
             step: 0,
             first: false,
         }),
-        &TaskAttrs {
-            comm: Some("pong".into()),
-            ..Default::default()
-        },
-        None,
-        false,
+        "pong".into(),
     );
     fa.set(Some(k.ipc.new_futex(0)));
     fb.set(Some(k.ipc.new_futex(0)));
@@ -160,15 +162,7 @@ pub fn hogs(n: usize, sim_ns: u64) -> BenchResult {
     let cfg = KernelConfig::parse("v6.18 CONFIG_HZ=1000").unwrap();
     let mut k = Kernel::new(cfg, machine(1), 1).unwrap();
     for i in 0..n {
-        let t = k.create_task(
-            Box::new(Hog),
-            &TaskAttrs {
-                comm: Some(format!("hog{i}")),
-                ..Default::default()
-            },
-            None,
-            false,
-        );
+        let t = new_task(&mut k, Box::new(Hog), format!("hog{i}"));
         k.start_task(t);
     }
     let t0 = Instant::now();
@@ -191,19 +185,15 @@ pub fn smp_wakeups(ncpus: usize, ntasks: usize, sim_ns: u64) -> BenchResult {
     // per-task memory: growth from the empty machine (runqueues, domains) to the end of the run
     let before = heap_live();
     for i in 0..ntasks as u64 {
-        let t = k.create_task(
+        let t = new_task(
+            &mut k,
             Box::new(RunSleep {
                 run: 50_000,
                 period: 450_000 + (i * 7919) % 100_000,
                 next: 0,
                 sleeping: false,
             }),
-            &TaskAttrs {
-                comm: Some(format!("w{i}")),
-                ..Default::default()
-            },
-            None,
-            false,
+            format!("w{i}"),
         );
         k.start_task(t);
     }
