@@ -63,11 +63,16 @@ fn nice0_vs_nice5_share_by_weight() {
 #[test]
 fn periodic_task_beside_a_hog_gets_all_of_its_ten_percent() {
     // 1 ms of work every 10 ms is 10 % of the CPU; beside a hog it still gets all of it (a
-    // sleeper keeps its lag): over 10 s at least 999 of its 1000 periods complete.
+    // sleeper keeps its lag): over 10 s at least 999 of its 1000 periods complete. Its
+    // sum_exec_runtime also holds, per period, at most its switch-in (c_ctxsw_process 1.3 µs
+    // on smp), its timer syscall (c_syscall 0.15) and the timer interrupt's wakeup that
+    // preempts the hog (c_hrtimer_irq 1.2 + c_ttwu 0.35: the wakeup asks
+    // rq_clock_skip_update(), so that time is charged to the task switched to) — 3.0 µs, so
+    // the share is at most (1000 + 3.0) / 10 000 = 0.1003.
     for k in ["v6.6", "v6.12", "v6.18", "v7.1"] {
         let d = json_run(k, "rt-app examples/periodic-vs-hog.json", "10s");
         let s = share(&d, "periodic-0");
-        assert!((0.0999..=0.1002).contains(&s), "{k}: {s}");
+        assert!((0.0999..=0.1003).contains(&s), "{k}: {s}");
     }
 }
 

@@ -23,7 +23,7 @@
 //! assert_eq!(sd.domains(0)[0].name, "MC");
 //! assert!(sd.domains(0)[0].has(SD_SHARE_LLC));
 //! assert_eq!(sd.cpu(0).sd_llc_size, 4);
-//! assert_eq!(rpi5.costs(0).c_ttwu.ns(), 260); // 0.30 µs (Table 1.11-A) × calibration 0.866
+//! assert_eq!(rpi5.costs(0).c_ttwu.ns(), 312); // 0.30 µs (Table 1.11-A) × calibration 1.04
 //!
 //! // RB5: capacities 284/871/1024 and an asymmetric MC domain.
 //! let rb5 = Platform::resolve("rb5").unwrap();

@@ -1551,14 +1551,14 @@ mod tests {
         assert_eq!(p.cpus[2].freq_max_khz, 2_800_000);
         assert_eq!(p.cpus[2].freq_cur_khz, 2_800_000);
         let c = p.costs(0);
-        // The column's values times the file's calibration 0.866, rounded half up; latencies
+        // The column's values times the file's calibration 1.04, rounded half up; latencies
         // (lat_ipi, cache lines) are not CPU work and keep their value.
-        assert_eq!(c.c_ttwu, Nanos(260)); // 0.30 µs × 0.866 = 259.8 ns
-        assert_eq!(c.c_ctxsw_process, Nanos(927)); // 1.07 µs (1.37 − c_ttwu [S1]) × 0.866 = 926.62
-        assert_eq!(c.c_ctxsw_thread, Nanos(866)); // 1.0 µs × 0.866
-        assert_eq!(c.c_pipe_write, Nanos(303)); // 0.35 µs × 0.866 = 303.1
-        assert_eq!(c.c_pipe_read, Nanos(234)); // 0.27 µs × 0.866 = 233.82
-        assert_eq!(c.c_fork, Nanos(77_940)); // 90 µs × 0.866
+        assert_eq!(c.c_ttwu, Nanos(312)); // 0.30 µs × 1.04 = 312 ns
+        assert_eq!(c.c_ctxsw_process, Nanos(1_113)); // 1.07 µs (1.37 − c_ttwu [S1]) × 1.04 = 1112.8
+        assert_eq!(c.c_ctxsw_thread, Nanos(1_040)); // 1.0 µs × 1.04
+        assert_eq!(c.c_pipe_write, Nanos(364)); // 0.35 µs × 1.04 = 364
+        assert_eq!(c.c_pipe_read, Nanos(281)); // 0.27 µs × 1.04 = 280.8
+        assert_eq!(c.c_fork, Nanos(93_600)); // 90 µs × 1.04
         assert_eq!(c.lat_ipi, Nanos::from_us(1)); // latency: not calibrated
         assert_eq!(c.c_migrate_cold, None); // "—" in Table 1.11-A
         assert_eq!(c.c_line_llc, Some(Nanos(40))); // smp.md §8.2, latency
@@ -1583,11 +1583,11 @@ mod tests {
         assert_eq!(p.cpus[0].freq_cur_khz, 2_400_000);
         assert_eq!(p.capacity_orig(0), 1024);
         let c = p.costs(3);
-        // The 2.4 GHz column, with the calibration inherited from rpi5 (× 0.866, half up).
-        assert_eq!(c.c_ttwu, Nanos(303)); // 350 × 0.866 = 303.1
-        assert_eq!(c.c_ctxsw_process, Nanos(1_083)); // 1250 × 0.866 = 1082.5
-        assert_eq!(c.c_clock, Nanos(30)); // 35 × 0.866 = 30.31
-        assert_eq!(c.c_pipe_write, Nanos(353)); // 0.35 × 2.8/2.4 = 0.408 µs; × 0.866 = 353.3
+        // The 2.4 GHz column, with the calibration inherited from rpi5 (× 1.04, half up).
+        assert_eq!(c.c_ttwu, Nanos(364)); // 350 × 1.04 = 364
+        assert_eq!(c.c_ctxsw_process, Nanos(1_300)); // 1250 × 1.04 = 1300
+        assert_eq!(c.c_clock, Nanos(36)); // 35 × 1.04 = 36.4
+        assert_eq!(c.c_pipe_write, Nanos(424)); // 0.35 × 2.8/2.4 = 0.408 µs; × 1.04 = 424.3
         assert_eq!(p.preempt, PreemptModel::Full); // inherited from rpi5
                                                    // Inherited values keep their origin.
         assert!(p
@@ -1600,7 +1600,7 @@ mod tests {
     #[test]
     fn calibration_and_sched_clock() {
         // calibration 0.5 halves CPU-work costs (half up) and leaves latencies alone; a file
-        // that extends rpi5 and sets it replaces rpi5's 0.866 (the column itself is unchanged).
+        // that extends rpi5 and sets it replaces rpi5's 1.04 (the column itself is unchanged).
         let text = "extends = \"rpi5\"\nname = \"h\"\ndescription = \"d\"\n\
                     [kernel]\nsched_clock_hz = 19200000\n[costs]\ncalibration = 0.5\n";
         let p = Platform::from_toml_str(text, "u.toml").unwrap();
@@ -1635,10 +1635,10 @@ mod tests {
                     [[cpu_class]]\nname = \"A76\"\ncapacity = 1024\nfreq_max_mhz = 2800\nfreq_cur_mhz = 1400\n";
         let p = Platform::from_toml_str(text, "u.toml").unwrap();
         let c = p.costs(0);
-        assert_eq!(c.c_ttwu, Nanos(520)); // 260 (calibrated) × 2800/1400
+        assert_eq!(c.c_ttwu, Nanos(624)); // 312 (calibrated) × 2800/1400
         assert_eq!(p.arch_scale_freq_capacity(0), 512); // 1400 × 1024 / 2800
         assert_eq!(p.arch_scale_cpu_capacity(0), 1024);
-        assert_eq!(c.c_fork, Nanos(155_880)); // 77 940 × 2
+        assert_eq!(c.c_fork, Nanos(187_200)); // 93 600 × 2
         assert_eq!(c.lat_ipi, Nanos::from_us(1)); // unscaled
         assert!(p.idle_states(0).is_empty()); // the replaced class has no idle states
     }

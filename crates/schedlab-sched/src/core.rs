@@ -207,17 +207,22 @@ pub(crate) enum Effect {
         bytes: u32,
         /// The write has already slept once (`wake_next_writer`).
         blocked: bool,
+        /// The system-call exit share of the cost, run after the wakeups (see
+        /// `plan_pipe_op`).
+        exit: u64,
     },
     PipeRead {
         pipe: PipeId,
         bytes: u32,
         blocked: bool,
+        exit: u64,
     },
     /// Sleep on a pipe's writer (`write`) or reader queue unless it is ready, then retry.
     PipeWait {
         pipe: PipeId,
         bytes: u32,
         write: bool,
+        exit: u64,
     },
     SockSend {
         sock: SockId,
@@ -358,6 +363,12 @@ pub struct Rq {
     /// `update_curr()`: in `ttwu_do_activate()` the enqueue and the preemption check read the
     /// same clock, so the waker's own enqueue work never counts against its eligibility.
     pub clock_task: u64,
+    /// `rq->clock_update_flags`, the one bit the simulation needs: `RQCF_REQ_SKIP`, set by
+    /// `rq_clock_skip_update()` when a wakeup (or `sched_yield()`) has just updated the clock
+    /// and asked for a reschedule. The next `__schedule()` promotes it to `RQCF_ACT_SKIP` and
+    /// does not update the clock, so the time from the request to the switch is charged to
+    /// the *next* task (its `exec_start` is the stale clock), not to the one switched out.
+    pub clock_update_flags: u8,
     /// Work queued for this CPU's stopper by `sched_exec()`: `migration_cpu_stop` moving the
     /// task to the CPU exec balancing chose. It runs at the next `__schedule()` here, before
     /// any class picks (the stop class).
@@ -565,6 +576,7 @@ impl Kernel {
                 stats: CpuStats::default(),
                 range_timers: Vec::new(),
                 clock_task: 0,
+                clock_update_flags: 0,
             });
         }
         k.init_select_state();

@@ -316,20 +316,10 @@ impl Kernel {
                 plan.push(Ret(SysResult::None));
             }
             Op::PipeWrite { pipe, bytes } => {
-                let eff = Effect::PipeWrite {
-                    pipe,
-                    bytes,
-                    blocked: false,
-                };
-                self.plan_pipe_op(cpu, pipe, bytes, true, eff, plan);
+                self.plan_pipe_op(cpu, pipe, bytes, true, plan);
             }
             Op::PipeRead { pipe, bytes } => {
-                let eff = Effect::PipeRead {
-                    pipe,
-                    bytes,
-                    blocked: false,
-                };
-                self.plan_pipe_op(cpu, pipe, bytes, false, eff, plan);
+                self.plan_pipe_op(cpu, pipe, bytes, false, plan);
             }
             Op::SockSend { sock, bytes } => {
                 let c = self.unix_cost(cpu, bytes, true);
@@ -436,25 +426,27 @@ impl Kernel {
         }
     }
 
-    /// Plans a pipe read or write. With `SIM_PIPE_MUTEX` the cost is split in two: the system
-    /// call entry (the `c_syscall` share of the cost) runs unlocked, then `pipe->mutex` is
-    /// taken and the rest (copy, buffer management) runs under it; the effect unlocks before
-    /// waking anybody (fs/pipe.c). Uncontended, the total time is the same as without it.
+    /// Plans a pipe read or write. The cost includes the system call's entry and exit
+    /// (workloads.md §1.2); the exit share, `c_syscall / 2`, runs after the effect, behind
+    /// any wakeup it does, as in fs/pipe.c where `pipe_write()` wakes the reader after
+    /// unlocking and then still updates the mtime and returns through the syscall exit.
+    /// That order matters to the scheduler: a waker preempted by its wakeup under
+    /// preempt=none runs the exit before it switches, and since the wakeup asked
+    /// `rq_clock_skip_update()` that time is charged to the task switched to.
+    /// With `SIM_PIPE_MUTEX` the rest is split once more: the system call entry (the
+    /// `c_syscall / 2` share) runs unlocked, then `pipe->mutex` is taken and the rest (copy,
+    /// buffer management) runs under it; the effect unlocks before waking anybody.
+    /// Uncontended, the total time is the same as without it. The jittered total is split
+    /// in the ratio of the mean costs.
     fn plan_pipe_op(
         &mut self,
         cpu: usize,
         pipe: PipeId,
         bytes: u32,
         write: bool,
-        eff: Effect,
         plan: &mut Vec<Step>,
     ) {
         let c = self.pipe_cost(cpu, bytes, write);
-        if !self.cfg.sim(SimFeature::SIM_PIPE_MUTEX) {
-            plan.push(Step::Cpu(c, Mode::Kernel));
-            plan.push(Step::Do(eff));
-            return;
-        }
         let costs = &self.costs[cpu];
         let base = if write {
             costs.c_pipe_write.0
@@ -462,17 +454,40 @@ impl Kernel {
             costs.c_pipe_read.0
         };
         let mean = base + Self::copy_beyond(costs.c_copy_per_KB.0, bytes, 512);
-        let entry = costs.c_syscall.0.min(base);
-        // the jittered total is split in the ratio of the mean costs
-        let unlocked = if mean == 0 {
-            0
-        } else {
-            (c as u128 * entry as u128 / mean as u128) as u64
+        let half = (costs.c_syscall.0 / 2).min(base / 2);
+        let share = |x: u64| {
+            if mean == 0 {
+                0
+            } else {
+                (c as u128 * x as u128 / mean as u128) as u64
+            }
         };
+        let exit = share(half);
+        let eff = if write {
+            Effect::PipeWrite {
+                pipe,
+                bytes,
+                blocked: false,
+                exit,
+            }
+        } else {
+            Effect::PipeRead {
+                pipe,
+                bytes,
+                blocked: false,
+                exit,
+            }
+        };
+        if !self.cfg.sim(SimFeature::SIM_PIPE_MUTEX) {
+            plan.push(Step::Cpu(c - exit, Mode::Kernel));
+            plan.push(Step::Do(eff));
+            return;
+        }
+        let unlocked = share(half);
         let m = self.ipc.pipes[pipe.index()].mutex;
         plan.push(Step::Cpu(unlocked, Mode::Kernel));
         plan.push(Step::Do(Effect::MutexLock { m }));
-        plan.push(Step::Cpu(c - unlocked, Mode::Kernel));
+        plan.push(Step::Cpu(c - unlocked - exit, Mode::Kernel));
         plan.push(Step::Do(eff));
     }
 
@@ -568,8 +583,14 @@ impl Kernel {
                 pipe,
                 bytes,
                 blocked,
-            } => self.do_pipe_write(cpu, t, pipe, bytes, blocked),
-            Effect::PipeWait { pipe, bytes, write } => self.do_pipe_wait(t, pipe, bytes, write),
+                exit,
+            } => self.do_pipe_write(cpu, t, pipe, bytes, blocked, exit),
+            Effect::PipeWait {
+                pipe,
+                bytes,
+                write,
+                exit,
+            } => self.do_pipe_wait(t, pipe, bytes, write, exit),
             Effect::SockSend { sock, bytes } => self.do_sock_send(cpu, t, sock, bytes),
             Effect::SockRecv { sock, bytes } => self.do_sock_recv(cpu, t, sock, bytes),
             Effect::Poll { fd } => self.do_poll(t, fd),
@@ -577,7 +598,8 @@ impl Kernel {
                 pipe,
                 bytes,
                 blocked,
-            } => self.do_pipe_read(cpu, t, pipe, bytes, blocked),
+                exit,
+            } => self.do_pipe_read(cpu, t, pipe, bytes, blocked, exit),
             Effect::FutexWait { futex, val } => self.do_futex_wait(t, futex, val),
             Effect::FutexWake { futex, nr } => {
                 let mut woken = 0;
@@ -873,18 +895,20 @@ impl Kernel {
 
     /// The steps that retry a pipe read or write after a wait: relock (with `SIM_PIPE_MUTEX`)
     /// and do it again (its cost was paid by the first attempt).
-    fn pipe_retry(&mut self, t: TaskId, pipe: PipeId, bytes: u32, write: bool) {
+    fn pipe_retry(&mut self, t: TaskId, pipe: PipeId, bytes: u32, write: bool, exit: u64) {
         let eff = if write {
             Effect::PipeWrite {
                 pipe,
                 bytes,
                 blocked: true,
+                exit,
             }
         } else {
             Effect::PipeRead {
                 pipe,
                 bytes,
                 blocked: true,
+                exit,
             }
         };
         if self.cfg.sim(SimFeature::SIM_PIPE_MUTEX) {
@@ -903,26 +927,40 @@ impl Kernel {
         pipe: PipeId,
         bytes: u32,
         write: bool,
+        exit: u64,
     ) -> Outcome {
         // the wake steps of the unlock (c_ttwu, the local preemption check) go in front
-        self.push_front(t, &[Step::Do(Effect::PipeWait { pipe, bytes, write })]);
+        let wait = Effect::PipeWait {
+            pipe,
+            bytes,
+            write,
+            exit,
+        };
+        self.push_front(t, &[Step::Do(wait)]);
         if self.pipe_unlock(cpu, t, pipe) {
             return Outcome::Continue;
         }
         self.tasks[t.index()].exec.plan.pop_front();
-        self.do_pipe_wait(t, pipe, bytes, write)
+        self.do_pipe_wait(t, pipe, bytes, write, exit)
     }
 
     /// kernel: pipe.c wait_event_interruptible_exclusive(pipe->wr_wait / rd_wait): sleep
     /// unless the condition already holds (it is re-checked after queueing), then retry.
-    fn do_pipe_wait(&mut self, t: TaskId, pipe: PipeId, bytes: u32, write: bool) -> Outcome {
+    fn do_pipe_wait(
+        &mut self,
+        t: TaskId,
+        pipe: PipeId,
+        bytes: u32,
+        write: bool,
+        exit: u64,
+    ) -> Outcome {
         let p = &self.ipc.pipes[pipe.index()];
         let ready = if write {
             !p.is_full()
         } else {
             !p.is_empty() || p.nr_writers == 0
         };
-        self.pipe_retry(t, pipe, bytes, write);
+        self.pipe_retry(t, pipe, bytes, write, exit);
         if ready {
             return Outcome::Continue;
         }
@@ -956,17 +994,20 @@ impl Kernel {
         pipe: PipeId,
         bytes: u32,
         blocked: bool,
+        exit: u64,
     ) -> Outcome {
         let pi = pipe.index();
         let was_empty = self.ipc.pipes[pi].is_empty();
         if !self.ipc.pipes[pi].try_write(bytes) {
             // full: unlock, then sleep on the writer queue; the write is retried when woken
-            return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, true);
+            return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, true, exit);
         }
-        self.tasks[t.index()]
-            .exec
-            .plan
-            .push_front(Step::Ret(SysResult::Bytes(bytes)));
+        // the wakeups below go in front of the syscall exit
+        let ret = [
+            Step::Cpu(exit, Mode::Kernel),
+            Step::Ret(SysResult::Bytes(bytes)),
+        ];
+        self.push_front(t, &ret);
         self.pipe_unlock(cpu, t, pipe);
         let mut wakes: Vec<TaskId> = Vec::new();
         if was_empty || self.ipc.pipes[pi].poll_usage {
@@ -993,21 +1034,27 @@ impl Kernel {
         pipe: PipeId,
         bytes: u32,
         blocked: bool,
+        exit: u64,
     ) -> Outcome {
         let pi = pipe.index();
         if self.ipc.pipes[pi].is_empty() {
             if self.ipc.pipes[pi].nr_writers == 0 {
-                self.push_front(t, &[Step::Ret(SysResult::Bytes(0))]);
+                let ret = [
+                    Step::Cpu(exit, Mode::Kernel),
+                    Step::Ret(SysResult::Bytes(0)),
+                ];
+                self.push_front(t, &ret);
                 self.pipe_unlock(cpu, t, pipe);
                 return Outcome::Continue;
             }
-            return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, false);
+            return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, false, exit);
         }
         let (got, freed_from_full) = self.ipc.pipes[pi].read(bytes);
-        self.tasks[t.index()]
-            .exec
-            .plan
-            .push_front(Step::Ret(SysResult::Bytes(got)));
+        let ret = [
+            Step::Cpu(exit, Mode::Kernel),
+            Step::Ret(SysResult::Bytes(got)),
+        ];
+        self.push_front(t, &ret);
         self.pipe_unlock(cpu, t, pipe);
         let mut wakes: Vec<TaskId> = Vec::new();
         if freed_from_full {
@@ -1958,6 +2005,56 @@ mod tests {
         let v = recs.borrow();
         let from = v.iter().position(|r| r.0 == "waking").expect("a wakeup");
         v[from..].to_vec()
+    }
+
+    #[test]
+    fn a_preempting_wakeup_charges_the_waker_tail_to_the_wakee() {
+        // core.c wakeup_preempt(): a check that sets need_resched on a queued current task
+        // asks rq_clock_skip_update(), and the __schedule() that follows does not update the
+        // clock. W runs 100 µs, then wakes S: try_to_wake_up() updates the clock at 100 µs,
+        // c_ttwu (1 µs) runs, the check (S's 100 µs slice: PREEMPT_SHORT, S's earlier
+        // deadline) preempts W at 101 µs. W's update_curr() in __schedule sees the 100 µs
+        // clock, so W has been charged 100 µs; S starts with exec_start = 100 µs and is
+        // charged the 1 µs of W's ttwu with its own 10 µs: 11 µs when it exits at 111 µs.
+        // W then runs its last 100 µs: 200 µs in all. Charged total = 211 µs = elapsed.
+        let mut k = kernel(1, |c| c.c_ttwu = Nanos(1_000));
+        let f = k.ipc.new_futex(0);
+        let attrs = TaskAttrs {
+            comm: Some("S".into()),
+            cpus: Some(CpuMask::single(0)),
+            slice_ns: Some(100_000),
+            ..Default::default()
+        };
+        let s = k.create_task(
+            script(move |i, _, _| match i {
+                0 => Some(Op::FutexWait { futex: f, val: 0 }),
+                1 => Some(Op::Run(10_000)),
+                _ => None,
+            }),
+            &attrs,
+            None,
+            false,
+        );
+        k.start_task(s);
+        let w = start(
+            &mut k,
+            "W",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(Op::Run(100_000)),
+                1 => Some(Op::FutexWake { futex: f, nr: 1 }),
+                2 => Some(Op::Run(100_000)),
+                _ => None,
+            }),
+        );
+        k.run_until(1_000_000);
+        let rt = |t: TaskId| k.se[k.tasks[t.index()].se.index()].sum_exec_runtime;
+        assert_eq!(rt(s), 11_000);
+        assert_eq!(rt(w), 200_000);
+        // what each task executed is unchanged: S 10 µs, W 201 µs
+        let exec = |t: TaskId| k.tasks[t.index()].stats.user_ns + k.tasks[t.index()].stats.sys_ns;
+        assert_eq!(exec(s), 10_000);
+        assert_eq!(exec(w), 201_000);
     }
 
     #[test]

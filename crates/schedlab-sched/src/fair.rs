@@ -1473,6 +1473,8 @@ impl Kernel {
         self.clear_buddies(cfs, se);
         self.update_rq_clock(cpu);
         self.update_curr(cfs);
+        // just updated: no microscopic update in the schedule() that follows
+        self.rq_clock_skip_update(cpu);
         if self.cfg.has(P::YieldForfeit) {
             if self.entity_eligible(cfs, se) {
                 let d = self.se[se.index()].deadline;

@@ -255,6 +255,16 @@ impl Kernel {
         } else if pc < cc {
             self.resched_curr(cpu);
         }
+        // A queue event has occurred and this CPU is going to schedule: skip the clock
+        // update in __schedule(). Since PREEMPT_LAZY (26baa1f1c4bd) only for a real
+        // TIF_NEED_RESCHED (RESCHED_NOW), which is what Resched::Full is here. The idle task
+        // is never queued.
+        if !self.tasks[curr.index()].is_idle_task
+            && self.tasks[curr.index()].on_rq == OnRq::Queued
+            && self.rqs[cpu].resched == Resched::Full
+        {
+            self.rq_clock_skip_update(cpu);
+        }
     }
 
     /// kernel: core.c wake_up_new_task(); with `fork` false, a first wakeup with zero lag
@@ -329,6 +339,12 @@ impl Kernel {
         self.stats.migrations += 1;
         self.trace_migrate(p, from, cpu);
         self.set_task_cpu_raw(p, cpu);
+    }
+
+    /// kernel: sched.h rq_clock_skip_update() — ask the next `__schedule()` on `cpu` not to
+    /// update the clock ("save a useless back to back clock update").
+    pub(crate) fn rq_clock_skip_update(&mut self, cpu: usize) {
+        self.rqs[cpu].clock_update_flags |= RQCF_REQ_SKIP;
     }
 
     /// kernel: core.c update_rq_clock(). `rq->clock` is `sched_clock()`, which advances in
@@ -465,7 +481,12 @@ impl Kernel {
         let prev_is_idle = self.tasks[prev.index()].is_idle_task;
         // whatever happens, the pending request is consumed by this schedule()
         self.rqs[cpu].resched = Resched::None;
-        self.update_rq_clock(cpu);
+        // Promote RQCF_REQ_SKIP to RQCF_ACT_SKIP: a skip request since the last schedule()
+        // suppresses this clock update (then the flags are reset to RQCF_UPDATED).
+        if self.rqs[cpu].clock_update_flags & RQCF_REQ_SKIP == 0 {
+            self.update_rq_clock(cpu);
+        }
+        self.rqs[cpu].clock_update_flags = 0;
         if !prev_is_idle {
             self.progress_segment(cpu);
         }

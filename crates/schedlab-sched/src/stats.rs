@@ -22,6 +22,21 @@ pub struct TaskStats {
     pub last_queued: Option<u64>,
 }
 
+/// kernel: sched/cputime.c cputime_adjust() — what /proc/PID/stat and getrusage() report:
+/// the user/system split of the executed time scaled so that the two add up to
+/// `sum_exec_runtime` (`rtime`). They differ because `rq_clock_skip_update()` charges the
+/// time between a preempting wakeup and the switch to the next task's runtime.
+pub fn cputime_adjust(user_ns: u64, sys_ns: u64, rtime: u64) -> (u64, u64) {
+    if sys_ns == 0 {
+        return (rtime, 0);
+    }
+    if user_ns == 0 {
+        return (0, rtime);
+    }
+    let stime = (sys_ns as u128 * rtime as u128 / (sys_ns as u128 + user_ns as u128)) as u64;
+    (rtime - stime, stime)
+}
+
 /// Per-CPU counters.
 #[derive(Clone, Debug, Default)]
 pub struct CpuStats {
@@ -70,4 +85,19 @@ pub struct KernelStats {
     pub newidle_balances: u64,
     /// NOHZ idle-balance kicks (IPIs to an idle CPU).
     pub nohz_kicks: u64,
+}
+
+#[cfg(test)]
+mod cputime_tests {
+    use super::cputime_adjust;
+
+    #[test]
+    fn cputime_adjust_scales_the_split_to_the_runtime() {
+        // 300 ns user + 700 ns system executed, 1 200 ns charged: stime = 700 × 1200 / 1000
+        // = 840, utime = 1200 − 840 = 360.
+        assert_eq!(cputime_adjust(300, 700, 1_200), (360, 840));
+        // one mode only: all of rtime goes to it
+        assert_eq!(cputime_adjust(0, 500, 450), (0, 450));
+        assert_eq!(cputime_adjust(500, 0, 450), (450, 0));
+    }
 }

@@ -374,6 +374,11 @@ fn collect(
             prio: t.prio(),
             slice: se.slice,
         };
+        let adjusted = schedlab_sched::stats::cputime_adjust(
+            t.stats.user_ns,
+            t.stats.sys_ns,
+            se.sum_exec_runtime,
+        );
         tasks.push(TaskResult {
             pid: t.pid,
             comm: t.comm.clone(),
@@ -386,8 +391,8 @@ fn collect(
             nr_involuntary_switches: t.stats.nr_involuntary_switches,
             nr_migrations: se.nr_migrations,
             run_delay_ns: t.stats.run_delay_ns,
-            user_ns: t.stats.user_ns,
-            sys_ns: t.stats.sys_ns,
+            user_ns: adjusted.0,
+            sys_ns: adjusted.1,
             last_cpu: t.cpu,
             exited: t.state == schedlab_sched::sched::TaskState::Dead,
             sched,
