@@ -6,6 +6,7 @@
 use crate::core::{Effect, Ev, HrTimer, Mode, Seg, SegKind, Step};
 use crate::features::SimFeature;
 use crate::ipc::{FutexId, MutexId, PipeId, SockId};
+use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::schedule::{Point, Woken};
 use crate::syscalls::{Ctx, Op, PollFd, SysResult};
@@ -462,7 +463,14 @@ impl Kernel {
                 (c as u128 * x as u128 / mean as u128) as u64
             }
         };
-        let exit = share(half);
+        // Under full preemption a waker is switched out at its wakeup and runs the exit when
+        // it resumes, before its next wakeup: charged the same as running it first, so there
+        // it stays in the segment before the effect (one event fewer per operation).
+        let exit = if self.preempt == PreemptModel::Full {
+            0
+        } else {
+            share(half)
+        };
         let eff = if write {
             Effect::PipeWrite {
                 pipe,
@@ -508,6 +516,16 @@ impl Kernel {
             self.cost(cpu, |c| c.c_unix_recv.0)
         };
         base + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 100)
+    }
+
+    /// Pushes the system call's return, preceded by its exit share of `exit` ns when there is
+    /// one, to the front of the plan (wakeups pushed afterwards run before both).
+    fn push_ret_after_exit(&mut self, t: TaskId, exit: u64, r: SysResult) {
+        if exit == 0 {
+            self.push_front(t, &[Step::Ret(r)]);
+        } else {
+            self.push_front(t, &[Step::Cpu(exit, Mode::Kernel), Step::Ret(r)]);
+        }
     }
 
     /// Pushes steps to the front of a task's plan, in order.
@@ -1003,11 +1021,7 @@ impl Kernel {
             return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, true, exit);
         }
         // the wakeups below go in front of the syscall exit
-        let ret = [
-            Step::Cpu(exit, Mode::Kernel),
-            Step::Ret(SysResult::Bytes(bytes)),
-        ];
-        self.push_front(t, &ret);
+        self.push_ret_after_exit(t, exit, SysResult::Bytes(bytes));
         self.pipe_unlock(cpu, t, pipe);
         let mut wakes: Vec<TaskId> = Vec::new();
         if was_empty || self.ipc.pipes[pi].poll_usage {
@@ -1039,22 +1053,14 @@ impl Kernel {
         let pi = pipe.index();
         if self.ipc.pipes[pi].is_empty() {
             if self.ipc.pipes[pi].nr_writers == 0 {
-                let ret = [
-                    Step::Cpu(exit, Mode::Kernel),
-                    Step::Ret(SysResult::Bytes(0)),
-                ];
-                self.push_front(t, &ret);
+                self.push_ret_after_exit(t, exit, SysResult::Bytes(0));
                 self.pipe_unlock(cpu, t, pipe);
                 return Outcome::Continue;
             }
             return self.pipe_unlock_and_wait(cpu, t, pipe, bytes, false, exit);
         }
         let (got, freed_from_full) = self.ipc.pipes[pi].read(bytes);
-        let ret = [
-            Step::Cpu(exit, Mode::Kernel),
-            Step::Ret(SysResult::Bytes(got)),
-        ];
-        self.push_front(t, &ret);
+        self.push_ret_after_exit(t, exit, SysResult::Bytes(got));
         self.pipe_unlock(cpu, t, pipe);
         let mut wakes: Vec<TaskId> = Vec::new();
         if freed_from_full {

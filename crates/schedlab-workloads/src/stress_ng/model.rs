@@ -624,10 +624,12 @@ mod tests {
         //          16-packet batch); next d = d + δw − δr;
         //   d = 0: the reader is eligible with lag 0, placed at V = v_writer: the writer stays
         //          eligible and protected -> batch.
-        // Full preemption (the writer is switched out at the check; it runs its exit share e
-        // when it resumes): δw = switch 550 + e 50 + W_fill 150 + write body 150 = 900,
-        // δr = c_ttwu 150 + switch 550 + read exit 50 + W_check 30 + read body 110 = 890.
-        // Preempt=none (the writer runs e after the check): δw = 850, δr = 940.
+        // Full preemption (the writer is switched out at the check, so its exit share is
+        // left inside the pipe cost, before the effect): δw = switch 550 + W_fill 150 + write
+        // 200 = 900, δr = c_ttwu 150 + switch 550 + W_check 30 + read 160 = 890.
+        // Preempt=none (the writer runs e after the check; the blocked read pays its e after
+        // its wakeup): δw = 550 + 150 + (200 − 50) = 850, δr = 150 + 50 + 550 + 50 + 30 + 110
+        // = 940.
         //
         // (1) Without jitter every time is a multiple of 10 ns. Full: d climbs by 10 per
         //     delayed cycle from above −890 and reaches exactly 0 within 89 ping-pongs, plus
