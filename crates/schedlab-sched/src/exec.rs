@@ -435,8 +435,9 @@ impl Kernel {
     /// preempt=none runs the exit before it switches, and since the wakeup asked
     /// `rq_clock_skip_update()` that time is charged to the task switched to.
     /// With `SIM_PIPE_MUTEX` the rest is split once more: the system call entry (the
-    /// `c_syscall / 2` share) runs unlocked, then `pipe->mutex` is taken and the rest (copy,
-    /// buffer management) runs under it; the effect unlocks before waking anybody.
+    /// `c_syscall / 2` share, or all of `c_syscall` where the exit is not split off) runs
+    /// unlocked, then `pipe->mutex` is taken and the rest (copy, buffer management) runs
+    /// under it; the effect unlocks before waking anybody.
     /// Uncontended, the total time is the same as without it. The jittered total is split
     /// in the ratio of the mean costs.
     fn plan_pipe_op(
@@ -491,7 +492,13 @@ impl Kernel {
             plan.push(Step::Do(eff));
             return;
         }
-        let unlocked = share(half);
+        // The unlocked system call entry; where the exit stays in this plan (exit == 0) it is
+        // spent unlocked too, before the mutex: the critical section never includes it.
+        let unlocked = if exit == 0 {
+            share(costs.c_syscall.0.min(base))
+        } else {
+            share(half)
+        };
         let m = self.ipc.pipes[pipe.index()].mutex;
         plan.push(Step::Cpu(unlocked, Mode::Kernel));
         plan.push(Step::Do(Effect::MutexLock { m }));

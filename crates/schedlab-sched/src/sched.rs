@@ -28,13 +28,13 @@ pub const NIL: u32 = u32::MAX;
 pub const WF_EXEC: u32 = 0x02;
 pub const WF_FORK: u32 = 0x04;
 pub const WF_TTWU: u32 = 0x08;
-/// kernel: sched.h `rq->clock_update_flags` bits (only the request is modelled).
-pub const RQCF_REQ_SKIP: u8 = 0x01;
-
 pub const WF_SYNC: u32 = 0x10;
 pub const WF_MIGRATED: u32 = 0x20;
 pub const WF_CURRENT_CPU: u32 = 0x40;
 pub const WF_RQ_SELECTED: u32 = 0x80;
+
+/// kernel: sched.h `rq->clock_update_flags` bits (only the request is modelled).
+pub const RQCF_REQ_SKIP: u8 = 0x01;
 
 // ---- enqueue / dequeue flags --------------------------------------------------------------
 pub const DEQUEUE_SLEEP: u32 = 0x01;

@@ -256,7 +256,7 @@ impl Kernel {
             self.resched_curr(cpu);
         }
         // A queue event has occurred and this CPU is going to schedule: skip the clock
-        // update in __schedule(). Since PREEMPT_LAZY (26baa1f1c4bd) only for a real
+        // update in __schedule(). Since PREEMPT_LAZY (v6.13) only for a real
         // TIF_NEED_RESCHED (RESCHED_NOW), which is what Resched::Full is here. The idle task
         // is never queued.
         if !self.tasks[curr.index()].is_idle_task
