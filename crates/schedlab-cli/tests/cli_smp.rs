@@ -711,3 +711,29 @@ fn summary_prints_user_sys_per_cpu_counts_and_totals() {
         "{s}"
     );
 }
+
+#[test]
+fn newidle_pull_right_after_a_stopper_move_does_not_panic() {
+    // rb5's misfit active balance runs the stopper, which moves the CPU's running task to a
+    // big core; the same __schedule() then balances newly idle and attaches another task. In
+    // the kernel the stop task is current at that moment, so the attach's wakeup_preempt()
+    // does nothing. This command used to panic in find_matching_se() (the moved task was
+    // still the CPU's current task, queued on another CPU's cfs_rq) between 0.6 and 0.8 s.
+    let o = run(&[
+        "run",
+        "--platform",
+        "rb5",
+        "--kernel",
+        "v6.12",
+        "--workload",
+        "stress-ng --pipe 4 --timeout 2s --metrics-brief",
+        "--duration",
+        "800ms",
+        "--json",
+        "--no-progress",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // the active-balance path ran: tasks did migrate
+    assert!(d["sched_migrate_task"].as_u64().unwrap() > 0);
+}

@@ -246,6 +246,13 @@ impl Kernel {
     /// kernel: core.c wakeup_preempt() — class dispatch.
     pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, wf: u32, in_task: bool) {
         let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].cpu != cpu {
+            // The stopper has just moved this CPU's current task away (migration_cpu_stop,
+            // active balance) and the CPU is inside __schedule(), where its newidle balance
+            // can attach a task: in the kernel the stop task is current then, the highest
+            // class, and nothing preempts it.
+            return;
+        }
         let pc = self.tasks[p.index()].class;
         let cc = self.tasks[curr.index()].class;
         if pc == cc {
