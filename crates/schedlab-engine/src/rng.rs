@@ -175,11 +175,16 @@ impl LognormalTable {
     /// One factor (median ≈ 1, Q32).
     #[inline]
     pub fn factor_q32(&self, rng: &mut Rng) -> u64 {
-        let mut sum: u64 = 0;
+        // the twelve 16-bit chunks of three draws, summed two lanes at a time: each 32-bit
+        // lane gathers at most 6 · 0xffff < 2^32, so no carry crosses lanes and the total is
+        // exactly the chunk-by-chunk sum
+        const LO: u64 = 0x0000_ffff_0000_ffff;
+        let mut lanes: u64 = 0;
         for _ in 0..3 {
             let v = rng.next_u64();
-            sum += (v & 0xffff) + ((v >> 16) & 0xffff) + ((v >> 32) & 0xffff) + (v >> 48);
+            lanes += (v & LO) + ((v >> 16) & LO);
         }
+        let sum = (lanes & 0xffff_ffff) + (lanes >> 32);
         // sum/65536 − 6 in cells of 1/1024: index = sum / 64
         self.factors[(sum >> 6) as usize]
     }

@@ -13,7 +13,125 @@ use std::ops::{BitAnd, BitOr, Sub};
 /// equal whatever their history.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct CpuMask {
-    words: Vec<u64>,
+    words: Words,
+}
+
+/// How many 64-bit words a mask keeps inline (256 CPUs) before it moves them to the heap.
+const INLINE_WORDS: usize = 4;
+
+/// The words of a mask: inline up to [`INLINE_WORDS`], else all on the heap. The masks built
+/// on every wakeup and balance pass (`cpumask_and` of a span and `p->cpus_ptr`) then
+/// allocate nothing on machines of up to 256 CPUs. Compares and hashes as its slice.
+#[derive(Clone, Default)]
+struct Words {
+    len: usize,
+    inline: [u64; INLINE_WORDS],
+    heap: Vec<u64>,
+}
+
+impl Words {
+    const fn new() -> Words {
+        Words {
+            len: 0,
+            inline: [0; INLINE_WORDS],
+            heap: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[u64] {
+        if self.len <= INLINE_WORDS {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+
+    #[inline]
+    fn as_mut_slice(&mut self) -> &mut [u64] {
+        if self.len <= INLINE_WORDS {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.heap
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn push(&mut self, w: u64) {
+        if self.len < INLINE_WORDS {
+            self.inline[self.len] = w;
+        } else {
+            if self.len == INLINE_WORDS {
+                self.heap.clear();
+                self.heap.extend_from_slice(&self.inline);
+            }
+            self.heap.push(w);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if self.len > INLINE_WORDS {
+            self.heap.pop();
+            if self.len == INLINE_WORDS + 1 {
+                self.inline.copy_from_slice(&self.heap[..INLINE_WORDS]);
+            }
+        }
+        self.len -= 1;
+    }
+
+    /// Grows to `n` words with zeros.
+    fn grow(&mut self, n: usize) {
+        while self.len < n {
+            self.push(0);
+        }
+    }
+}
+
+impl std::ops::Deref for Words {
+    type Target = [u64];
+    #[inline]
+    fn deref(&self) -> &[u64] {
+        self.as_slice()
+    }
+}
+
+impl std::ops::DerefMut for Words {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [u64] {
+        self.as_mut_slice()
+    }
+}
+
+impl PartialEq for Words {
+    fn eq(&self, o: &Self) -> bool {
+        self.as_slice() == o.as_slice()
+    }
+}
+
+impl Eq for Words {}
+
+impl std::hash::Hash for Words {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // as `Vec<u64>` hashed: length, then the words
+        self.as_slice().hash(state)
+    }
+}
+
+impl FromIterator<u64> for Words {
+    fn from_iter<I: IntoIterator<Item = u64>>(it: I) -> Words {
+        let mut w = Words::new();
+        for x in it {
+            w.push(x);
+        }
+        w
+    }
 }
 
 /// A malformed cpulist (`isolcpus=`, `cpus=` and friends).
@@ -30,7 +148,9 @@ pub const CPULIST_MAX_CPU: usize = 8191;
 impl CpuMask {
     /// The empty mask.
     pub const fn new() -> CpuMask {
-        CpuMask { words: Vec::new() }
+        CpuMask {
+            words: Words::new(),
+        }
     }
 
     /// `{cpu}`.
@@ -64,7 +184,7 @@ impl CpuMask {
     pub fn set(&mut self, cpu: usize) {
         let (w, b) = (cpu / 64, cpu % 64);
         if self.words.len() <= w {
-            self.words.resize(w + 1, 0);
+            self.words.grow(w + 1);
         }
         self.words[w] |= 1u64 << b;
     }
@@ -166,7 +286,7 @@ impl CpuMask {
     /// `cpumask_or`.
     pub fn or(&self, other: &CpuMask) -> CpuMask {
         let n = self.words.len().max(other.words.len());
-        let get = |v: &Vec<u64>, i: usize| v.get(i).copied().unwrap_or(0);
+        let get = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
         CpuMask {
             words: (0..n)
                 .map(|i| get(&self.words, i) | get(&other.words, i))
@@ -348,6 +468,40 @@ impl fmt::Debug for CpuMask {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn inline_and_heap_words_behave_alike() {
+        // masks crossing the 256-CPU inline boundary both ways compare, hash and operate as
+        // the members they hold
+        use std::hash::{Hash, Hasher};
+        let h = |m: &CpuMask| {
+            let mut s = std::collections::hash_map::DefaultHasher::new();
+            m.hash(&mut s);
+            s.finish()
+        };
+        let mut a = CpuMask::range(250, 260);
+        assert_eq!(a.weight(), 10);
+        assert_eq!(a.last(), Some(259));
+        for c in 256..260 {
+            a.clear(c);
+        }
+        let b = CpuMask::range(250, 256);
+        assert_eq!(a, b);
+        assert_eq!(h(&a), h(&b));
+        a.set(600);
+        assert_eq!(
+            a.iter().collect::<Vec<_>>(),
+            vec![250, 251, 252, 253, 254, 255, 600]
+        );
+        let big = CpuMask::range(0, 700);
+        assert_eq!(big.and(&a), a);
+        assert_eq!(big.andnot(&a).weight(), 693);
+        assert_eq!(b.or(&CpuMask::single(640)).last(), Some(640));
+        a.clear(600);
+        assert_eq!(a, b);
+        assert_eq!(h(&a), h(&b));
+        assert!(a.intersects(&big) && a.is_subset_of(&big));
+    }
+
     use super::*;
 
     fn m(list: &str) -> CpuMask {

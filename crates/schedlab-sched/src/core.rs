@@ -263,12 +263,47 @@ pub(crate) enum Effect {
     },
 }
 
+/// The steps left of a task's current operation, first step last: a stack, so that taking the
+/// next step and pushing steps in front (the common operations) are a `Vec` pop and push.
+#[derive(Default)]
+pub(crate) struct Plan {
+    rev: Vec<Step>,
+}
+
+impl Plan {
+    /// Takes the next step.
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<Step> {
+        self.rev.pop()
+    }
+
+    /// Makes `s` the next step.
+    #[inline]
+    pub fn push_front(&mut self, s: Step) {
+        self.rev.push(s);
+    }
+
+    /// Appends `s` after every other step.
+    pub fn push_back(&mut self, s: Step) {
+        self.rev.insert(0, s);
+    }
+
+    /// Replaces an empty plan by `steps` (in order); returns the old (empty) buffer, cleared,
+    /// for reuse.
+    #[inline]
+    pub fn replace_empty(&mut self, mut steps: Vec<Step>) -> Vec<Step> {
+        debug_assert!(self.rev.is_empty());
+        steps.reverse();
+        std::mem::replace(&mut self.rev, steps)
+    }
+}
+
 /// A task's execution state.
 #[derive(Default)]
 pub(crate) struct Exec {
     /// Segments stack: the top one is executing (interrupts and switch-in push on top).
     pub segs: Vec<Seg>,
-    pub plan: VecDeque<Step>,
+    pub plan: Plan,
     pub last: Option<SysResult>,
     /// The kernel mutex the task owns (at most one: a pipe's `pipe->mutex`).
     pub lock_held: Option<MutexId>,
@@ -435,6 +470,8 @@ pub struct Kernel {
     pub(crate) cont_depth: u32,
     /// Scratch buffer for planning one operation (see `plan_op`).
     pub(crate) plan_scratch: Vec<Step>,
+    /// Scratch buffer for the tasks one system call wakes (pipe and socket wake lists).
+    pub(crate) wake_scratch: Vec<TaskId>,
     /// Jitter tables by σ (platforms use one or two shapes).
     jitter_tables: Vec<std::sync::Arc<schedlab_engine::rng::LognormalTable>>,
     /// Per-CPU random streams (`prandom_u32_state` of newidle balancing).
@@ -505,6 +542,7 @@ impl Kernel {
             jitter_rng: streams.stream("costs/jitter"),
             jitter_tables: Vec::new(),
             plan_scratch: Vec::with_capacity(8),
+            wake_scratch: Vec::with_capacity(8),
             run_ahead: false,
             sim_run_ahead,
             cont_depth: 0,

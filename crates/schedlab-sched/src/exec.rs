@@ -405,11 +405,8 @@ impl Kernel {
                 plan.push(Ret(SysResult::None));
             }
         }
-        let task = &mut self.tasks[t.index()];
-        for s in plan.drain(..) {
-            task.exec.plan.push_back(s);
-        }
-        self.plan_scratch = buf;
+        // the plan is empty here (an operation is planned when the last one is done)
+        self.plan_scratch = self.tasks[t.index()].exec.plan.replace_empty(buf);
     }
 
     /// `c_pipe_write/read(n)`: the ≤ 512 B cost plus the copy of the bytes beyond 512.
@@ -834,20 +831,24 @@ impl Kernel {
         self.tasks[t.index()].exec.lock_held = None;
         let mx = &mut self.ipc.mutexes[m.index()];
         let first = mx.waiters.front().copied();
-        let notify: Vec<TaskId> = match first {
+        match first {
             Some(w) if mx.handoff => {
                 // __mutex_handoff(): the first waiter owns the lock before it runs, so every
                 // spinner but a spinning first waiter sees an owner off its CPU and sleeps
                 mx.owner = Some(w);
                 mx.handoff = false;
                 mx.handoffs += 1;
-                mx.spinners.iter().copied().collect()
+                let notify: Vec<TaskId> = mx.spinners.iter().copied().collect();
+                for s in notify {
+                    self.end_spin(s);
+                }
             }
             // osq: only the head spinner watches the lock word
-            _ => mx.spinners.front().copied().into_iter().collect(),
-        };
-        for s in notify {
-            self.end_spin(s);
+            _ => {
+                if let Some(s) = mx.spinners.front().copied() {
+                    self.end_spin(s);
+                }
+            }
         }
         match first {
             Some(w) if self.tasks[w.index()].state == TaskState::Uninterruptible => {
@@ -1030,7 +1031,7 @@ impl Kernel {
         // the wakeups below go in front of the syscall exit
         self.push_ret_after_exit(t, exit, SysResult::Bytes(bytes));
         self.pipe_unlock(cpu, t, pipe);
-        let mut wakes: Vec<TaskId> = Vec::new();
+        let mut wakes = std::mem::take(&mut self.wake_scratch);
         if was_empty || self.ipc.pipes[pi].poll_usage {
             self.pipe_rd_wakes(pipe, &mut wakes);
         }
@@ -1040,9 +1041,7 @@ impl Kernel {
                 wakes.push(w);
             }
         }
-        for r in wakes {
-            self.wake_from_task(cpu, t, r, WF_SYNC);
-        }
+        self.wake_all_from_task(cpu, t, wakes, WF_SYNC);
         Outcome::Continue
     }
 
@@ -1069,7 +1068,7 @@ impl Kernel {
         let (got, freed_from_full) = self.ipc.pipes[pi].read(bytes);
         self.push_ret_after_exit(t, exit, SysResult::Bytes(got));
         self.pipe_unlock(cpu, t, pipe);
-        let mut wakes: Vec<TaskId> = Vec::new();
+        let mut wakes = std::mem::take(&mut self.wake_scratch);
         if freed_from_full {
             if let Some(w) = self.ipc.pipes[pi].writers.pop_front() {
                 wakes.push(w);
@@ -1079,10 +1078,18 @@ impl Kernel {
             // wake_next_reader
             self.pipe_rd_wakes(pipe, &mut wakes);
         }
-        for w in wakes {
-            self.wake_from_task(cpu, t, w, WF_SYNC);
-        }
+        self.wake_all_from_task(cpu, t, wakes, WF_SYNC);
         Outcome::Continue
+    }
+
+    /// Wakes the tasks of `wakes` in order from task `t` running on `cpu`, then keeps the
+    /// (cleared) buffer as `wake_scratch` for the next wake list.
+    fn wake_all_from_task(&mut self, cpu: usize, t: TaskId, mut wakes: Vec<TaskId>, wf: u32) {
+        for &w in &wakes {
+            self.wake_from_task(cpu, t, w, wf);
+        }
+        wakes.clear();
+        self.wake_scratch = wakes;
     }
 
     // ===================================================================== AF_UNIX sockets
@@ -1102,11 +1109,10 @@ impl Kernel {
         }
         sk.send(bytes);
         // non-exclusive waiters are woken most recent first (add_wait_queue adds at the head)
-        let wakes: Vec<TaskId> = sk.readers.drain(..).rev().collect();
+        let mut wakes = std::mem::take(&mut self.wake_scratch);
+        wakes.extend(sk.readers.drain(..).rev());
         self.push_front(t, &[Step::Ret(SysResult::Bytes(bytes))]);
-        for r in wakes {
-            self.wake_from_task(cpu, t, r, WF_SYNC);
-        }
+        self.wake_all_from_task(cpu, t, wakes, WF_SYNC);
         Outcome::Continue
     }
 
@@ -1123,15 +1129,12 @@ impl Kernel {
             return self.block_current(t);
         }
         let (got, freed) = sk.recv(bytes);
-        let wakes: Vec<TaskId> = if freed > 0 && sk.writable() {
-            sk.writers.drain(..).rev().collect()
-        } else {
-            Vec::new()
-        };
-        self.push_front(t, &[Step::Ret(SysResult::Bytes(got))]);
-        for w in wakes {
-            self.wake_from_task(cpu, t, w, WF_SYNC);
+        let mut wakes = std::mem::take(&mut self.wake_scratch);
+        if freed > 0 && sk.writable() {
+            wakes.extend(sk.writers.drain(..).rev());
         }
+        self.push_front(t, &[Step::Ret(SysResult::Bytes(got))]);
+        self.wake_all_from_task(cpu, t, wakes, WF_SYNC);
         Outcome::Continue
     }
 

@@ -1205,8 +1205,10 @@ impl Kernel {
             let g = &self.sd(sd).groups[0];
             if g.flags & SD_CLUSTER != 0 {
                 let sg_span = g.span.clone();
-                for k in 0..n {
-                    let cpu = (target + 1 + k) % n;
+                // cpu = (target + 1 + k) % n for k in 0..n, without a division per CPU
+                let mut cpu = target;
+                for _ in 0..n {
+                    cpu = if cpu + 1 == n { 0 } else { cpu + 1 };
                     if !sg_span.contains(cpu) || !cpus.contains(cpu) {
                         continue;
                     }
@@ -1230,8 +1232,9 @@ impl Kernel {
         }
         // for_each_cpu_wrap(cpu, cpus, target + 1), reading the mask live: select_idle_core
         // removes the siblings it has looked at
-        for k in 0..n {
-            let cpu = (target + 1 + k) % n;
+        let mut cpu = target;
+        for _ in 0..n {
+            cpu = if cpu + 1 == n { 0 } else { cpu + 1 };
             if !cpus.contains(cpu) {
                 continue;
             }
