@@ -1984,10 +1984,9 @@ mod tests {
 
     /// S blocks on a futex at once; W runs 100 µs and wakes it (c_ttwu 1 µs, every other cost
     /// zero, one CPU, preempt=full). Returns the trace records from the wakeup on.
-    fn futex_wake_trace(sleeper_slice: Option<u64>) -> Vec<(&'static str, String, u64)> {
-        let mut k = kernel(1, |c| c.c_ttwu = Nanos(1_000));
-        let recs: Rc<RefCell<Vec<(&'static str, String, u64)>>> = Rc::default();
-        k.set_trace(Box::new(FlagSink(recs.clone())));
+    /// On CPU 0: S waits on a futex, then runs 10 µs and exits; W runs 100 µs, wakes S
+    /// (FUTEX_WAKE), runs 100 µs more and exits. Returns (S, W).
+    fn futex_wake_pair(k: &mut Kernel, sleeper_slice: Option<u64>) -> (TaskId, TaskId) {
         let f = k.ipc.new_futex(0);
         let attrs = TaskAttrs {
             comm: Some("S".into()),
@@ -2006,8 +2005,8 @@ mod tests {
             false,
         );
         k.start_task(s);
-        start(
-            &mut k,
+        let w = start(
+            k,
             "W",
             0,
             script(move |i, _, _| match i {
@@ -2017,6 +2016,14 @@ mod tests {
                 _ => None,
             }),
         );
+        (s, w)
+    }
+
+    fn futex_wake_trace(sleeper_slice: Option<u64>) -> Vec<(&'static str, String, u64)> {
+        let mut k = kernel(1, |c| c.c_ttwu = Nanos(1_000));
+        let recs: Rc<RefCell<Vec<(&'static str, String, u64)>>> = Rc::default();
+        k.set_trace(Box::new(FlagSink(recs.clone())));
+        futex_wake_pair(&mut k, sleeper_slice);
         k.run_until(1_000_000);
         let v = recs.borrow();
         let from = v.iter().position(|r| r.0 == "waking").expect("a wakeup");
@@ -2034,35 +2041,7 @@ mod tests {
         // charged the 1 µs of W's ttwu with its own 10 µs: 11 µs when it exits at 111 µs.
         // W then runs its last 100 µs: 200 µs in all. Charged total = 211 µs = elapsed.
         let mut k = kernel(1, |c| c.c_ttwu = Nanos(1_000));
-        let f = k.ipc.new_futex(0);
-        let attrs = TaskAttrs {
-            comm: Some("S".into()),
-            cpus: Some(CpuMask::single(0)),
-            slice_ns: Some(100_000),
-            ..Default::default()
-        };
-        let s = k.create_task(
-            script(move |i, _, _| match i {
-                0 => Some(Op::FutexWait { futex: f, val: 0 }),
-                1 => Some(Op::Run(10_000)),
-                _ => None,
-            }),
-            &attrs,
-            None,
-            false,
-        );
-        k.start_task(s);
-        let w = start(
-            &mut k,
-            "W",
-            0,
-            script(move |i, _, _| match i {
-                0 => Some(Op::Run(100_000)),
-                1 => Some(Op::FutexWake { futex: f, nr: 1 }),
-                2 => Some(Op::Run(100_000)),
-                _ => None,
-            }),
-        );
+        let (s, w) = futex_wake_pair(&mut k, Some(100_000));
         k.run_until(1_000_000);
         let rt = |t: TaskId| k.se[k.tasks[t.index()].se.index()].sum_exec_runtime;
         assert_eq!(rt(s), 11_000);
