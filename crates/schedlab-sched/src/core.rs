@@ -831,6 +831,21 @@ impl Kernel {
     /// Runs until simulated time `end` (ns), or until every task has exited. Can be called
     /// repeatedly. Returns the time it stopped at.
     pub fn run_until(&mut self, end: u64) -> u64 {
+        self.run_until_observed(end, u64::MAX, &mut |_| {})
+    }
+
+    /// [`Kernel::run_until`] with an observer called with the simulated time after every
+    /// `every` events. The observer only looks: it cannot touch the kernel, and the run does
+    /// exactly the same work whether it is called or not (a progress bar must never change a
+    /// result — the clocks are brought up to date only once, at the end).
+    pub fn run_until_observed(
+        &mut self,
+        end: u64,
+        every: u64,
+        observe: &mut dyn FnMut(u64),
+    ) -> u64 {
+        let every = every.max(1);
+        let mut countdown = every;
         self.end = end;
         self.events
             .push(schedlab_engine::SimTime(end), Ev::Stop.rank(), Ev::Stop);
@@ -868,6 +883,11 @@ impl Kernel {
             self.stats.events += 1;
             if self.check_invariants {
                 self.check_all_invariants();
+            }
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = every;
+                observe(self.now);
             }
         }
         self.now = stop;

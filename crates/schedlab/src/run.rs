@@ -299,37 +299,45 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     Ok(results)
 }
 
-/// Runs in slices so that a long run can show progress on stderr (wall-clock time is only
-/// used to decide whether to draw; the simulation never reads it).
-fn run_with_progress(k: &mut Kernel, duration: u64, progress: bool) -> u64 {
+/// Whether progress may be drawn on stderr: asked for, and stderr is a terminal (or
+/// `SCHEDLAB_PROGRESS=always` forces it, e.g. to check that drawing changes nothing).
+pub fn progress_wanted(asked: bool) -> bool {
     use std::io::IsTerminal;
-    if !progress || !std::io::stderr().is_terminal() {
+    asked
+        && (std::io::stderr().is_terminal()
+            || std::env::var_os("SCHEDLAB_PROGRESS").is_some_and(|v| v == "always"))
+}
+
+/// Runs the simulation, drawing progress on stderr for long runs. The drawing only observes
+/// the simulated clock (every 65 536 events): the run does the same work with or without it,
+/// so the output is byte-identical. Wall-clock time only decides whether to draw.
+fn run_with_progress(k: &mut Kernel, duration: u64, progress: bool) -> u64 {
+    if !progress_wanted(progress) {
         return k.run_until(duration);
     }
     let start = std::time::Instant::now();
-    let steps = 100u64;
+    let forced = std::env::var_os("SCHEDLAB_PROGRESS").is_some_and(|v| v == "always");
     let mut drawn = false;
-    let mut stop = 0;
-    for i in 1..=steps {
-        let t = duration / steps * i + if i == steps { duration % steps } else { 0 };
-        stop = k.run_until(t);
-        if stop < t {
-            break;
+    let draw = |now: u64, drawn: &mut bool| {
+        if !forced && start.elapsed().as_millis() <= 500 {
+            return;
         }
-        if start.elapsed().as_millis() > 500 {
-            drawn = true;
-            let filled = (i * 40 / steps) as usize;
-            eprint!(
-                "\r[{}{}] {:3}% simulated {:.1}/{:.1} s",
-                "#".repeat(filled),
-                " ".repeat(40 - filled),
-                i,
-                t as f64 / 1e9,
-                duration as f64 / 1e9
-            );
-        }
-    }
+        *drawn = true;
+        let pct = (u128::from(now.min(duration)) * 100 / u128::from(duration.max(1))) as usize;
+        let filled = pct * 40 / 100;
+        eprint!(
+            "\r[{}{}] {:3}% simulated {:.1}/{:.1} s",
+            "#".repeat(filled),
+            " ".repeat(40 - filled),
+            pct,
+            now as f64 / 1e9,
+            duration as f64 / 1e9
+        );
+    };
+    let stop = k.run_until_observed(duration, 1 << 16, &mut |now| draw(now, &mut drawn));
     if drawn {
+        // The end of the run: every workload ran to its end (or stopped early).
+        draw(duration, &mut drawn);
         eprintln!();
     }
     stop

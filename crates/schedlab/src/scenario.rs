@@ -307,10 +307,7 @@ pub fn execute(
     let results: std::sync::Mutex<Vec<Option<Result<Vec<Option<f64>>, String>>>> =
         std::sync::Mutex::new(vec![None; jobs.len()]);
     let start = std::time::Instant::now();
-    let progress = progress && {
-        use std::io::IsTerminal;
-        std::io::stderr().is_terminal()
-    };
+    let progress = crate::run::progress_wanted(progress);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
