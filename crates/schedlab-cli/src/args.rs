@@ -1,244 +1,417 @@
-//! Command-line flags, defined once as data; parsing and help text come from the table.
+//! The command line, declared once with clap's derive: parsing, `help`, shell completions and
+//! the man page all come from these types.
+//!
+//! Errors keep the project's style: one line on stderr, `schedlab: ...`, exit code 2
+//! ([`one_line`] folds clap's multi-line error into that line).
 
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Command {
-    Run,
-    Reproduce,
-    Compare,
-    List,
-    Show,
-    Bench,
-    #[default]
-    Help,
+/// The exit codes, printed at the end of `--help` (and in the README).
+pub const EXIT_CODES: &str = "\
+Exit status:
+  0  success
+  1  the run or its output failed (an invariant violated under --strict, a trace file or
+     stdout that cannot be written, interrupted by SIGINT/SIGTERM: 130)
+  2  bad input (a flag, kernel string, platform, workload line, input file or value)";
+
+const EXAMPLES: &str = "\
+Examples:
+  schedlab reproduce
+  schedlab run --platform smp:1 --kernel v6.18 --workload 'rt-app examples/two-hogs.json' --duration 10s
+  schedlab compare --platform rpi5 --kernel v6.6 --kernel v6.12 --workload 'stress-ng --pipe 4 --timeout 20s' --runs 5
+
+'schedlab help COMMAND' lists the flags of a command.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "schedlab",
+    version,
+    about = "schedlab — a deterministic simulator of the Linux CPU scheduler",
+    disable_help_subcommand = true,
+    after_help = format!("{EXAMPLES}\n\n{EXIT_CODES}"),
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Simulate one configuration and print the benchmarks' output and a summary
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// Run built-in seed reproductions: published vs simulated numbers
+    #[command(after_help = EXIT_CODES)]
+    Reproduce(ReproduceArgs),
+    /// mmtests-style table of several kernels on one workload
+    #[command(after_help = EXIT_CODES)]
+    Compare(CompareArgs),
+    /// List kernels | patches | features | sysctls | platforms | workloads | scenarios
+    List {
+        #[arg(value_enum)]
+        what: ListWhat,
+    },
+    /// Show platform NAME | show kernel SPEC
+    Show {
+        #[command(subcommand)]
+        what: ShowWhat,
+    },
+    /// Simulator speed (simulated context switches per wall second)
+    Bench {
+        /// benchmarks to run: pingpong, hogs, smp, stress-ng (default: all)
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
+        /// shorter runs
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Print the help of schedlab or of one command
+    Help {
+        /// the command to describe
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
+    /// Print the version
     Version,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of schedlab
+    Man,
 }
 
-/// A flag: name, value placeholder (None = switch), commands that accept it, help.
-struct Flag {
-    name: &'static str,
-    value: Option<&'static str>,
-    commands: &'static [Command],
-    help: &'static str,
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListWhat {
+    Kernels,
+    Patches,
+    Features,
+    Sysctls,
+    Platforms,
+    Workloads,
+    Scenarios,
 }
 
-use Command::*;
-
-const FLAGS: &[Flag] = &[
-    Flag { name: "--platform", value: Some("NAME"), commands: &[Run, Compare], help: "machine profile: a built-in name (schedlab list platforms), smp:N, or a TOML file" },
-    Flag { name: "--kernel", value: Some("SPEC"), commands: &[Run, Compare], help: "kernel string, e.g. 'v6.18+78cde54ea5f0 NO_DELAY_DEQUEUE base_slice_ns=3000000' (compare: repeat)" },
-    Flag { name: "--workload", value: Some("LINE"), commands: &[Run, Compare], help: "benchmark command line with optional placement (nice=, policy=, slice=, cpus=); repeatable" },
-    Flag { name: "--duration", value: Some("DUR"), commands: &[Run, Compare], help: "simulated time (10s, 500ms); default: the workloads' own duration, else 10s" },
-    Flag { name: "--seed", value: Some("N"), commands: &[Run, Compare], help: "master seed (default 1); same inputs and seed give the same bytes" },
-    Flag { name: "--trace", value: Some("FILE"), commands: &[Run], help: "write sched tracepoints in the text format of /sys/kernel/tracing/trace" },
-    Flag { name: "--json", value: None, commands: &[Run, Reproduce, Compare], help: "print one JSON document instead of text" },
-    Flag { name: "--strict", value: None, commands: &[Run], help: "check invariants after every event; stop at the first violation" },
-    Flag { name: "--runs", value: Some("N"), commands: &[Reproduce, Compare], help: "seeds per configuration (reproduce default 10, quick 3; compare default 3)" },
-    Flag { name: "--quick", value: None, commands: &[Reproduce, Bench], help: "shorter runs (reproduce: fewer seeds and shorter workloads)" },
-    Flag { name: "--no-progress", value: None, commands: &[Run, Reproduce, Compare], help: "no progress bar on stderr" },
-];
-
-const COMMANDS: &[(&str, Command, &str)] = &[
-    (
-        "run",
-        Run,
-        "simulate one configuration and print the benchmarks' output and a summary",
-    ),
-    (
-        "reproduce",
-        Reproduce,
-        "run built-in seed reproductions: published vs simulated numbers",
-    ),
-    (
-        "compare",
-        Compare,
-        "mmtests-style table of several kernels on one workload",
-    ),
-    (
-        "list",
-        List,
-        "list kernels | patches | features | sysctls | platforms | workloads | scenarios",
-    ),
-    ("show", Show, "show platform NAME | show kernel SPEC"),
-    (
-        "bench",
-        Bench,
-        "bench [pingpong|hogs|smp|stress-ng]...: simulator speed (simulated context switches per wall second)",
-    ),
-    ("help", Help, "help [COMMAND]"),
-];
-
-#[derive(Debug, Default)]
-pub struct Parsed {
-    pub command: Command,
-    pub topic: Option<String>,
-    pub positional: Vec<String>,
-    pub platform: Option<String>,
-    pub kernels: Vec<String>,
-    pub workloads: Vec<String>,
-    pub duration_ns: Option<u64>,
-    pub seed: Option<u64>,
-    pub trace: Option<PathBuf>,
-    pub json: bool,
-    pub strict: bool,
-    pub runs: Option<u32>,
-    pub quick: bool,
-    pub progress: bool,
+#[derive(Subcommand, Debug)]
+pub enum ShowWhat {
+    /// A platform: built-in name, smp:N or a TOML file
+    Platform {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// A kernel string, resolved (features, patches, tunables)
+    Kernel {
+        #[arg(value_name = "SPEC", allow_hyphen_values = true)]
+        spec: String,
+    },
 }
 
-pub fn parse(argv: &[String]) -> Result<Parsed, String> {
-    let mut p = Parsed {
-        progress: true,
-        ..Default::default()
-    };
-    let Some(first) = argv.first() else {
-        p.command = Help;
-        return Ok(p);
-    };
-    p.command = match first.as_str() {
-        "-h" | "--help" => Help,
-        "-V" | "--version" => Version,
-        name => COMMANDS
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, c, _)| *c)
-            .ok_or_else(|| format!("unknown command '{name}' (try 'schedlab help')"))?,
-    };
-    let mut i = 1;
-    while i < argv.len() {
-        let a = &argv[i];
-        if a == "-h" || a == "--help" {
-            p.topic = Some(first.clone());
-            p.command = Help;
-            return Ok(p);
-        }
-        if let Some(body) = a.strip_prefix("--") {
-            let (name, inline) = match body.split_once('=') {
-                Some((n, v)) => (format!("--{n}"), Some(v.to_string())),
-                None => (a.clone(), None),
-            };
-            let flag = FLAGS
-                .iter()
-                .find(|f| f.name == name)
-                .ok_or_else(|| format!("{}: unknown flag '{name}'", first))?;
-            if !flag.commands.contains(&p.command) {
-                return Err(format!(
-                    "{first}: flag '{name}' does not apply to this command"
-                ));
-            }
-            let value = if flag.value.is_some() {
-                match inline {
-                    Some(v) => Some(v),
-                    None => {
-                        i += 1;
-                        Some(argv.get(i).cloned().ok_or_else(|| {
-                            format!("{first}: {name} needs a value ({})", flag.value.unwrap())
-                        })?)
-                    }
-                }
-            } else {
-                if inline.is_some() {
-                    return Err(format!("{first}: {name} takes no value"));
-                }
-                None
-            };
-            apply(&mut p, &name, value, first)?;
-        } else if a.starts_with('-') && a.len() > 1 {
-            return Err(format!("{first}: unknown flag '{a}'"));
+/// When to draw progress on stderr.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ProgressWhen {
+    /// only when stderr is a terminal
+    #[default]
+    Auto,
+    /// always (also into a pipe or file)
+    Always,
+    /// never
+    Never,
+}
+
+/// The progress flags of the long-running commands.
+#[derive(Args, Debug, Default)]
+pub struct ProgressArgs {
+    /// no progress bar on stderr (same as --progress never)
+    #[arg(long)]
+    pub no_progress: bool,
+    /// when to draw a progress bar on stderr
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressWhen::Auto)]
+    pub progress: ProgressWhen,
+}
+
+impl ProgressArgs {
+    pub fn when(&self) -> ProgressWhen {
+        if self.no_progress {
+            ProgressWhen::Never
         } else {
-            p.positional.push(a.clone());
+            self.progress
         }
-        i += 1;
     }
-    if p.command == Help {
-        p.topic = p.positional.first().cloned();
-    }
-    if matches!(p.command, Run | Compare) && !p.positional.is_empty() {
-        return Err(format!(
-            "{first}: unexpected argument '{}'",
-            p.positional[0]
-        ));
-    }
-    Ok(p)
 }
 
-fn apply(p: &mut Parsed, name: &str, value: Option<String>, cmd: &str) -> Result<(), String> {
-    let v = value.unwrap_or_default();
-    match name {
-        "--platform" => {
-            if p.platform.is_some() {
-                return Err(format!("{cmd}: --platform given twice"));
-            }
-            p.platform = Some(v)
-        }
-        "--kernel" => p.kernels.push(v),
-        "--workload" => p.workloads.push(v),
-        "--duration" => {
-            let d = schedlab::parse_duration(&v).map_err(|e| format!("{cmd}: --duration: {e}"))?;
-            if d.0 == 0 {
-                return Err(format!("{cmd}: --duration: must be greater than 0"));
-            }
-            p.duration_ns = Some(d.0)
-        }
-        "--seed" => {
-            p.seed = Some(v.parse().map_err(|_| {
-                format!("{cmd}: --seed: expected a non-negative integer, got '{v}'")
-            })?)
-        }
-        "--trace" => p.trace = Some(PathBuf::from(v)),
-        "--json" => p.json = true,
-        "--strict" => p.strict = true,
-        "--runs" => {
-            let n: u32 = v
-                .parse()
-                .map_err(|_| format!("{cmd}: --runs: expected a positive integer, got '{v}'"))?;
-            if n == 0 {
-                return Err(format!("{cmd}: --runs: must be at least 1"));
-            }
-            p.runs = Some(n)
-        }
-        "--quick" => p.quick = true,
-        "--no-progress" => p.progress = false,
-        _ => unreachable!("flag table and apply() disagree on {name}"),
-    }
-    Ok(())
+/// What `run` and `compare` simulate.
+#[derive(Args, Debug, Default)]
+pub struct SimArgs {
+    /// machine profile: a built-in name (schedlab list platforms), smp:N, or a TOML file
+    #[arg(long, value_name = "NAME")]
+    pub platform: Option<String>,
+    /// kernel string, e.g. 'v6.18+78cde54ea5f0 NO_DELAY_DEQUEUE base_slice_ns=3000000'
+    /// (compare: repeat)
+    #[arg(long = "kernel", value_name = "SPEC", allow_hyphen_values = true)]
+    pub kernels: Vec<String>,
+    /// benchmark command line with optional placement (nice=, policy=, slice=, cpus=);
+    /// repeatable
+    #[arg(long = "workload", value_name = "LINE", allow_hyphen_values = true)]
+    pub workloads: Vec<String>,
+    /// simulated time (10s, 500ms); default: the workloads' own duration, else 10s
+    #[arg(long = "duration", value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub duration_ns: Option<u64>,
+    /// master seed (default 1); same inputs and seed give the same bytes
+    #[arg(long, value_name = "N", value_parser = parse_seed, allow_hyphen_values = true)]
+    pub seed: Option<u64>,
 }
 
-/// Help text generated from the tables.
-pub fn help(topic: Option<&str>) -> String {
-    let mut s = String::new();
-    if let Some((name, cmd, about)) = topic.and_then(|t| COMMANDS.iter().find(|(n, _, _)| *n == t))
-    {
-        s.push_str(&format!("schedlab {name}: {about}\n\nFlags:\n"));
-        for f in FLAGS.iter().filter(|f| f.commands.contains(cmd)) {
-            let n = match f.value {
-                Some(v) => format!("{} {}", f.name, v),
-                None => f.name.to_string(),
-            };
-            s.push_str(&format!("  {:<22} {}\n", n, f.help));
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// write sched tracepoints in the text format of /sys/kernel/tracing/trace (a FIFO,
+    /// device or '-' for stdout gets the records without the header, as trace_pipe)
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// refuse a trace expected to be larger than SIZE (e.g. 500M, 4G); without it a trace
+    /// expected above 1 GiB gets a warning
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "trace")]
+    pub trace_limit: Option<u64>,
+    /// print one JSON document instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// check invariants after every event; stop at the first violation
+    #[arg(long)]
+    pub strict: bool,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// seeds per kernel (default 3): seeds SEED, SEED+1, ...
+    #[arg(long, value_name = "N", value_parser = parse_runs, allow_hyphen_values = true)]
+    pub runs: Option<u32>,
+    /// print one JSON document instead of text
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// scenarios to run: built-in names (schedlab list scenarios) or scenario TOML files
+    /// (default: all built-in)
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// seeds per configuration (default 10, quick 3)
+    #[arg(long, value_name = "N", value_parser = parse_runs, allow_hyphen_values = true)]
+    pub runs: Option<u32>,
+    /// shorter runs: fewer seeds and shorter workloads
+    #[arg(long)]
+    pub quick: bool,
+    /// print one JSON document instead of text
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+fn parse_duration(v: &str) -> Result<u64, String> {
+    let d = schedlab::parse_duration(v).map_err(|e| e.to_string())?;
+    if d.0 == 0 {
+        return Err("must be greater than 0".into());
+    }
+    Ok(d.0)
+}
+
+fn parse_seed(v: &str) -> Result<u64, String> {
+    v.parse()
+        .map_err(|_| format!("expected a non-negative integer, got '{v}'"))
+}
+
+fn parse_runs(v: &str) -> Result<u32, String> {
+    let n: u32 = v
+        .parse()
+        .map_err(|_| format!("expected a positive integer, got '{v}'"))?;
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024; a trailing
+/// `B`/`iB` is accepted).
+pub fn parse_size(v: &str) -> Result<u64, String> {
+    let t = v.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (num, shift) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 30),
+        Some('T' | 't') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("expected a size such as 500M or 4G, got '{v}'"))?;
+    n.checked_mul(1u64 << shift)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("size '{v}' must be between 1 byte and 16 EiB"))
+}
+
+/// Parses argv (without the program name). `Err((code, text))`: code 0 means `text` is help or
+/// version output for stdout; code 2 means `text` is the one-line error.
+pub fn parse(argv: &[OsString]) -> Result<Cli, (u8, String)> {
+    let full = std::iter::once(OsString::from("schedlab")).chain(argv.iter().cloned());
+    match Cli::try_parse_from(full) {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            match e.kind() {
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => {
+                    Err((0, e.render().to_string()))
+                }
+                // a non-UTF-8 byte where text is expected (anywhere but a --trace path)
+                _ if first_non_utf8(argv).is_some() || e.kind() == InvalidUtf8 => {
+                    Err((2, non_utf8(argv)))
+                }
+                _ => Err((2, one_line(&e.render().to_string(), argv))),
+            }
         }
-        return s;
     }
-    s.push_str("schedlab — a deterministic simulator of the Linux CPU scheduler\n\nUsage: schedlab COMMAND [FLAGS]\n\nCommands:\n");
-    for (n, _, about) in COMMANDS {
-        s.push_str(&format!("  {:<10} {}\n", n, about));
+}
+
+/// The first argument that is not UTF-8, leaving out the value of `--trace` (a path, which may
+/// be any bytes).
+fn first_non_utf8(argv: &[OsString]) -> Option<usize> {
+    (0..argv.len()).find(|&i| {
+        let a = &argv[i];
+        a.to_str().is_none()
+            && !(i > 0 && argv[i - 1] == "--trace")
+            && !a.as_encoded_bytes().starts_with(b"--trace=")
+    })
+}
+
+/// The error for an argument that is not UTF-8, naming it (lossily) and the flag it belongs to.
+fn non_utf8(argv: &[OsString]) -> String {
+    let Some(i) = first_non_utf8(argv) else {
+        return "an argument is not valid UTF-8".into();
+    };
+    let shown = argv[i].to_string_lossy();
+    let flag = i
+        .checked_sub(1)
+        .and_then(|j| argv[j].to_str())
+        .filter(|p| p.starts_with("--") && !p.contains('=') && !shown.starts_with('-'));
+    match flag {
+        Some(f) => format!(
+            "{f}: value '{shown}' is not valid UTF-8 (argument {})",
+            i + 1
+        ),
+        None => format!("argument {} '{shown}' is not valid UTF-8", i + 1),
     }
-    s.push_str("\nExamples:\n  schedlab reproduce\n  schedlab run --platform smp:1 --kernel v6.18 --workload 'rt-app examples/two-hogs.json' --duration 10s\n  schedlab compare --platform rpi5 --kernel v6.6 --kernel v6.12 --workload 'stress-ng --pipe 4 --timeout 20s' --runs 5\n\n'schedlab help COMMAND' lists the flags of a command.\n");
-    s
+}
+
+/// Folds clap's error text (`error: ...`, tips, possible values, usage) into one line: the
+/// message and its tips, without the usage block, prefixed by the command when there is one.
+pub fn one_line(rendered: &str, argv: &[OsString]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for line in rendered.lines() {
+        let l = line.trim();
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if l.is_empty() {
+            continue;
+        }
+        parts.push(l.strip_prefix("error: ").unwrap_or(l).to_string());
+    }
+    let msg = parts.join("; ");
+    let cmd = argv
+        .first()
+        .and_then(|a| a.to_str())
+        .filter(|c| Cli::command().find_subcommand(c).is_some());
+    match cmd {
+        Some(c) => format!("{c}: {msg} (try 'schedlab help {c}')"),
+        None => format!("{msg} (try 'schedlab help')"),
+    }
+}
+
+/// `schedlab help [COMMAND]`: the text, or the error for an unknown command.
+pub fn help(topic: Option<&str>) -> Result<String, String> {
+    let mut cmd = Cli::command();
+    match topic {
+        None => Ok(cmd.render_help().to_string()),
+        Some(t) => match cmd.find_subcommand_mut(t) {
+            Some(sub) => {
+                let mut sub = sub.clone().bin_name(format!("schedlab {t}"));
+                Ok(sub.render_help().to_string())
+            }
+            None => Err(format!(
+                "help: unknown command '{t}' (commands: {})",
+                Cli::command()
+                    .get_subcommands()
+                    .map(|s| s.get_name().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        },
+    }
+}
+
+/// `schedlab completions SHELL`
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "schedlab", &mut out);
+    out
+}
+
+/// `schedlab man`: the man page (roff) of the top-level command with every subcommand.
+pub fn man() -> std::io::Result<Vec<u8>> {
+    let cmd = Cli::command();
+    let mut out = Vec::new();
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    man.render_options_section(&mut out)?;
+    man.render_subcommands_section(&mut out)?;
+    // every subcommand's flags, one section each
+    for sub in cmd.get_subcommands() {
+        if sub.get_arguments().all(|a| a.is_hide_set()) {
+            continue;
+        }
+        let name = format!("schedlab {}", sub.get_name());
+        out.extend_from_slice(format!(".SH \"{}\"\n", name.to_uppercase()).as_bytes());
+        clap_mangen::Man::new(sub.clone()).render_options_section(&mut out)?;
+    }
+    man.render_extra_section(&mut out)?;
+    man.render_version_section(&mut out)?;
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn v(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
+    fn p(a: &[&str]) -> Result<Cli, (u8, String)> {
+        parse(&a.iter().map(OsString::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
     }
 
     #[test]
     fn run_flags() {
-        let p = parse(&v(&[
+        let c = p(&[
             "run",
             "--platform",
             "smp:2",
@@ -248,50 +421,94 @@ mod tests {
             "--duration",
             "2s",
             "--json",
-        ]))
+        ])
         .unwrap();
-        assert_eq!(p.command, Run);
-        assert_eq!(p.platform.as_deref(), Some("smp:2"));
-        assert_eq!(p.kernels, vec!["v6.18"]);
-        assert_eq!(p.duration_ns, Some(2_000_000_000));
-        assert!(p.json);
+        let Some(Cmd::Run(r)) = c.command else {
+            panic!("not run")
+        };
+        assert_eq!(r.sim.platform.as_deref(), Some("smp:2"));
+        assert_eq!(r.sim.kernels, vec!["v6.18"]);
+        assert_eq!(r.sim.duration_ns, Some(2_000_000_000));
+        assert!(r.json);
+        assert_eq!(r.progress.when(), ProgressWhen::Auto);
     }
 
     #[test]
     fn errors_are_one_line_and_name_the_problem() {
         for (args, needle) in [
-            (vec!["frob"], "unknown command 'frob'"),
-            (vec!["run", "--bogus"], "unknown flag '--bogus'"),
+            (vec!["frob"], "'frob'"),
+            (vec!["run", "--bogus"], "'--bogus'"),
             (vec!["run", "--duration", "x"], "--duration"),
             (vec!["run", "--duration", "0s"], "greater than 0"),
             (vec!["run", "--seed", "-3"], "--seed"),
-            (vec!["run", "--kernel"], "needs a value"),
-            (vec!["list", "--trace", "x"], "does not apply"),
-            (vec!["run", "stray"], "unexpected argument 'stray'"),
+            (vec!["run", "--kernel"], "--kernel"),
+            (vec!["list", "--trace", "x"], "'--trace'"),
+            (vec!["run", "stray"], "'stray'"),
+            (vec!["compare", "--runs", "0"], "at least 1"),
+            (vec!["list", "nothing"], "kernels"),
+            (vec!["run", "--trace-limit", "1G"], "--trace"),
+            (vec!["run", "--trace", "t", "--trace-limit", "x"], "500M"),
         ] {
-            let e = parse(&v(&args)).unwrap_err();
-            assert!(e.contains(needle), "{e}");
-            assert!(!e.contains('\n'));
+            let (code, e) = p(&args).unwrap_err();
+            assert_eq!(code, 2, "{args:?}");
+            assert!(e.contains(needle), "{args:?}: {e}");
+            assert!(!e.contains('\n'), "{args:?}: {e}");
         }
     }
 
     #[test]
-    fn every_flag_is_handled() {
-        for f in FLAGS {
-            let cmd = COMMANDS
-                .iter()
-                .find(|(_, c, _)| *c == f.commands[0])
-                .unwrap()
-                .0;
-            let mut a = vec![cmd.to_string(), f.name.to_string()];
-            if f.value.is_some() {
-                a.push(match f.name {
-                    "--duration" => "1s".into(),
-                    "--seed" | "--runs" => "3".into(),
-                    _ => "x".into(),
-                });
+    fn help_for_every_command_and_unknown_topic_refused() {
+        for sub in Cli::command().get_subcommands() {
+            let h = help(Some(sub.get_name())).unwrap();
+            assert!(h.contains(&format!("schedlab {}", sub.get_name())), "{h}");
+            // a heading is followed by at least one entry: no empty "Options:" block
+            let lines: Vec<&str> = h.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                if l.ends_with(':') && !l.starts_with(' ') && !l.starts_with("Exit") {
+                    let next = lines.get(i + 1).copied().unwrap_or("");
+                    assert!(next.starts_with("  "), "empty heading '{l}' in help {h}");
+                }
             }
-            parse(&a).unwrap();
         }
+        assert!(help(Some("nosuch")).unwrap_err().contains("'nosuch'"));
+    }
+
+    #[test]
+    fn progress_flags() {
+        let c = p(&["reproduce", "--no-progress"]).unwrap();
+        let Some(Cmd::Reproduce(r)) = c.command else {
+            panic!()
+        };
+        assert_eq!(r.progress.when(), ProgressWhen::Never);
+        let c = p(&["reproduce", "--progress=always"]).unwrap();
+        let Some(Cmd::Reproduce(r)) = c.command else {
+            panic!()
+        };
+        assert_eq!(r.progress.when(), ProgressWhen::Always);
+    }
+
+    #[test]
+    fn sizes() {
+        // powers of 1024
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("500M"), Ok(500 << 20));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("123"), Ok(123));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("99999999999T").is_err());
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn non_utf8_names_the_flag() {
+        use std::os::unix::ffi::OsStringExt;
+        let argv = vec![
+            OsString::from("run"),
+            OsString::from("--workload"),
+            OsString::from_vec(b"rt-app \xff.json".to_vec()),
+        ];
+        let (code, e) = parse(&argv).unwrap_err();
+        assert_eq!(code, 2);
+        assert!(e.contains("--workload") && e.contains("UTF-8"), "{e}");
     }
 }

@@ -406,3 +406,438 @@ fn run_ahead_shortcut_changes_nothing() {
     assert!(tra == trb, "traces differ");
     let _ = (std::fs::remove_file(ta), std::fs::remove_file(tb));
 }
+
+/// Hostile input, signals and disks: what each case must do, as a table. Each case runs in a
+/// directory of its own (the trace targets and input files live there), and afterwards that
+/// directory holds exactly the files the case names — no temporary file is left behind.
+mod hostile {
+    use super::common::bin;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    use std::os::unix::fs::FileTypeExt;
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Output, Stdio};
+
+    /// A fresh directory for one case.
+    fn dir(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("schedlab-hostile-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn mkfifo(p: &Path) {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mkfifo {}", p.display());
+    }
+
+    /// The names in `d`, sorted.
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A short run on smp:1 (10 ms of one hog) with extra arguments.
+    fn short_run(extra: &[OsString]) -> Vec<OsString> {
+        let mut a: Vec<OsString> = [
+            "run",
+            "--platform",
+            "smp:1",
+            "--kernel",
+            "v6.18",
+            "--workload",
+            "rt-app examples/one-hog.json",
+            "--duration",
+            "10ms",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        a.extend(extra.iter().cloned());
+        a
+    }
+
+    fn os(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    fn check(name: &str, o: &Output, code: i32, words: &[&str]) {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{name}: {err}");
+        assert!(!err.contains("panic"), "{name}: {err}");
+        if code != 0 {
+            assert_eq!(
+                err.trim_end().lines().count(),
+                1,
+                "{name}: not one line: {err}"
+            );
+            assert!(err.starts_with("schedlab: "), "{name}: {err}");
+        }
+        for w in words {
+            assert!(err.contains(w), "{name}: '{w}' not in: {err}");
+        }
+    }
+
+    /// Bad input given on the command line: exit 2, one line naming the culprit, nothing left
+    /// behind in the case's directory (which starts with the files the case made).
+    #[test]
+    fn bad_input_table() {
+        let d = dir("bad");
+        let fifo = d.join("fifo.json");
+        mkfifo(&fifo);
+        // one byte over the 16 MiB input limit, sparse
+        let big = d.join("big.json");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len((16 << 20) + 1)
+            .unwrap();
+        let trace = d.join("t.trace");
+        let t = trace.to_str().unwrap();
+        let (fs, bs) = (fifo.to_str().unwrap(), big.to_str().unwrap());
+        let non_utf8 = |prefix: &[u8]| {
+            let mut v = prefix.to_vec();
+            v.extend_from_slice(b"\xff\xfe");
+            OsString::from_vec(v)
+        };
+        let cases: Vec<(&str, Vec<OsString>, Vec<&str>)> = vec![
+            (
+                "non-UTF-8 workload",
+                short_run(&[
+                    "--trace".into(),
+                    t.into(),
+                    "--workload".into(),
+                    non_utf8(b"rt-app "),
+                ]),
+                vec!["--workload", "UTF-8"],
+            ),
+            (
+                "non-UTF-8 kernel",
+                {
+                    let mut a = os(&["run", "--kernel"]);
+                    a.push(non_utf8(b"v6.18"));
+                    a
+                },
+                vec!["--kernel", "UTF-8"],
+            ),
+            ("non-UTF-8 command", vec![non_utf8(b"ru")], vec!["UTF-8"]),
+            (
+                "help of an unknown command",
+                os(&["help", "nosuch"]),
+                vec!["'nosuch'"],
+            ),
+            (
+                "/dev/zero as rt-app file",
+                short_run(&os(&["--trace", t, "--workload", "rt-app /dev/zero"])),
+                vec!["/dev/zero", "not a regular file"],
+            ),
+            (
+                "FIFO as rt-app file",
+                short_run(&[
+                    "--trace".into(),
+                    t.into(),
+                    "--workload".into(),
+                    format!("rt-app {fs}").into(),
+                ]),
+                vec![fs, "not a regular file"],
+            ),
+            (
+                "rt-app file over 16 MiB",
+                short_run(&[
+                    "--trace".into(),
+                    t.into(),
+                    "--workload".into(),
+                    format!("rt-app {bs}").into(),
+                ]),
+                vec![bs, "16 MiB"],
+            ),
+            (
+                "/dev/zero as platform file",
+                os(&[
+                    "run",
+                    "--platform",
+                    "/dev/zero",
+                    "--kernel",
+                    "v6.18",
+                    "--workload",
+                    "rt-app examples/one-hog.json",
+                    "--trace",
+                    t,
+                ]),
+                vec!["/dev/zero", "not a regular file"],
+            ),
+            (
+                "FIFO as scenario file",
+                os(&["reproduce", fs]),
+                vec![fs, "not a regular file"],
+            ),
+            (
+                "trace limit without trace",
+                short_run(&os(&["--trace-limit", "1G"])),
+                vec!["--trace"],
+            ),
+        ];
+        for (name, argv, words) in cases {
+            let o = bin().args(&argv).stdin(Stdio::null()).output().unwrap();
+            check(name, &o, 2, &words);
+            assert_eq!(names(&d), ["big.json", "fifo.json"], "{name}: files left");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Trace targets that are not plain new files.
+    #[test]
+    fn trace_targets() {
+        let d = dir("targets");
+        // a 246-character name (with the directory's own path well under PATH_MAX)
+        let long = "t".repeat(240) + ".trace";
+        assert_eq!(long.len(), 246);
+        let o = bin()
+            .args(short_run(&["--trace".into(), d.join(&long).into()]))
+            .output()
+            .unwrap();
+        check("long name", &o, 0, &[]);
+        assert!(std::fs::read_to_string(d.join(&long))
+            .unwrap()
+            .starts_with("# tracer: nop\n"));
+        assert_eq!(names(&d), vec![long.clone()]);
+        std::fs::remove_file(d.join(&long)).unwrap();
+
+        // a symbolic link to a file in another directory: the link stays, the file it points
+        // to gets the trace, and nothing is left in either directory
+        let other = dir("targets-other");
+        std::fs::write(other.join("real.trace"), "old").unwrap();
+        std::os::unix::fs::symlink(other.join("real.trace"), d.join("link.trace")).unwrap();
+        let o = bin()
+            .args(short_run(&["--trace".into(), d.join("link.trace").into()]))
+            .output()
+            .unwrap();
+        check("symlink", &o, 0, &[]);
+        assert!(std::fs::symlink_metadata(d.join("link.trace"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let text = std::fs::read_to_string(other.join("real.trace")).unwrap();
+        assert!(text.starts_with("# tracer: nop\n"), "{text:.40}");
+        assert_eq!(names(&d), ["link.trace"]);
+        assert_eq!(names(&other), ["real.trace"]);
+
+        // /dev/null: written, not replaced (as root a rename would replace it)
+        let o = bin()
+            .args(short_run(&os(&["--trace", "/dev/null"])))
+            .output()
+            .unwrap();
+        check("/dev/null", &o, 0, &[]);
+        let m = std::fs::symlink_metadata("/dev/null").unwrap();
+        assert!(m.file_type().is_char_device());
+
+        // a FIFO: the records arrive through it (without the header, as trace_pipe gives
+        // them) and it is still a FIFO afterwards
+        let fifo = d.join("pipe.trace");
+        mkfifo(&fifo);
+        let reader = {
+            let f = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(f).unwrap())
+        };
+        let o = bin()
+            .args(short_run(&["--trace".into(), fifo.clone().into()]))
+            .output()
+            .unwrap();
+        check("FIFO", &o, 0, &[]);
+        let got = reader.join().unwrap();
+        assert!(got.contains("sched_switch: prev_comm="), "{got:.200}");
+        assert!(!got.contains("# tracer"));
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(names(&d), ["link.trace", "pipe.trace"]);
+
+        // a size limit the trace would pass: refused (exit 1), nothing left behind.
+        // 10 ms of one hog on smp:1 at HZ 250 writes at least its header (~700 bytes) and
+        // a few sched_switch lines, so 1 KiB is exceeded once the estimate is made.
+        let o = bin()
+            .args(short_run(&os(&[
+                "--trace",
+                d.join("limited.trace").to_str().unwrap(),
+                "--trace-limit",
+                "1K",
+                "--workload",
+                "rt-app examples/two-hogs.json",
+            ])))
+            .output()
+            .unwrap();
+        check("trace limit", &o, 1, &["--trace-limit"]);
+        assert_eq!(names(&d), ["link.trace", "pipe.trace"]);
+        std::fs::remove_dir_all(&d).unwrap();
+        std::fs::remove_dir_all(&other).unwrap();
+    }
+
+    /// stdout closed by its reader ends quietly with 0; a full disk is an error with exit 1.
+    #[test]
+    fn stdout_epipe_and_full_disk() {
+        let mut c: Child = bin()
+            .args(short_run(&os(&["--json"])))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(c.stdout.take()); // the reader is gone before the first byte
+        let o = c.wait_with_output().unwrap();
+        check("EPIPE", &o, 0, &[]);
+        assert!(
+            o.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+
+        for argv in [short_run(&os(&["--json"])), os(&["list", "kernels"])] {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let o = bin().args(&argv).stdout(full).output().unwrap();
+            check("/dev/full", &o, 1, &["stdout"]);
+        }
+    }
+
+    /// SIGINT during a run with --trace: exit 130 and no temporary file is left.
+    #[test]
+    fn sigint_removes_the_temporary_trace() {
+        let d = dir("sigint");
+        let c = bin()
+            .args([
+                "run",
+                "--platform",
+                "rpi5",
+                "--kernel",
+                "v6.12",
+                "--workload",
+                "stress-ng --pipe 4 --timeout 600s",
+                "--duration",
+                "600s",
+                "--no-progress",
+                "--trace",
+                d.join("long.trace").to_str().unwrap(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // wait until the temporary file exists (the run is under way), then interrupt
+        let t0 = std::time::Instant::now();
+        while names(&d).is_empty() && t0.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(names(&d).len(), 1, "a temporary file while running");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let ok = std::process::Command::new("kill")
+            .args(["-INT", &c.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let o = c.wait_with_output().unwrap();
+        check("SIGINT", &o, 130, &["interrupted"]);
+        assert!(names(&d).is_empty(), "left behind: {:?}", names(&d));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `reproduce --json` has one shape for one scenario and for two: an object with
+    /// schema_version 1 and a scenarios array.
+    #[test]
+    fn reproduce_json_is_one_shape() {
+        let d = dir("reproduce");
+        let sc = d.join("tiny.toml");
+        std::fs::write(
+            &sc,
+            "name = \"tiny\"\ntitle = \"one hog\"\nseed = \"none\"\nplatform = \"smp:1\"\n\
+             workloads = [\"rt-app examples/one-hog.json\"]\nduration = \"10ms\"\nruns = 1\n\
+             baseline = \"v6.18\"\nmetrics = [\"sched_switch\"]\n\
+             [[variant]]\nkernel = \"v6.18\"\nlabel = \"6.18\"\n",
+        )
+        .unwrap();
+        let s = sc.to_str().unwrap();
+        for (argv, n) in [(vec!["reproduce", s], 1), (vec!["reproduce", s, s], 2)] {
+            let mut a = argv.clone();
+            a.push("--json");
+            let o = bin().args(&a).output().unwrap();
+            check("reproduce --json", &o, 0, &[]);
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["schema_version"], 1);
+            let scs = v["scenarios"].as_array().expect("scenarios array");
+            assert_eq!(scs.len(), n);
+            assert!(scs.iter().all(|x| x["scenario"] == "tiny"));
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Help for every command; completions and the man page come from the same definition.
+    #[test]
+    fn help_completions_man() {
+        for c in [
+            "run",
+            "compare",
+            "reproduce",
+            "list",
+            "show",
+            "bench",
+            "help",
+            "version",
+            "completions",
+            "man",
+        ] {
+            let o = bin().args(["help", c]).output().unwrap();
+            check(c, &o, 0, &[]);
+            let h = String::from_utf8(o.stdout).unwrap();
+            assert!(h.contains(&format!("schedlab {c}")), "{h}");
+        }
+        let h = String::from_utf8(bin().arg("--help").output().unwrap().stdout).unwrap();
+        assert!(
+            h.contains("Exit status:") && h.contains("2  bad input"),
+            "{h}"
+        );
+        let o = bin().args(["completions", "bash"]).output().unwrap();
+        check("completions", &o, 0, &[]);
+        assert!(String::from_utf8_lossy(&o.stdout).contains("--workload"));
+        let o = bin().arg("man").output().unwrap();
+        check("man", &o, 0, &[]);
+        let man = String::from_utf8_lossy(&o.stdout);
+        assert!(man.starts_with(".ie") || man.contains(".TH"), "{man:.100}");
+        assert!(man.contains("trace\\-limit") || man.contains("trace-limit"));
+    }
+
+    /// compare checks every kernel before it runs anything: a bad third kernel is reported at
+    /// once (no run of the first two is made: the error comes before any progress or output).
+    #[test]
+    fn compare_checks_every_kernel_first() {
+        let t0 = std::time::Instant::now();
+        let o = bin()
+            .args([
+                "compare",
+                "--platform",
+                "rpi5",
+                "--kernel",
+                "v6.6",
+                "--kernel",
+                "v6.12",
+                "--kernel",
+                "v6.12 NO_FROBNICATE",
+                "--workload",
+                "stress-ng --pipe 4 --timeout 20s",
+                "--progress",
+                "always",
+            ])
+            .output()
+            .unwrap();
+        check("compare", &o, 2, &["NO_FROBNICATE"]);
+        assert!(o.stdout.is_empty());
+        // 3 × 20 s of rpi5 would take minutes; the check takes well under that
+        assert!(t0.elapsed().as_secs() < 20, "{:?}", t0.elapsed());
+    }
+}

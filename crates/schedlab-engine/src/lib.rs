@@ -3,6 +3,7 @@
 //! ids ([`define_id!`]). It knows nothing about scheduling.
 
 pub mod ids;
+pub mod input;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -433,10 +433,11 @@ impl Platform {
     pub fn load(path: impl AsRef<Path>) -> Result<Platform, PlatformError> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let text =
+            schedlab_engine::input::read_input_file(path).map_err(|source| PlatformError::Io {
+                file: file.clone(),
+                source,
+            })?;
         Platform::from_toml_str(&text, &file)
     }
 

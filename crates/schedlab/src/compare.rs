@@ -21,6 +21,25 @@ pub fn compare(
     runs: u32,
     as_json: bool,
 ) -> Result<String, RunError> {
+    // every kernel (with the platform and the workloads) is checked before anything runs
+    if base.seed.checked_add(u64::from(runs.max(1) - 1)).is_none() {
+        return Err(RunError::Config(format!(
+            "--seed {} with --runs {runs}: the seeds would pass 2^64-1",
+            base.seed
+        )));
+    }
+    for k in kernels {
+        let mut spec = base.clone();
+        spec.kernel = k.clone();
+        crate::run::validate(&spec)?;
+    }
+    let total = kernels.len() as u64 * u64::from(runs);
+    let mut bar = crate::progress::Bar::new(
+        base.progress,
+        total,
+        "compare [{bar:40}] {pos}/{len} runs {msg}",
+        "",
+    );
     let mut cols: Vec<Col> = Vec::new();
     for k in kernels {
         let mut col = Col {
@@ -30,9 +49,11 @@ pub fn compare(
         for i in 0..runs {
             let mut spec = base.clone();
             spec.kernel = k.clone();
-            spec.seed = base.seed + i as u64;
+            spec.seed = base.seed + u64::from(i);
             spec.trace = None;
             spec.progress = false;
+            let done = cols.len() as u64 * u64::from(runs) + u64::from(i);
+            bar.set(done, || format!("({k}, seed {})", spec.seed));
             let r = run(&spec)?;
             let mut metrics: Vec<(String, String, Better, f64)> = Vec::new();
             for w in &r.workloads {
@@ -61,6 +82,7 @@ pub fn compare(
         }
         cols.push(col);
     }
+    bar.finish(String::new);
     if as_json {
         let rows: Vec<_> = cols
             .iter()
@@ -70,7 +92,16 @@ pub fn compare(
                 })
             })
             .collect();
-        return Ok(serde_json::to_string_pretty(&json!({"rows": rows})).unwrap() + "\n");
+        let doc = json!({
+            "schema_version": crate::report::SCHEMA_VERSION,
+            "platform": base.platform,
+            "workloads": base.workloads,
+            "kernels": kernels,
+            "runs": runs,
+            "first_seed": base.seed,
+            "rows": rows,
+        });
+        return Ok(serde_json::to_string_pretty(&doc).unwrap() + "\n");
     }
     let mut s = String::new();
     let width = 22usize;

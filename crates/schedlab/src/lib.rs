@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod compare;
 pub mod listing;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scenario;

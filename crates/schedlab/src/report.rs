@@ -185,6 +185,10 @@ fn proc_sched(p: &ProcSched) -> Value {
 /// was written), `tasks[]` (each with a `sched` object of /proc/PID/sched fields, see
 /// [`proc_sched`]), `cpus[]` (idle time, switches, migrations in and out), `workloads[]` and
 /// the `sched` counters.
+/// The version of every `--json` document's shape (`"schema_version"` at its top level).
+/// Raised when a field is removed or changes meaning; adding a field keeps it.
+pub const SCHEMA_VERSION: u32 = 1;
+
 pub fn json(r: &RunResult) -> Value {
     let tasks: Vec<Value> = r
         .tasks
@@ -239,6 +243,7 @@ pub fn json(r: &RunResult) -> Value {
         ops.insert(n.clone(), json!(v));
     }
     json!({
+        "schema_version": SCHEMA_VERSION,
         "platform": r.platform,
         "kernel": r.kernel,
         "preempt": r.preempt,
@@ -285,6 +290,7 @@ mod tests {
     fn json_keeps_the_flat_keys_and_adds_proc_sched_in_kernel_order() {
         let r = one_hog();
         let d = json(&r);
+        assert_eq!(d["schema_version"], 1);
         for k in [
             "platform",
             "kernel",

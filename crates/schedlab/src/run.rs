@@ -30,6 +30,9 @@ pub struct RunSpec {
     pub strict: bool,
     /// Write the trace here.
     pub trace: Option<PathBuf>,
+    /// Refuse a trace expected to exceed this many bytes (`--trace-limit`); `None` = only a
+    /// warning above [`crate::trace_file::WARN_BYTES`].
+    pub trace_limit: Option<u64>,
     /// Show a progress bar on stderr for long runs.
     pub progress: bool,
 }
@@ -44,6 +47,7 @@ impl RunSpec {
             seed: 1,
             strict: false,
             trace: None,
+            trace_limit: None,
             progress: false,
         }
     }
@@ -191,6 +195,64 @@ pub struct RunResult {
     pub trace_path: Option<PathBuf>,
 }
 
+/// The checks of a workload's placement that need the platform: what is not modelled yet, and
+/// CPUs the platform does not have.
+fn check_placement(
+    line: &str,
+    placement: &Placement,
+    ncpus: usize,
+    platform: &str,
+) -> Result<(), RunError> {
+    if let Some(cg) = &placement.cgroup {
+        return Err(RunError::Config(format!(
+            "workload '{line}': cgroup={cg}: cgroups are not modelled yet"
+        )));
+    }
+    if let Some(p) = placement.policy {
+        if !p.is_fair() {
+            return Err(RunError::Config(format!(
+                "workload '{line}': policy {}: the RT and DEADLINE classes are not modelled yet",
+                p.name()
+            )));
+        }
+    }
+    if let Some(cpus) = &placement.cpus {
+        if cpus.last().map(|c| c >= ncpus).unwrap_or(false) {
+            return Err(RunError::Config(format!(
+                "workload '{line}': cpus={cpus}: platform '{platform}' has CPUs 0-{}",
+                ncpus - 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks everything [`run`] checks before it simulates (platform, kernel string on that
+/// platform, workload lines and placements, duration) without simulating: `compare` checks
+/// every kernel this way before it runs anything.
+pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
+    let platform = Platform::resolve(&spec.platform)?;
+    let cfg = KernelConfig::parse(&spec.kernel)?;
+    let machine = MachineDesc::from_platform(&platform);
+    let k = Kernel::new(cfg, machine, spec.seed).map_err(|e| {
+        RunError::Config(format!(
+            "kernel '{}' on platform '{}': {e}",
+            spec.kernel, platform.name
+        ))
+    })?;
+    if spec.workloads.is_empty() {
+        return Err(RunError::Config("no --workload given".into()));
+    }
+    for line in &spec.workloads {
+        let (placement, _) = parse_workload(line)?;
+        check_placement(line, &placement, k.ncpus, &platform.name)?;
+    }
+    if spec.duration_ns == Some(0) {
+        return Err(RunError::Config("--duration must be > 0".into()));
+    }
+    Ok(())
+}
+
 /// Default simulated time when no workload says how long it runs.
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 
@@ -214,28 +276,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     }
     for line in &spec.workloads {
         let (placement, w) = parse_workload(line)?;
-        if let Some(cg) = &placement.cgroup {
-            return Err(RunError::Config(format!(
-                "workload '{line}': cgroup={cg}: cgroups are not modelled yet"
-            )));
-        }
-        if let Some(p) = placement.policy {
-            if !p.is_fair() {
-                return Err(RunError::Config(format!(
-                    "workload '{line}': policy {}: the RT and DEADLINE classes are not modelled yet",
-                    p.name()
-                )));
-            }
-        }
-        if let Some(cpus) = &placement.cpus {
-            if cpus.last().map(|c| c >= k.ncpus).unwrap_or(false) {
-                return Err(RunError::Config(format!(
-                    "workload '{line}': cpus={cpus}: platform '{}' has CPUs 0-{}",
-                    platform.name,
-                    k.ncpus - 1
-                )));
-            }
-        }
+        check_placement(line, &placement, k.ncpus, &platform.name)?;
         workloads.push((line.clone(), placement, w));
     }
     let duration = spec.duration_ns.unwrap_or_else(|| {
@@ -251,9 +292,11 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
 
     let mut trace = match &spec.trace {
         Some(p) => Some(
-            TraceFile::create(p, k.ncpus as u32).map_err(|e| RunError::Trace {
-                path: p.display().to_string(),
-                source: e,
+            TraceFile::create(p, k.ncpus as u32, duration, spec.trace_limit).map_err(|e| {
+                RunError::Trace {
+                    path: p.display().to_string(),
+                    source: e,
+                }
             })?,
         ),
         None => None,
@@ -300,46 +343,41 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
 }
 
 /// Whether progress may be drawn on stderr: asked for, and stderr is a terminal (or
-/// `SCHEDLAB_PROGRESS=always` forces it, e.g. to check that drawing changes nothing).
+/// `--progress always` / `SCHEDLAB_PROGRESS=always` forces it, e.g. to check that drawing
+/// changes nothing).
 pub fn progress_wanted(asked: bool) -> bool {
-    use std::io::IsTerminal;
-    asked
-        && (std::io::stderr().is_terminal()
-            || std::env::var_os("SCHEDLAB_PROGRESS").is_some_and(|v| v == "always"))
+    crate::progress::wanted(asked)
+}
+
+/// Draws progress even when stderr is not a terminal (`--progress always`).
+pub fn force_progress(on: bool) {
+    crate::progress::force(on)
 }
 
 /// Runs the simulation, drawing progress on stderr for long runs. The drawing only observes
 /// the simulated clock (every 65 536 events): the run does the same work with or without it,
-/// so the output is byte-identical. Wall-clock time only decides whether to draw.
+/// so the output is byte-identical. Wall-clock time only decides whether to draw. The bar
+/// counts simulated milliseconds and ends at 100 % when the run ends, also when every workload
+/// finished before the duration.
 fn run_with_progress(k: &mut Kernel, duration: u64, progress: bool) -> u64 {
     if !progress_wanted(progress) {
         return k.run_until(duration);
     }
-    let start = std::time::Instant::now();
-    let forced = std::env::var_os("SCHEDLAB_PROGRESS").is_some_and(|v| v == "always");
-    let mut drawn = false;
-    let draw = |now: u64, drawn: &mut bool| {
-        if !forced && start.elapsed().as_millis() <= 500 {
-            return;
-        }
-        *drawn = true;
-        let pct = (u128::from(now.min(duration)) * 100 / u128::from(duration.max(1))) as usize;
-        let filled = pct * 40 / 100;
-        eprint!(
-            "\r[{}{}] {:3}% simulated {:.1}/{:.1} s",
-            "#".repeat(filled),
-            " ".repeat(40 - filled),
-            pct,
-            now as f64 / 1e9,
-            duration as f64 / 1e9
-        );
-    };
-    let stop = k.run_until_observed(duration, 1 << 16, &mut |now| draw(now, &mut drawn));
-    if drawn {
-        // The end of the run: every workload ran to its end (or stopped early).
-        draw(duration, &mut drawn);
-        eprintln!();
-    }
+    let total_ms = duration.div_ceil(1_000_000);
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let mut bar = crate::progress::Bar::new(
+        true,
+        total_ms,
+        "[{bar:40}] {percent:>3}% simulated {msg}",
+        "",
+    );
+    let stop = k.run_until_observed(duration, 1 << 16, &mut |now| {
+        let now = now.min(duration);
+        bar.set(now / 1_000_000, || {
+            format!("{:.1}/{:.1} s", secs(now), secs(duration))
+        });
+    });
+    bar.finish(|| format!("{:.1}/{:.1} s", secs(stop.min(duration)), secs(duration)));
     stop
 }
 

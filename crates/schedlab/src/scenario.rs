@@ -101,6 +101,9 @@ pub enum ScenarioError {
     Input(String),
     #[error("{0}")]
     Run(#[from] RunError),
+    /// Writing the report failed (stdout closed or full).
+    #[error("writing the report: {0}")]
+    Output(std::io::Error),
 }
 
 impl ScenarioError {
@@ -110,6 +113,7 @@ impl ScenarioError {
             ScenarioError::Run(RunError::Invariant(_))
             | ScenarioError::Run(RunError::Trace { .. }) => 1,
             ScenarioError::Run(_) => 2,
+            ScenarioError::Output(_) => 1,
         }
     }
 }
@@ -166,7 +170,7 @@ pub fn load(name: &str) -> Result<Scenario, ScenarioError> {
         return parse(text, file);
     }
     if name.ends_with(".toml") || std::path::Path::new(name).exists() {
-        let text = std::fs::read_to_string(name)
+        let text = schedlab_engine::input::read_input_file(std::path::Path::new(name))
             .map_err(|e| ScenarioError::Input(format!("{name}: {e}")))?;
         return parse(&text, name);
     }
@@ -306,8 +310,12 @@ pub fn execute(
     let done = std::sync::atomic::AtomicUsize::new(0);
     let results: std::sync::Mutex<Vec<Option<Result<Vec<Option<f64>>, String>>>> =
         std::sync::Mutex::new(vec![None; jobs.len()]);
-    let start = std::time::Instant::now();
-    let progress = crate::run::progress_wanted(progress);
+    let bar = std::sync::Mutex::new(crate::progress::Bar::new(
+        progress,
+        jobs.len() as u64,
+        "{prefix} [{bar:40}] {pos}/{len} runs",
+        &sc.name,
+    ));
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
@@ -324,6 +332,7 @@ pub fn execute(
                     seed,
                     strict: false,
                     trace: None,
+                    trace_limit: None,
                     progress: false,
                 };
                 let res = run(&spec)
@@ -336,23 +345,15 @@ pub fn execute(
                     .map_err(|e| e.to_string());
                 results.lock().unwrap()[i] = Some(res);
                 let d = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-                if progress && start.elapsed().as_millis() > 500 {
-                    let filled = d * 40 / jobs.len();
-                    eprint!(
-                        "\r{} [{}{}] {}/{} runs",
-                        sc.name,
-                        "#".repeat(filled),
-                        " ".repeat(40 - filled),
-                        d,
-                        jobs.len()
-                    );
-                }
+                bar.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .set(d as u64, String::new);
             });
         }
     });
-    if progress && start.elapsed().as_millis() > 500 {
-        eprintln!();
-    }
+    bar.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .finish(String::new);
     let results = results.into_inner().unwrap();
     let mut samples = vec![vec![Vec::new(); names.len()]; sc.variants.len()];
     for (i, r) in results.into_iter().enumerate() {
@@ -615,13 +616,17 @@ fn truncate(s: &str, w: usize) -> String {
     }
 }
 
-/// `schedlab reproduce [NAME…] [--runs N] [--quick] [--json]`
+/// `schedlab reproduce [NAME…] [--runs N] [--quick] [--json]`: every scenario is loaded and
+/// checked before any runs; the text report of each is written as soon as it is done. The JSON
+/// document is always one object, `{"schema_version": 1, "scenarios": [...]}`, whatever the
+/// number of scenarios.
 pub fn cli_reproduce(
     names: &[String],
     runs: Option<u32>,
     quick: bool,
     as_json: bool,
     progress: bool,
+    out: &mut dyn std::io::Write,
 ) -> Result<(), ScenarioError> {
     let names: Vec<String> = if names.is_empty() {
         BUILTIN.iter().map(|b| b.0.to_string()).collect()
@@ -635,18 +640,23 @@ pub fn cli_reproduce(
         if as_json {
             docs.push(o.json());
         } else {
-            println!("{}", o.render());
+            writeln!(out, "{}", o.render())
+                .and_then(|_| out.flush())
+                .map_err(ScenarioError::Output)?;
         }
     }
     if as_json {
-        let v = if docs.len() == 1 {
-            docs.pop().unwrap()
-        } else {
-            Value::Array(docs)
-        };
-        println!("{}", serde_json::to_string_pretty(&v).unwrap());
+        let doc = reproduce_json(docs);
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap())
+            .and_then(|_| out.flush())
+            .map_err(ScenarioError::Output)?;
     }
     Ok(())
+}
+
+/// The one shape of `reproduce --json`, for one scenario or several.
+pub fn reproduce_json(scenarios: Vec<Value>) -> Value {
+    json!({"schema_version": crate::report::SCHEMA_VERSION, "scenarios": scenarios})
 }
 
 #[cfg(test)]
@@ -687,6 +697,12 @@ mod tests {
             j["rows"].as_array().unwrap().len(),
             4 * o.metric_names.len()
         );
+        // one scenario or two: the same shape, an object with a scenarios array
+        for n in [1, 2] {
+            let d = reproduce_json(vec![j.clone(); n]);
+            assert_eq!(d["schema_version"], 1);
+            assert_eq!(d["scenarios"].as_array().unwrap().len(), n);
+        }
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub fn parse_rtapp(text: &str, file_name: &str) -> Result<RtAppFile, RtAppError>
 
 /// Reads and parses an rt-app file; messages are labelled with `path` as given.
 pub fn load_rtapp(path: &Path) -> Result<RtAppFile, RtAppError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RtAppError::Io {
+    let text = schedlab_engine::input::read_input_file(path).map_err(|source| RtAppError::Io {
         path: path.to_path_buf(),
         source,
     })?;
