@@ -179,9 +179,9 @@ cost_model! {
     c_cil_push: opt = "XFS CIL push, fixed part",
     c_cil_push_per_item: opt = "XFS CIL push, per logged item",
     // smp.md §8.2 — cache-line transfer latencies (approximate, unverified).
-    c_line_llc: opt = "cache-line transfer between CPUs of one LLC (smp.md §8.2)",
-    c_line_cross_llc: opt = "cache-line transfer to another LLC of the same socket (smp.md §8.2)",
-    c_line_remote: opt = "cache-line transfer to another socket (smp.md §8.2)",
+    c_line_llc: opt = "cache-line transfer between CPUs of one LLC (docs/model.md S§8.2)",
+    c_line_cross_llc: opt = "cache-line transfer to another LLC of the same socket (docs/model.md S§8.2)",
+    c_line_remote: opt = "cache-line transfer to another socket (docs/model.md S§8.2)",
 }
 
 /// Fields that are latencies, not CPU work: they are not scaled by capacity or frequency.

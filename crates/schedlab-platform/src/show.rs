@@ -335,7 +335,7 @@ fn signature(c: &CpuDomains) -> String {
 fn show_domains(o: &mut String, p: &Platform, sd: &SchedDomains) {
     let _ = writeln!(
         o,
-        "\nSched domains (kernel/sched/topology.c rules, smp.md §4.1)"
+        "\nSched domains (kernel/sched/topology.c rules, docs/model.md S§4.1.2)"
     );
     let _ = writeln!(
         o,

@@ -491,7 +491,10 @@ impl Outcome {
             );
         }
         if !sc.targets.is_empty() {
-            let _ = writeln!(s, "\n  acceptance targets (workloads.md):");
+            let _ = writeln!(
+                s,
+                "\n  acceptance targets (the scenario's [[target]] entries):"
+            );
             for (t, v, ok) in self.targets() {
                 let _ = writeln!(
                     s,
@@ -664,7 +667,7 @@ mod tests {
     use super::*;
 
     /// The seed-000 effects, in miniature: 300 ms of `stress-ng --pipe 4` on rpi5, one seed.
-    /// Signs from the published numbers (workloads.md §12.1): 6.12 is slower than 6.6 (−34 %,
+    /// Signs from the published numbers (docs/model.md W§12.1): 6.12 is slower than 6.6 (−34 %,
     /// with 1.7 against 0.45 switches per op); DELAY_DEQUEUE off recovers (+41 %);
     /// PREEMPT_SHORT off changes little (−6 %).
     #[test]
