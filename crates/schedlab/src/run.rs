@@ -377,7 +377,13 @@ fn run_with_progress(k: &mut Kernel, duration: u64, progress: bool) -> u64 {
             format!("{:.1}/{:.1} s", secs(now), secs(duration))
         });
     });
-    bar.finish(|| format!("{:.1}/{:.1} s", secs(stop.min(duration)), secs(duration)));
+    bar.finish(|| {
+        if stop < duration {
+            format!("{:.1} s: every workload ended", secs(stop))
+        } else {
+            format!("{:.1}/{:.1} s", secs(duration), secs(duration))
+        }
+    });
     stop
 }
 

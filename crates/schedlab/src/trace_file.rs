@@ -343,6 +343,44 @@ impl TraceFile {
 mod tests {
     use super::*;
 
+    /// A body that has already written `bytes` of a 64 s run.
+    fn body(limit: Option<u64>, bytes: u64) -> Body {
+        let f = OpenOptions::new().write(true).open("/dev/null").unwrap();
+        Body {
+            out: BufWriter::new(Counting {
+                dest: Dest::File(f),
+                bytes,
+            }),
+            count: 0,
+            error: None,
+            duration_ns: 64_000_000_000,
+            limit,
+            next_check_ns: 1_000_000_000,
+            warned: false,
+            label: "t.trace".into(),
+        }
+    }
+
+    #[test]
+    fn size_estimate_warns_above_1_gib_and_refuses_above_the_limit() {
+        let s = 1_000_000_000;
+        // 20 MiB in the first of 64 s: 64 × 20 MiB = 1.25 GiB expected, above 1 GiB: a warning
+        let mut b = body(None, 20 << 20);
+        b.check_size(s);
+        assert!(b.warned && b.error.is_none());
+        // 10 MiB in 1 s: 640 MiB expected, no warning
+        let mut b = body(None, 10 << 20);
+        b.check_size(s);
+        assert!(!b.warned);
+        // with --trace-limit 1G the 1.25 GiB trace is refused
+        let mut b = body(Some(1 << 30), 20 << 20);
+        b.check_size(s);
+        let e = b.error.take().unwrap().to_string();
+        assert!(e.contains("more than --trace-limit 1.0 GiB"), "{e}");
+        // the next estimate comes one 64th of the run (1 s) later
+        assert_eq!(b.next_check_ns, 2 * s);
+    }
+
     #[test]
     fn padded_header_has_one_length_and_states_the_count() {
         let a = padded_header(0, 4).unwrap();
