@@ -158,7 +158,15 @@ fn cmd_run(a: args::RunArgs) -> CliResult {
     spec.trace = a.trace.clone();
     spec.trace_limit = a.trace_limit;
     spec.progress = progress(a.progress.when());
-    let r = schedlab::run(&spec).map_err(run_error)?;
+    let r = match schedlab::run(&spec) {
+        // `--trace -` into a closed pipe: the reader went away, as for any stdout output
+        Err(RunError::Trace { path, source })
+            if path == "-" && source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            return Err(stdout_error(&source));
+        }
+        r => r.map_err(run_error)?,
+    };
     if a.json {
         let mut text = serde_json::to_string_pretty(&report::json(&r))
             .map_err(|e| (1, format!("JSON: {e}")))?;

@@ -695,6 +695,21 @@ mod hostile {
             "{}",
             String::from_utf8_lossy(&o.stderr)
         );
+        // the same with the trace written to stdout
+        let mut c: Child = bin()
+            .args(short_run(&os(&["--trace", "-"])))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(c.stdout.take());
+        let o = c.wait_with_output().unwrap();
+        check("EPIPE --trace -", &o, 0, &[]);
+        assert!(
+            o.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
 
         for argv in [short_run(&os(&["--json"])), os(&["list", "kernels"])] {
             let full = std::fs::OpenOptions::new()
