@@ -460,7 +460,10 @@ pub struct Kernel {
     pub(crate) free_timers: Vec<u32>,
     pub(crate) trace: Option<Box<dyn TraceSink>>,
     pub(crate) rng_streams: RngStreams,
-    pub(crate) jitter_rng: Rng,
+    /// Cost-jitter streams, one per CPU (`"costs/jitter/cpu/N"`): a cost is drawn from the
+    /// stream of the CPU whose code runs when it is incurred, so the draws of one CPU never
+    /// depend on the order of another CPU's events.
+    pub(crate) jitter_rng: Vec<Rng>,
     /// Set while the event loop runs a handler that ends by continuing its CPU (see
     /// `run_ahead_to_segment_end`).
     pub(crate) run_ahead: bool,
@@ -539,7 +542,9 @@ impl Kernel {
             free_timers: Vec::new(),
             trace: None,
             rng_streams: streams,
-            jitter_rng: streams.stream("costs/jitter"),
+            jitter_rng: (0..ncpus)
+                .map(|c| streams.stream(&format!("costs/jitter/cpu/{c}")))
+                .collect(),
             jitter_tables: Vec::new(),
             plan_scratch: Vec::with_capacity(8),
             wake_scratch: Vec::with_capacity(8),
@@ -935,7 +940,8 @@ impl Kernel {
         self.now / self.tick_nsec
     }
 
-    /// A cost from the CPU's model with the configured jitter.
+    /// A cost from `cpu`'s model with the configured jitter, drawn from the jitter stream of
+    /// the CPU executing the code that incurs it (the sender of an IPI draws its latency).
     pub(crate) fn cost(&mut self, cpu: usize, f: impl Fn(&CostModel) -> u64) -> u64 {
         let v = f(&self.costs[cpu]);
         if v == 0 || !self.cfg.sim(crate::features::SimFeature::SIM_JITTER) {
@@ -957,7 +963,8 @@ impl Kernel {
                 self.jitter_tables.len() - 1
             }
         };
-        self.jitter_tables[i].apply(&mut self.jitter_rng, v)
+        let stream = self.executing.unwrap_or(cpu);
+        self.jitter_tables[i].apply(&mut self.jitter_rng[stream], v)
     }
 
     // ===================================================================== invariants
