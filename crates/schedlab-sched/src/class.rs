@@ -14,8 +14,8 @@
 //! | `task_fork` | `sched_fork()` | – | – | – | fair.rs | – |
 //! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | own CPU | select.rs | own CPU |
 //! | `migrate_task_rq` | `set_task_cpu()` | – | – | – | fair_pelt.rs | – |
-//! | `update_curr` | accounting of the running task | – | deadline.rs | rt.rs | fair.rs | – |
-//! | `switched_from` / `switched_to` / `prio_changed` | `__sched_setscheduler()`, `set_user_nice()` | – | deadline.rs | rt.rs | fair.rs | – |
+//! | `update_curr` | accounting of the running task at the end of a run | – | – | – | fair.rs | – |
+//! | `switched_from` / `switched_to` / `prio_changed` | `__sched_setscheduler()` | not yet: no modelled program changes its policy (`set_user_nice` reweights a fair task in exec.rs) | | | | |
 //!
 //! The RT and deadline classes have their runqueues and the hooks that keep them (queue,
 //! pick, order); tasks of those policies are still refused at the user surface until their
@@ -204,6 +204,19 @@ impl SchedClass {
         match self {
             SchedClass::Fair => k.select_task_rq_fair(p, prev_cpu, wake_flags, this_cpu, in_task),
             _ => prev_cpu,
+        }
+    }
+
+    /// `.update_curr`: charge the running task's time up to the rq clock (every level of
+    /// its hierarchy for fair).
+    pub(crate) fn update_curr(self, k: &mut Kernel, curr: TaskId) {
+        if self == SchedClass::Fair {
+            let mut e = Some(k.tasks[curr.index()].se);
+            while let Some(se) = e {
+                let c = k.se[se.index()].cfs_rq;
+                k.update_curr(c);
+                e = k.se[se.index()].parent;
+            }
         }
     }
 

@@ -449,12 +449,8 @@ impl Kernel {
                 if !self.tasks[curr.index()].exec.segs.is_empty() {
                     self.arm_segment(cpu);
                 }
-                let mut e = Some(self.tasks[curr.index()].se);
-                while let Some(se) = e {
-                    let c = self.se[se.index()].cfs_rq;
-                    self.update_curr(c);
-                    e = self.se[se.index()].parent;
-                }
+                let class = self.tasks[curr.index()].class;
+                class.update_curr(self, curr);
             }
         }
     }
