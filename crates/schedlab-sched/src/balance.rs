@@ -48,7 +48,7 @@ use schedlab_platform::topology::{
     SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC,
 };
 
-use crate::core::{Mode, Seg, SegKind};
+use crate::exec::{Mode, Seg, SegKind};
 use crate::features::Feature as F;
 use crate::patches::Patch as P;
 use crate::pelt;
@@ -289,7 +289,7 @@ pub struct LbRecord {
 /// `sched_group_capacity` (`imbalance`), per LLC (`nr_busy_cpus`) and the nohz state.
 /// (`rq->next_balance`, `avg_idle`, `idle_stamp` and `max_idle_balance_cost` live in [`Rq`].)
 ///
-/// [`Rq`]: crate::core::Rq
+/// [`Rq`]: crate::sched::Rq
 #[derive(Clone, Debug)]
 pub struct BalanceState {
     /// The domains (shared, so that a pass can read them while it mutates the kernel).
@@ -299,7 +299,7 @@ pub struct BalanceState {
     /// `sgc->imbalance`, indexed like `SchedDomains::sgc`.
     pub sgc_imbalance: Vec<bool>,
     /// Root domain of each CPU (index into `SchedDomains::root_domains`).
-    rd_of: Vec<usize>,
+    pub(crate) rd_of: Vec<usize>,
     /// `rd->overloaded`.
     pub rd_overloaded: Vec<bool>,
     /// `rd->max_cpu_capacity`.
@@ -873,49 +873,9 @@ impl Kernel {
 
     // ============================================================================ hooks
 
-    /// Hook of `enqueue_task()` (sched.h add_nr_running()): a runqueue reaching two tasks
-    /// marks its root domain overloaded, which opens newidle balancing (gate 1, smp.md §4.5).
-    pub(crate) fn balance_add_nr_running(&mut self, cpu: usize, prev_nr: u32) {
-        if prev_nr < 2 && self.rqs[cpu].nr_running >= 2 {
-            if let Some(&rd) = self.lb.rd_of.get(cpu) {
-                self.lb.rd_overloaded[rd] = true;
-            }
-        }
-    }
-
     /// Whether stopper work (an active balance) is queued on `cpu`.
     pub(crate) fn active_balance_pending(&self, cpu: usize) -> bool {
         matches!(self.lb.active_balance.get(cpu), Some(Some(_)))
-    }
-
-    /// The stop class runs first in `__schedule()`'s pick: the current task `prev` is put back
-    /// (it is now queued, not running) and `active_load_balance_cpu_stop()` runs. Returns
-    /// whether `prev` is still the fair class's current entity (never: the caller then picks
-    /// with no previous fair task).
-    /// kernel: stop_task.c + fair.c active_load_balance_cpu_stop() @ v6.12 (model, see the
-    /// module docs)
-    pub(crate) fn cpu_stopper_run(&mut self, cpu: usize, prev: TaskId, prev_fair: bool) -> bool {
-        if prev_fair {
-            self.put_prev_task_fair(prev);
-        }
-        self.lb.stopper_running = Some(cpu);
-        if let Some((p, dest)) = self.rqs[cpu].stop_migration.take() {
-            self.migration_cpu_stop(cpu, p, dest);
-        }
-        self.active_load_balance_cpu_stop(cpu);
-        self.lb.stopper_running = None;
-        false
-    }
-
-    /// kernel: core.c migration_cpu_stop() + __migrate_task() — the stopper on `cpu` moves
-    /// `p`, if it is still queued here, to `dest` when `dest` is allowed for it.
-    fn migration_cpu_stop(&mut self, cpu: usize, p: TaskId, dest: usize) {
-        let task = &self.tasks[p.index()];
-        if task.cpu != cpu || task.on_rq != OnRq::Queued || !task.cpus_allowed.contains(dest) {
-            return;
-        }
-        self.stats.exec_migrations += 1;
-        self.move_queued_task(cpu, dest, p);
     }
 
     /// IPI on `cpu` (after the wake list): the stopper's wakeup of an active balance, and a
@@ -1689,7 +1649,7 @@ impl Kernel {
         // wakeup still interrupts the CPU
         if self.executing != Some(cpu) && !self.rqs[cpu].ipi_pending {
             let lat = self.cost(cpu, |c| c.lat_ipi.0);
-            self.schedule_ipi_pub(cpu, lat);
+            self.schedule_ipi(cpu, lat);
         }
     }
 
@@ -1854,7 +1814,7 @@ impl Kernel {
 
     /// kernel: fair.c active_load_balance_cpu_stop() @ v6.12 — on the busiest CPU, move one
     /// task to `push_cpu` ignoring cache hotness.
-    fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
+    pub(crate) fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
         let Some(target) = self.lb.active_balance[busiest].take() else {
             return;
         };
@@ -2251,7 +2211,7 @@ impl Kernel {
         } else {
             self.cost(ilb, |c| c.lat_ipi.0)
         };
-        self.schedule_ipi_pub(ilb, lat);
+        self.schedule_ipi(ilb, lat);
     }
 
     /// kernel: fair.c update_nohz_stats() @ v6.12

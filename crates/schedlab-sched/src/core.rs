@@ -1,631 +1,572 @@
-//! The simulated kernel's core (kernel/sched/core.c): runqueues, the class table in kernel
-//! order, `__schedule`, `try_to_wake_up` (with `ttwu_runnable`), `wake_up_new_task`, exit, the
-//! tick, `resched_curr[_lazy]` and the preemption models (rt-dl.md §1) — plus the execution of
-//! task programs on simulated CPUs (DESIGN.md §4).
-//!
-//! Execution model. A CPU runs its current task's *segments*: user work, kernel work of a
-//! system call, an interrupt handler, or the cost of switching in. A segment's end is an event;
-//! an interrupt (tick, IPI) splits the running segment. A reschedule request takes effect at the
-//! next preemption point allowed by the model: return to user, interrupt exit to user mode,
-//! kernel preemption points under FULL/LAZY/RT, or blocking (rt-dl.md §1.7).
-//!
-//! Event order at one instant (load-bearing, see `Ev::rank`): segment ends first (work that
-//! completes exactly at t is done at t), then hrtimer expiries, then IPIs, then ticks, then the
-//! end of the run.
+//! core.c, second part: `try_to_wake_up` in the kernel's order (smp.md §1.2), `ttwu_runnable`
+//! for still-queued and delayed tasks (§1.3), wake lists and IPIs (§1.5), `wake_up_new_task`,
+//! `__schedule` with the class table, the context switch, the tick and exit.
 
-use crate::ipc::{FutexId, Ipc, MutexId, PipeId, SockId};
-use crate::presets::{KernelConfig, PreemptModel};
+use crate::exec::{Exec, Mode, Seg, SegKind};
+use crate::features::Feature as F;
+use crate::patches::Patch as P;
+use crate::presets::PreemptModel;
 use crate::sched::*;
-use crate::stats::{CpuStats, KernelStats, TaskStats};
-use crate::syscalls::{PollFd, Program, Spawn, SysResult, TaskAttrs};
-use crate::tree::TreeOrder;
-use schedlab_engine::{EventQueue, Rng, RngStreams};
-use schedlab_platform::cost::CostModel;
+use crate::stats::TaskStats;
+use crate::syscalls::{Program, TaskAttrs};
+use crate::Kernel;
 use schedlab_platform::cpumask::CpuMask;
-use schedlab_platform::topology::SchedDomains;
-use schedlab_platform::{IdleState, Platform};
-use schedlab_trace::TraceRecord;
 use std::collections::VecDeque;
 
-/// What the kernel needs to know about the machine (built from a platform profile).
-#[derive(Clone, Debug)]
-pub struct MachineDesc {
-    pub name: String,
-    pub ncpus: usize,
-    pub hz: u32,
-    pub preempt_default: PreemptModel,
-    /// `arch_scale_cpu_capacity` per CPU.
-    pub capacity_orig: Vec<u64>,
-    /// `arch_scale_freq_capacity` per CPU (1024 = running at f_max).
-    pub freq_scale: Vec<u64>,
-    /// Execution speed per CPU relative to the reference core (1024 = reference at f_max):
-    /// `Op::Run(W)` takes `W * 1024 / speed` of wall time.
-    pub speed: Vec<u64>,
-    /// Cost model per CPU, already resolved for that CPU (wall ns).
-    pub costs: Vec<CostModel>,
-    /// Idle states per CPU (shallowest first).
-    pub idle_states: Vec<Vec<IdleState>>,
-    /// Exit latency of the idle state an idle CPU sits in (ns).
-    pub idle_exit_ns: Vec<u64>,
-    /// Whether the idle loop polls (no IPI needed to wake it).
-    pub idle_polling: Vec<bool>,
-    /// Last-level-cache id per CPU (`sd_llc_id`).
-    pub llc_id: Vec<usize>,
-    /// Page size of the kernel build (pipe slot size).
-    pub page_size: u32,
-    /// CPUs removed from scheduling domains (isolcpus=domain).
-    pub isolated: CpuMask,
-    /// Throughput of each SMT sibling while both are busy, parts per million.
-    pub smt_throughput_ppm: u32,
-    /// SMT siblings per CPU (including itself).
-    pub smt_mask: Vec<CpuMask>,
-    /// The sched-domain hierarchy (kernel/sched/topology.c).
-    pub domains: SchedDomains,
-    /// Frequency of the counter behind `sched_clock()`: the runqueue clock moves in its steps.
-    pub sched_clock_hz: u64,
-}
-
-impl MachineDesc {
-    /// Builds the kernel's view of a platform profile.
-    pub fn from_platform(p: &Platform) -> MachineDesc {
-        let n = p.nr_cpus();
-        let domains = p.sched_domains();
-        let cap: Vec<u64> = (0..n).map(|c| p.capacity_orig(c) as u64).collect();
-        let fscale: Vec<u64> = (0..n)
-            .map(|c| p.arch_scale_freq_capacity(c) as u64)
-            .collect();
-        let speed = (0..n).map(|c| cap[c] * fscale[c] / 1024).collect();
-        let idle_states: Vec<Vec<IdleState>> = (0..n).map(|c| p.idle_states(c).to_vec()).collect();
-        let idle_exit_ns = idle_states
-            .iter()
-            .map(|s| s.first().map(|st| st.exit_latency_ns.0).unwrap_or(0))
-            .collect();
-        let idle_polling = idle_states
-            .iter()
-            .map(|s| s.first().map(|st| st.polling).unwrap_or(false))
-            .collect();
-        MachineDesc {
-            name: p.name.clone(),
-            ncpus: n,
-            hz: p.hz,
-            preempt_default: p.preempt,
-            capacity_orig: cap,
-            freq_scale: fscale,
-            speed,
-            costs: (0..n).map(|c| p.costs(c).clone()).collect(),
-            idle_states,
-            idle_exit_ns,
-            idle_polling,
-            llc_id: (0..n).map(|c| domains.per_cpu[c].sd_llc_id).collect(),
-            page_size: 4096,
-            isolated: p.domain_isolated(),
-            smt_throughput_ppm: p.smt_throughput_ppm,
-            smt_mask: (0..n).map(|c| p.cpu_smt_mask(c)).collect(),
-            domains,
-            sched_clock_hz: p.sched_clock_hz,
-        }
-    }
-
-    /// A plain N-CPU machine with zero costs: the setting of the spec's test vectors.
-    pub fn ideal(ncpus: usize, hz: u32, preempt: PreemptModel) -> MachineDesc {
-        let p = Platform::smp(ncpus).expect("smp:N platform");
-        let mut m = MachineDesc::from_platform(&p);
-        m.hz = hz;
-        m.preempt_default = preempt;
-        m.costs = vec![CostModel::zero(); ncpus];
-        m.idle_exit_ns = vec![0; ncpus];
-        m.idle_polling = vec![false; ncpus];
-        m.sched_clock_hz = 1_000_000_000;
-        m
-    }
-}
-
-/// Simulator events. See the module docs for the order at one instant.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Ev {
-    /// The running segment on `cpu` ends (ignored if `gen` is stale).
-    SegEnd { cpu: u32, gen: u64 },
-    /// An hrtimer's hard expiry.
-    Timer { id: u32, gen: u32 },
-    /// The expiry handler of a timer that fired on an idle CPU, once the CPU has left its
-    /// idle state and run the interrupt up to the wakeup.
-    TimerIrq { id: u32, gen: u32 },
-    /// An IPI arrives on `cpu` (wake list and/or reschedule).
-    Ipi { cpu: u32 },
-    /// Scheduler tick on `cpu`.
-    Tick { cpu: u32, gen: u32 },
-    /// End of the simulation.
-    Stop,
-}
-
-impl Ev {
-    fn rank(&self) -> u8 {
-        match self {
-            Ev::SegEnd { .. } => 0,
-            Ev::Timer { .. } | Ev::TimerIrq { .. } => 1,
-            Ev::Ipi { .. } => 2,
-            Ev::Tick { .. } => 3,
-            Ev::Stop => 4,
-        }
-    }
-}
-
-/// Privilege of a running segment, for the preemption rules of rt-dl.md §1.7.
+/// How a wakeup was carried out, for the waker's cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
-    User,
-    /// Preemptible kernel code (a system call).
-    Kernel,
-    /// Not preemptible (interrupt handler, context switch, raw spinlock).
-    NoPreempt,
+pub(crate) enum Woken {
+    /// The task was not in a wakeable state.
+    No,
+    /// Enqueued on the waker's own CPU: the preemption check is still to be done after the
+    /// waker's enqueue work (`c_ttwu`).
+    LocalDeferred,
+    /// Done on the waker's CPU without a pending check (already running, or woken in place).
+    Local,
+    /// Enqueued directly on a remote runqueue under its lock.
+    RemoteDirect,
+    /// Queued on the target's wake list; an IPI will activate it.
+    RemoteQueued,
 }
 
+/// A preemption point (rt-dl.md §1.7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SegKind {
-    Work,
-    /// An interrupt handler; on completion, the interrupt exit is a preemption point with the
-    /// mode of the interrupted segment.
-    Irq,
-    /// The cost of switching in; on completion `schedule()` returns.
-    SwitchIn,
-    /// Optimistic spinning on a kernel mutex (`mutex_optimistic_spin`, preemption disabled):
-    /// open-ended, ended by the unlock, by the owner leaving its CPU, or by `need_resched()`.
-    Spin,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Seg {
-    /// Remaining work in ns at the reference core (`Irq`/`SwitchIn`: wall ns on this CPU).
-    pub rem: u64,
-    pub mode: Mode,
-    pub kind: SegKind,
-    /// `RunWall`: the segment ends at this wall time whatever the work done.
-    pub until: Option<u64>,
-}
-
-/// The rest of the current operation.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Step {
-    /// CPU work (user or kernel, ns at the reference core).
-    Cpu(u64, Mode),
-    /// Busy loop until a wall time.
-    Wall(u64),
-    /// A side effect of a system call.
-    Do(Effect),
-    /// Return to user space with a result (a preemption point).
-    Ret(SysResult),
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Effect {
-    /// `mutex_lock()`: take, spin on the owner, or sleep (workloads.md §1.8).
-    MutexLock {
-        m: MutexId,
-    },
-    PipeWrite {
-        pipe: PipeId,
-        bytes: u32,
-        /// The write has already slept once (`wake_next_writer`).
-        blocked: bool,
-        /// The system-call exit share of the cost, run after the wakeups (see
-        /// `plan_pipe_op`).
-        exit: u64,
-    },
-    PipeRead {
-        pipe: PipeId,
-        bytes: u32,
-        blocked: bool,
-        exit: u64,
-    },
-    /// Sleep on a pipe's writer (`write`) or reader queue unless it is ready, then retry.
-    PipeWait {
-        pipe: PipeId,
-        bytes: u32,
-        write: bool,
-        exit: u64,
-    },
-    SockSend {
-        sock: SockId,
-        bytes: u32,
-    },
-    SockRecv {
-        sock: SockId,
-        bytes: u32,
-    },
-    Poll {
-        fd: PollFd,
-    },
-    FutexWait {
-        futex: FutexId,
-        val: u32,
-    },
-    FutexWake {
-        futex: FutexId,
-        nr: u32,
-    },
-    SleepUntil(u64),
-    /// The block of a task that was woken (its timer fired, its futex was posted…): returns.
-    Resumed,
-    Yield,
-    SpawnSlot(u32),
-    Exit,
-    WaitChild,
-    SetNice(i32),
-    SetSlice(u64),
-    /// `sched_exec()` at the start of `execve()`: exec balancing.
-    SchedExec,
-    /// The rest of `execve()` (`c_exec`, charged on the CPU the task now runs on).
-    ExecImage,
-    /// Second half of a local wakeup: the preemption check after the waker's enqueue work.
-    WakeupPreempt {
-        p: TaskId,
-        wake_flags: u32,
-    },
-}
-
-/// The steps left of a task's current operation, first step last: a stack, so that taking the
-/// next step and pushing steps in front (the common operations) are a `Vec` pop and push.
-#[derive(Default)]
-pub(crate) struct Plan {
-    rev: Vec<Step>,
-}
-
-impl Plan {
-    /// Takes the next step.
-    #[inline]
-    pub fn pop_front(&mut self) -> Option<Step> {
-        self.rev.pop()
-    }
-
-    /// Makes `s` the next step.
-    #[inline]
-    pub fn push_front(&mut self, s: Step) {
-        self.rev.push(s);
-    }
-
-    /// Appends `s` after every other step.
-    pub fn push_back(&mut self, s: Step) {
-        self.rev.insert(0, s);
-    }
-
-    /// Replaces an empty plan by `steps` (in order); returns the old (empty) buffer, cleared,
-    /// for reuse.
-    #[inline]
-    pub fn replace_empty(&mut self, mut steps: Vec<Step>) -> Vec<Step> {
-        debug_assert!(self.rev.is_empty());
-        steps.reverse();
-        std::mem::replace(&mut self.rev, steps)
-    }
-}
-
-/// A task's execution state.
-#[derive(Default)]
-pub(crate) struct Exec {
-    /// Segments stack: the top one is executing (interrupts and switch-in push on top).
-    pub segs: Vec<Seg>,
-    pub plan: Plan,
-    pub last: Option<SysResult>,
-    /// The kernel mutex the task owns (at most one: a pipe's `pipe->mutex`).
-    pub lock_held: Option<MutexId>,
-}
-
-/// `struct task_struct` (the parts the model needs) plus the program it runs.
-pub struct Task {
-    pub pid: i32,
-    pub tgid: i32,
-    pub comm: String,
-    pub policy: Policy,
-    pub nice: i32,
-    pub rt_priority: u32,
-    pub class: SchedClass,
-    pub se: SeId,
-    pub tg: TgId,
-    pub cpu: usize,
-    pub wake_cpu: usize,
-    pub recent_used_cpu: usize,
-    pub on_rq: OnRq,
-    pub on_cpu: bool,
-    pub state: TaskState,
-    pub cpus_allowed: CpuMask,
-    pub nr_cpus_allowed: u32,
-    pub mm: u32,
-    pub parent: Option<TaskId>,
-    pub children: u32,
-    pub zombies: VecDeque<TaskId>,
-    pub waiting_child: bool,
-    pub wakee_flips: u32,
-    pub wakee_flip_decay_ts: u64,
-    pub last_wakee: Option<TaskId>,
-    pub sched_reset_on_fork: bool,
-    pub timer_slack_ns: u64,
-    pub is_idle_task: bool,
-    /// `PF_KTHREAD`: a kernel thread (a per-CPU kthread when also pinned to one CPU, which
-    /// `select_idle_sibling` lets the wakee stack behind, smp.md §2.5 rule 3).
-    pub kthread: bool,
-    pub rng: Rng,
-    pub(crate) prog: Option<Box<dyn Program>>,
-    pub(crate) exec: Exec,
-    pub stats: TaskStats,
-    /// Spawn requests parked while the parent pays the fork cost.
-    pub(crate) spawn_slots: Vec<Option<Box<Spawn>>>,
-    /// Last CPU the task ran on (for the migration cache penalty).
-    pub last_ran_cpu: Option<usize>,
-}
-
-impl Task {
-    /// `p->prio` (rt-dl.md §1.2).
-    pub fn prio(&self) -> i32 {
-        match self.policy {
-            Policy::Deadline => -1,
-            Policy::Fifo | Policy::Rr => 99 - self.rt_priority as i32,
-            _ => 120 + self.nice,
-        }
-    }
-}
-
-/// `struct rq`.
-pub struct Rq {
-    pub cpu: usize,
-    pub curr: TaskId,
-    pub idle: TaskId,
-    pub cfs: CfsRqId,
-    pub nr_running: u32,
-    pub resched: Resched,
-    pub ttwu_pending: bool,
-    pub wake_list: Vec<(TaskId, u32)>,
-    pub ipi_pending: bool,
-    /// Generation of the armed segment end; bumped whenever the running segment changes.
-    pub gen: u64,
-    /// Wall time at which the top segment started (or resumed) running.
-    pub seg_start: u64,
-    pub tick_armed: bool,
-    /// Generation of the armed tick (a tick stopped at idle entry is ignored when it fires).
-    pub tick_gen: u32,
-    pub idle_since: Option<u64>,
-    pub avg_idle: u64,
-    pub idle_stamp: u64,
-    pub max_idle_balance_cost: u64,
-    pub next_balance: u64,
-    pub speed: u64,
-    pub capacity_orig: u64,
-    pub stats: CpuStats,
-    /// hrtimers armed on this CPU whose soft expiry (range start) has passed or will pass,
-    /// expired early by any other timer interrupt (timer slack, workloads.md §1.6).
-    pub range_timers: Vec<u32>,
-    /// `rq->clock_task`: the time the fair class sees, refreshed only by `update_rq_clock()`
-    /// at the points where the kernel calls it (taking the runqueue lock, `__schedule`, the
-    /// tick...). Work done between two refreshes under one lock hold is invisible to
-    /// `update_curr()`: in `ttwu_do_activate()` the enqueue and the preemption check read the
-    /// same clock, so the waker's own enqueue work never counts against its eligibility.
-    pub clock_task: u64,
-    /// `rq->clock_update_flags`, the one bit the simulation needs: `RQCF_REQ_SKIP`, set by
-    /// `rq_clock_skip_update()` when a wakeup (or `sched_yield()`) has just updated the clock
-    /// and asked for a reschedule. The next `__schedule()` promotes it to `RQCF_ACT_SKIP` and
-    /// does not update the clock, so the time from the request to the switch is charged to
-    /// the *next* task (its `exec_start` is the stale clock), not to the one switched out.
-    pub clock_update_flags: u8,
-    /// Work queued for this CPU's stopper by `sched_exec()`: `migration_cpu_stop` moving the
-    /// task to the CPU exec balancing chose. It runs at the next `__schedule()` here, before
-    /// any class picks (the stop class).
-    pub stop_migration: Option<(TaskId, usize)>,
-}
-
-/// An hrtimer (nanosleep).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct HrTimer {
-    pub task: TaskId,
-    pub soft: u64,
-    /// Hard expiry (its event is in the queue); kept for state dumps.
-    #[allow(dead_code)]
-    pub hard: u64,
-    pub cpu: usize,
-    pub active: bool,
-    /// Bumped each time the slot is reused: a queued expiry of an earlier use is ignored.
-    pub gen: u32,
-}
-
-/// Where a trace record goes.
-pub trait TraceSink {
-    fn record(&mut self, r: &TraceRecord);
-}
-
-/// The simulated kernel of one run.
-pub struct Kernel {
-    pub cfg: KernelConfig,
-    pub ncpus: usize,
-    pub now: u64,
-    pub hz: u32,
-    pub tick_nsec: u64,
-    pub preempt: PreemptModel,
-    pub base_slice: u64,
-    pub normalized_base_slice: u64,
-    pub tree_order: TreeOrder,
-    pub tasks: Vec<Task>,
-    pub se: Vec<SchedEntity>,
-    pub cfs: Vec<CfsRq>,
-    pub tgs: Vec<TaskGroup>,
-    pub rqs: Vec<Rq>,
-    pub ipc: Ipc,
-    pub costs: Vec<CostModel>,
-    pub machine: MachineDesc,
-    pub pipe_page_size: u32,
-    pub stats: KernelStats,
-    /// Checked invariants stop the run (tests, `--strict`); otherwise they are counted.
-    pub strict: bool,
-    pub warnings: u64,
-    pub first_warning: Option<String>,
-    pub(crate) events: EventQueue<Ev>,
-    pub(crate) timers: Vec<HrTimer>,
-    /// Slots of `timers` whose timer has expired, for reuse.
-    pub(crate) free_timers: Vec<u32>,
-    pub(crate) trace: Option<Box<dyn TraceSink>>,
-    pub(crate) rng_streams: RngStreams,
-    pub(crate) jitter_rng: Rng,
-    /// Set while the event loop runs a handler that ends by continuing its CPU (see
-    /// `run_ahead_to_segment_end`).
-    pub(crate) run_ahead: bool,
-    /// Whether run-ahead may be used at all (tests compare runs with and without it).
-    pub sim_run_ahead: bool,
-    /// Nesting of `cpu_continue` calls.
-    pub(crate) cont_depth: u32,
-    /// Scratch buffer for planning one operation (see `plan_op`).
-    pub(crate) plan_scratch: Vec<Step>,
-    /// Scratch buffer for the tasks one system call wakes (pipe and socket wake lists).
-    pub(crate) wake_scratch: Vec<TaskId>,
-    /// Jitter tables by σ (platforms use one or two shapes).
-    jitter_tables: Vec<std::sync::Arc<schedlab_engine::rng::LognormalTable>>,
-    /// Per-CPU random streams (`prandom_u32_state` of newidle balancing).
-    #[allow(dead_code)]
-    pub(crate) cpu_rng: Vec<Rng>,
-    next_pid: i32,
-    next_mm: u32,
-    pub end: u64,
-    /// Full invariant check after every event (expensive; tests and --strict).
-    pub check_invariants: bool,
-    /// The CPU whose code is executing right now (a resched on it needs no IPI).
-    pub(crate) executing: Option<usize>,
-    /// Wakeup placement state (select.rs).
-    pub sel: crate::select::SelectState,
-    /// Load-balancing state (balance.rs).
-    pub lb: crate::balance::BalanceState,
-    /// Tasks created and not yet exited (the run ends early when it drops to zero).
-    pub nr_live: u32,
-    /// Whether the run stopped because every task had exited.
-    pub all_exited_at: Option<u64>,
+pub(crate) enum Point {
+    /// Return to user space from a system call.
+    ReturnToUser,
+    /// Interrupt exit to user mode.
+    IrqExitUser,
+    /// Interrupt exit to preemptible kernel code.
+    IrqExitKernel,
+    /// `preempt_enable()` inside kernel code (after a local wakeup, unlocking...).
+    PreemptEnable,
 }
 
 impl Kernel {
-    /// Builds a kernel for `machine` with configuration `cfg`.
-    pub fn new(cfg: KernelConfig, machine: MachineDesc, seed: u64) -> Result<Kernel, String> {
-        let ncpus = machine.ncpus;
-        assert!(ncpus >= 1);
-        let hz = cfg.hz.unwrap_or(machine.hz);
-        let preempt = cfg.resolve_preempt(machine.preempt_default)?;
-        let online = ncpus as u32;
-        let base_slice = cfg.base_slice_ns(online);
-        let normalized_base_slice = cfg.normalized_base_slice();
-        let tree_order = if cfg.has(crate::patches::Patch::DeadlineSortedTree) {
-            TreeOrder::Deadline
-        } else {
-            TreeOrder::Vruntime
-        };
-        let streams = RngStreams::new(seed);
-        let sim_run_ahead = cfg.sim(crate::features::SimFeature::SIM_RUN_AHEAD);
-        let mut k = Kernel {
-            cfg,
-            ncpus,
-            now: 0,
-            hz,
-            tick_nsec: 1_000_000_000 / hz as u64,
-            preempt,
-            base_slice,
-            normalized_base_slice,
-            tree_order,
-            tasks: Vec::new(),
-            se: Vec::new(),
-            cfs: Vec::new(),
-            tgs: Vec::new(),
-            rqs: Vec::new(),
-            ipc: Ipc::default(),
-            costs: machine.costs.clone(),
-            pipe_page_size: machine.page_size,
-            machine,
-            stats: KernelStats::default(),
-            strict: false,
-            warnings: 0,
-            first_warning: None,
-            events: EventQueue::new(),
-            timers: Vec::new(),
-            free_timers: Vec::new(),
-            trace: None,
-            rng_streams: streams,
-            jitter_rng: streams.stream("costs/jitter"),
-            jitter_tables: Vec::new(),
-            plan_scratch: Vec::with_capacity(8),
-            wake_scratch: Vec::with_capacity(8),
-            run_ahead: false,
-            sim_run_ahead,
-            cont_depth: 0,
-            cpu_rng: (0..ncpus)
-                .map(|c| streams.stream(&format!("cpu/{c}")))
-                .collect(),
-            next_pid: 1000,
-            next_mm: 1,
-            end: u64::MAX,
-            check_invariants: false,
-            executing: None,
-            sel: Default::default(),
-            lb: Default::default(),
-            nr_live: 0,
-            all_exited_at: None,
-        };
-        // root task group with one root cfs_rq per CPU
-        let mut root_cfs = Vec::new();
-        for cpu in 0..ncpus {
-            k.cfs.push(CfsRq::new(cpu, TgId(0)));
-            root_cfs.push(CfsRqId::new(k.cfs.len() - 1));
+    // ===================================================================== preemption points
+
+    /// Whether a pending reschedule takes effect at `point` under the preemption model.
+    pub(crate) fn should_preempt(&self, cpu: usize, point: Point) -> bool {
+        match self.rqs[cpu].resched {
+            Resched::None => false,
+            Resched::Full => match point {
+                Point::ReturnToUser | Point::IrqExitUser => true,
+                Point::IrqExitKernel | Point::PreemptEnable => {
+                    crate::presets::kernel_preemptible(self.preempt)
+                }
+            },
+            // TIF_NEED_RESCHED_LAZY is honoured on the way back to user space (and at the
+            // tick, which promotes it to TIF_NEED_RESCHED).
+            Resched::Lazy => matches!(point, Point::ReturnToUser | Point::IrqExitUser),
         }
-        k.tgs.push(TaskGroup {
-            path: "/".to_string(),
-            parent: None,
-            shares: scale_load(1024),
-            saved_shares: scale_load(1024),
-            idle: false,
-            cfs_rq: root_cfs.clone(),
-            se: vec![None; ncpus],
-            load_avg: 0,
-        });
-        for (cpu, &root) in root_cfs.iter().enumerate() {
-            let idle = k.alloc_task(
-                format!("swapper/{cpu}"),
-                0,
-                0,
-                Policy::Normal,
-                0,
-                TgId(0),
-                cpu,
-            );
-            k.tasks[idle.index()].is_idle_task = true;
-            k.tasks[idle.index()].class = SchedClass::Idle;
-            k.tasks[idle.index()].state = TaskState::Running;
-            k.tasks[idle.index()].on_cpu = true;
-            k.rqs.push(Rq {
-                cpu,
-                curr: idle,
-                idle,
-                cfs: root,
-                nr_running: 0,
-                resched: Resched::None,
-                ttwu_pending: false,
-                wake_list: Vec::new(),
-                ipi_pending: false,
-                stop_migration: None,
-                gen: 0,
-                seg_start: 0,
-                tick_armed: false,
-                tick_gen: 0,
-                idle_since: Some(0),
-                avg_idle: 2 * k.cfg.sysctl.migration_cost_ns,
-                idle_stamp: 0,
-                max_idle_balance_cost: k.cfg.sysctl.migration_cost_ns,
-                next_balance: 0,
-                speed: k.machine.speed[cpu],
-                capacity_orig: k.machine.capacity_orig[cpu],
-                stats: CpuStats::default(),
-                range_timers: Vec::new(),
-                clock_task: 0,
-                clock_update_flags: 0,
-            });
-        }
-        k.init_select_state();
-        k.init_balance_state();
-        Ok(k)
     }
 
-    // ===================================================================== tasks
+    // ===================================================================== wakeups
+
+    /// kernel: core.c try_to_wake_up() — wakes `p` if it is sleeping. `this_cpu` is the CPU
+    /// executing the wakeup; `in_task` is false for interrupt context (timers).
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        p: TaskId,
+        wake_flags: u32,
+        this_cpu: usize,
+        in_task: bool,
+    ) -> Woken {
+        let mut wf = wake_flags | WF_TTWU;
+        let state = self.tasks[p.index()].state;
+        if !matches!(state, TaskState::Interruptible | TaskState::Uninterruptible) {
+            return Woken::No;
+        }
+        // self-wakeup: the task is current on this CPU and has not been descheduled
+        if self.rqs[this_cpu].curr == p {
+            self.tasks[p.index()].state = TaskState::Running;
+            return Woken::Local;
+        }
+        self.trace_wakeup_event(p, true, this_cpu);
+        self.tasks[p.index()].stats.nr_wakeups += 1;
+        if wf & WF_SYNC != 0 {
+            self.tasks[p.index()].stats.nr_wakeups_sync += 1;
+        }
+        // Case A: still queued (a delayed task): woken in place, no CPU selection.
+        if self.tasks[p.index()].on_rq == OnRq::Queued {
+            return self.ttwu_runnable(p, wf, this_cpu, in_task);
+        }
+        // Case B
+        self.tasks[p.index()].state = TaskState::Running; // TASK_WAKING
+        let prev_cpu = self.tasks[p.index()].cpu;
+        let cpu = self.select_task_rq(
+            p,
+            self.tasks[p.index()].wake_cpu,
+            &mut wf,
+            this_cpu,
+            in_task,
+        );
+        if cpu != prev_cpu {
+            wf |= WF_MIGRATED;
+            self.tasks[p.index()].stats.nr_wakeups_migrate += 1;
+            self.set_task_cpu(p, cpu, this_cpu);
+        }
+        if cpu == this_cpu {
+            self.stats.ttwu_local += 1;
+        } else {
+            self.stats.ttwu_remote += 1;
+        }
+        self.ttwu_queue(p, cpu, wf, this_cpu, in_task)
+    }
+
+    /// kernel: core.c ttwu_runnable() — requeue a delayed task where it is (smp.md §1.3).
+    fn ttwu_runnable(&mut self, p: TaskId, wf: u32, this_cpu: usize, in_task: bool) -> Woken {
+        let cpu = self.tasks[p.index()].cpu;
+        let se = self.tasks[p.index()].se;
+        self.update_rq_clock(cpu);
+        if self.se[se.index()].sched_delayed {
+            self.enqueue_task(cpu, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
+            self.stats.ttwu_delayed_requeue += 1;
+            let busy_elsewhere_idle = !self.cpu_is_idle(cpu) && self.any_other_idle_in_llc(cpu);
+            if busy_elsewhere_idle {
+                self.stats.ttwu_delayed_requeue_busy_while_idle += 1;
+            }
+        }
+        self.tasks[p.index()].state = TaskState::Running;
+        let running = self.rqs[cpu].curr == p;
+        if cpu == this_cpu {
+            if running {
+                self.trace_wakeup_event(p, false, this_cpu);
+                return Woken::Local;
+            }
+            // Never WF_RQ_SELECTED / WF_MIGRATED on this path. sched_wakeup comes after the
+            // deferred preemption check (local_wakeup_check), as ttwu_do_wakeup() follows
+            // wakeup_preempt() in the kernel.
+            return Woken::LocalDeferred;
+        }
+        if !running {
+            self.wakeup_preempt(cpu, p, wf, in_task);
+        }
+        self.trace_wakeup_event(p, false, this_cpu);
+        Woken::RemoteDirect
+    }
+
+    /// kernel: core.c ttwu_queue() / ttwu_queue_wakelist() (smp.md §1.5.1).
+    fn ttwu_queue(
+        &mut self,
+        p: TaskId,
+        cpu: usize,
+        wf: u32,
+        this_cpu: usize,
+        in_task: bool,
+    ) -> Woken {
+        if self.cfg.feat(F::TTWU_QUEUE) && self.ttwu_queue_cond(cpu, this_cpu) {
+            self.rqs[cpu].ttwu_pending = true;
+            self.rqs[cpu].wake_list.push((p, wf & WF_MIGRATED));
+            self.tasks[p.index()].on_rq = OnRq::Migrating; // in flight; not yet enqueued
+            let lat = self.cost(cpu, |c| c.lat_ipi.0);
+            let polling = self.cpu_is_idle(cpu) && self.machine.idle_polling[cpu];
+            self.schedule_ipi(cpu, if polling { 0 } else { lat });
+            return Woken::RemoteQueued;
+        }
+        self.update_rq_clock(cpu);
+        if cpu == this_cpu {
+            self.ttwu_do_activate(cpu, p, wf, false, in_task);
+            return Woken::LocalDeferred;
+        }
+        self.ttwu_do_activate(cpu, p, wf, true, in_task);
+        Woken::RemoteDirect
+    }
+
+    /// `ttwu_queue_cond()`: use the wake list for a cross-LLC target or an idle same-LLC one.
+    fn ttwu_queue_cond(&self, cpu: usize, this_cpu: usize) -> bool {
+        if self.machine.llc_id[cpu] != self.machine.llc_id[this_cpu] {
+            return true;
+        }
+        if cpu == this_cpu {
+            return false;
+        }
+        self.rqs[cpu].nr_running == 0
+    }
+
+    /// kernel: core.c ttwu_do_activate(). With `check_now` false the preemption check is left
+    /// to the caller (the waker's CPU runs its enqueue work first).
+    pub(crate) fn ttwu_do_activate(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        wf: u32,
+        check_now: bool,
+        in_task: bool,
+    ) {
+        let mut en = ENQUEUE_WAKEUP | ENQUEUE_NOCLOCK;
+        if wf & WF_RQ_SELECTED != 0 && self.cfg.has(P::RqSelected) {
+            en |= ENQUEUE_RQ_SELECTED;
+        }
+        if wf & WF_MIGRATED != 0 {
+            en |= ENQUEUE_MIGRATED;
+        }
+        self.activate_task(cpu, p, en);
+        self.tasks[p.index()].state = TaskState::Running;
+        if check_now {
+            self.wakeup_preempt(cpu, p, wf, in_task);
+            // ttwu_do_wakeup(): the tracepoint follows the preemption check
+            self.trace_wakeup_event(p, false, cpu);
+        }
+        if self.rqs[cpu].idle_stamp != 0 {
+            let sample = self.now.saturating_sub(self.rqs[cpu].idle_stamp);
+            let rq = &mut self.rqs[cpu];
+            // EWMA 1/8 (update_avg)
+            let diff = sample as i64 - rq.avg_idle as i64;
+            rq.avg_idle = (rq.avg_idle as i64 + diff / 8) as u64;
+            rq.avg_idle = rq.avg_idle.min(2 * rq.max_idle_balance_cost);
+            rq.idle_stamp = 0;
+        }
+    }
+
+    /// Deferred second half of a local wakeup (see `Woken::LocalDeferred`).
+    pub(crate) fn local_wakeup_check(&mut self, cpu: usize, p: TaskId, wf: u32) {
+        let t = &self.tasks[p.index()];
+        if !(t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p) {
+            self.wakeup_preempt(cpu, p, wf, true);
+        }
+        // ttwu_do_wakeup()'s sched_wakeup, after the check (its flags show the resched)
+        self.trace_wakeup_event(p, false, cpu);
+    }
+
+    /// kernel: core.c wakeup_preempt() — class dispatch.
+    pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, wf: u32, in_task: bool) {
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].cpu != cpu {
+            // The stopper has just moved this CPU's current task away (migration_cpu_stop,
+            // active balance) and the CPU is inside __schedule(), where its newidle balance
+            // can attach a task: in the kernel the stop task is current then, the highest
+            // class, and nothing preempts it.
+            return;
+        }
+        let pc = self.tasks[p.index()].class;
+        let cc = self.tasks[curr.index()].class;
+        if pc == cc {
+            cc.wakeup_preempt(self, cpu, p, wf, in_task);
+        } else if pc.above(cc) {
+            self.resched_curr(cpu);
+        }
+        // A queue event has occurred and this CPU is going to schedule: skip the clock
+        // update in __schedule(). Since PREEMPT_LAZY (v6.13) only for a real
+        // TIF_NEED_RESCHED (RESCHED_NOW), which is what Resched::Full is here. The idle task
+        // is never queued.
+        if !self.tasks[curr.index()].is_idle_task
+            && self.tasks[curr.index()].on_rq == OnRq::Queued
+            && self.rqs[cpu].resched == Resched::Full
+        {
+            self.rq_clock_skip_update(cpu);
+        }
+    }
+
+    /// kernel: core.c wake_up_new_task(); with `fork` false, a first wakeup with zero lag
+    /// (ENQUEUE_WAKEUP, no ENQUEUE_INITIAL) as the spec's scenario vectors assume.
+    pub(crate) fn wake_up_new_task(&mut self, t: TaskId, fork: bool) {
+        let this_cpu = self.tasks[t.index()]
+            .parent
+            .map(|p| self.tasks[p.index()].cpu)
+            .unwrap_or(self.tasks[t.index()].cpu);
+        self.tasks[t.index()].state = TaskState::Running;
+        let prev = self.tasks[t.index()].cpu;
+        self.tasks[t.index()].recent_used_cpu = prev;
+        let mut wf = if fork { WF_FORK } else { WF_TTWU };
+        let cpu = self.select_task_rq(t, prev, &mut wf, this_cpu, true);
+        if cpu != prev {
+            // fork placement uses __set_task_cpu: no migration counted
+            self.set_task_cpu_raw(t, cpu);
+        }
+        self.post_init_entity_util_avg(t);
+        let flags = ENQUEUE_NOCLOCK
+            | if fork {
+                ENQUEUE_INITIAL
+            } else {
+                ENQUEUE_WAKEUP
+            };
+        self.update_rq_clock(cpu);
+        self.activate_task(cpu, t, flags);
+        self.trace_wakeup_new(t, cpu);
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        self.wakeup_preempt(cpu, t, wf, true);
+        self.executing = executing;
+        if self.executing != Some(cpu) {
+            self.kick_if_needed(cpu);
+        }
+    }
+
+    /// After changing a CPU's queue from outside its own execution: make it notice.
+    pub(crate) fn kick_if_needed(&mut self, cpu: usize) {
+        if self.cpu_is_idle(cpu) && self.rqs[cpu].nr_running > 0 {
+            self.resched_curr(cpu);
+        }
+        if self.rqs[cpu].resched != Resched::None && !self.rqs[cpu].ipi_pending {
+            self.schedule_ipi(cpu, 0);
+        }
+    }
+
+    /// kernel: core.c set_task_cpu() — a wakeup or balance migration.
+    pub(crate) fn set_task_cpu(&mut self, p: TaskId, cpu: usize, _this_cpu: usize) {
+        let from = self.tasks[p.index()].cpu;
+        if from == cpu {
+            return;
+        }
+        let class = self.tasks[p.index()].class;
+        class.migrate_task_rq(self, p, cpu);
+        let se = self.tasks[p.index()].se;
+        self.se[se.index()].nr_migrations += 1;
+        self.rqs[cpu].stats.migrations_in += 1;
+        self.rqs[from].stats.migrations_out += 1;
+        self.stats.migrations += 1;
+        self.trace_migrate(p, from, cpu);
+        self.set_task_cpu_raw(p, cpu);
+    }
+
+    /// kernel: core.c update_rq_clock(). `rq->clock` is `sched_clock()`, which advances in
+    /// steps of the platform's counter (`sched_clock_hz`; 18.5 ns on a 54 MHz arch timer). No
+    /// IRQ-time or steal-time accounting: `clock_task` equals it.
+    pub(crate) fn update_rq_clock(&mut self, cpu: usize) {
+        let c = self.sched_clock();
+        debug_assert!(self.rqs[cpu].clock_task <= c, "rq clock went backward");
+        self.rqs[cpu].clock_task = c;
+    }
+
+    /// Time-average number of runnable tasks on `cpu` (delayed ones included, as
+    /// `rq->nr_running` counts them) up to now.
+    pub fn mean_nr_running(&self, cpu: usize) -> f64 {
+        let rq = &self.rqs[cpu];
+        let integral = rq.stats.runnable_integral
+            + (self.now - rq.stats.runnable_since) as u128 * rq.nr_running as u128;
+        if self.now == 0 {
+            0.0
+        } else {
+            integral as f64 / self.now as f64
+        }
+    }
+
+    /// Moves a queued task from `src` to `dst` (load balancing: `detach_task` +
+    /// `attach_task`, or `move_queued_task`). The task is not running, or it is `src`'s
+    /// current task put back by the stopper that now moves it. A delayed task stays delayed
+    /// (fair.md §7.3).
+    pub(crate) fn move_queued_task(&mut self, src: usize, dst: usize, p: TaskId) {
+        debug_assert!(
+            (self.rqs[src].curr != p || self.lb.stopper_running == Some(src))
+                && self.tasks[p.index()].on_rq == OnRq::Queued
+        );
+        self.tasks[p.index()].on_rq = OnRq::Migrating;
+        // the callers hold the source lock with its clock updated (sched_balance_rq() on the
+        // busiest rq, the stopper); the destination's is updated when it is locked
+        self.update_rq_clock(src);
+        let kept = self.dequeue_task(src, p, DEQUEUE_NOCLOCK | DEQUEUE_MIGRATING);
+        self.sched_warn_on(!kept, "a migration dequeue was delayed");
+        self.migrate_task_rq_fair_lb(p);
+        self.set_task_cpu(p, dst, src);
+        self.update_rq_clock(dst);
+        self.enqueue_task(dst, p, ENQUEUE_NOCLOCK | ENQUEUE_MIGRATING);
+        self.tasks[p.index()].on_rq = OnRq::Queued;
+        self.wakeup_preempt(dst, p, 0, true);
+        if self.executing != Some(dst) {
+            self.kick_if_needed(dst);
+        }
+    }
+
+    // ===================================================================== enqueue/dequeue
+
+    /// kernel: core.c activate_task() / enqueue_task()
+    pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, flags: u32) {
+        self.enqueue_task(cpu, p, flags);
+        self.tasks[p.index()].on_rq = OnRq::Queued;
+    }
+
+    pub(crate) fn enqueue_task(&mut self, cpu: usize, p: TaskId, flags: u32) {
+        debug_assert_eq!(self.tasks[p.index()].cpu, cpu);
+        if flags & ENQUEUE_DELAYED == 0 {
+            self.tasks[p.index()].stats.last_queued = Some(self.now);
+        }
+        let class = self.tasks[p.index()].class;
+        class.enqueue_task(self, cpu, p, flags);
+    }
+
+    /// kernel: core.c block_task()/dequeue_task() — false if the class kept it (delayed).
+    pub(crate) fn dequeue_task(&mut self, cpu: usize, p: TaskId, flags: u32) -> bool {
+        debug_assert_eq!(self.tasks[p.index()].cpu, cpu);
+        let class = self.tasks[p.index()].class;
+        class.dequeue_task(self, cpu, p, flags)
+    }
+
+    /// The task whose delayed dequeue just completed in a pick is now blocked for real.
+    pub(crate) fn block_task_delayed(&mut self, t: TaskId) {
+        self.tasks[t.index()].on_rq = OnRq::No;
+        self.tasks[t.index()].stats.last_queued = None;
+    }
+
+    // ===================================================================== __schedule
+
+    /// kernel: core.c __schedule(). `preempt`: involuntary (the current task stays runnable).
+    pub(crate) fn __schedule(&mut self, cpu: usize, preempt: bool) {
+        let prev = self.rqs[cpu].curr;
+        let prev_is_idle = self.tasks[prev.index()].is_idle_task;
+        // whatever happens, the pending request is consumed by this schedule()
+        self.rqs[cpu].resched = Resched::None;
+        // Promote RQCF_REQ_SKIP to RQCF_ACT_SKIP: a skip request since the last schedule()
+        // suppresses this clock update (then the flags are reset to RQCF_UPDATED).
+        if self.rqs[cpu].clock_update_flags & RQCF_REQ_SKIP == 0 {
+            self.update_rq_clock(cpu);
+        }
+        self.rqs[cpu].clock_update_flags = 0;
+        if !prev_is_idle {
+            self.progress_segment(cpu);
+        }
+        let mut voluntary = false;
+        if !prev_is_idle && !preempt && self.tasks[prev.index()].state != TaskState::Running {
+            voluntary = true;
+            // block_task: dequeue with DEQUEUE_SLEEP; a fair task may be kept as delayed
+            let special = matches!(self.tasks[prev.index()].state, TaskState::Dead);
+            let flags = DEQUEUE_SLEEP | DEQUEUE_NOCLOCK | if special { DEQUEUE_SPECIAL } else { 0 };
+            if self.dequeue_task(cpu, prev, flags) {
+                self.tasks[prev.index()].on_rq = OnRq::No;
+            }
+        }
+        let next = self.pick_next_task(cpu, prev);
+        if next == prev {
+            self.stats.repicks += 1;
+            return;
+        }
+        self.context_switch(cpu, prev, next, voluntary);
+    }
+
+    /// kernel: core.c __pick_next_task() — the classes in the kernel's order (stop, dl, rt,
+    /// fair, idle), each asked through the class table; a class that finds nothing may
+    /// `balance` (fair: newidle balancing) and is asked again. The idle class always has a
+    /// task.
+    fn pick_next_task(&mut self, cpu: usize, prev: TaskId) -> TaskId {
+        // `put`: prev is still its class's current task and is put back before anything
+        // else runs
+        let mut put = !self.tasks[prev.index()].is_idle_task;
+        for class in SchedClass::ORDER {
+            if let Some(next) = class.pick_next_task(self, cpu, prev, &mut put) {
+                return next;
+            }
+            if class.balance(self, cpu) {
+                if let Some(next) = class.pick_next_task(self, cpu, prev, &mut put) {
+                    return next;
+                }
+            }
+        }
+        unreachable!("the idle class always has a task")
+    }
+
+    /// kernel: core.c context_switch() + statistics and tracepoints.
+    fn context_switch(&mut self, cpu: usize, prev: TaskId, next: TaskId, voluntary: bool) {
+        let now = self.now;
+        // statistics of the outgoing task
+        if !self.tasks[prev.index()].is_idle_task {
+            let st = &mut self.tasks[prev.index()].stats;
+            st.nr_switches += 1;
+            if voluntary {
+                st.nr_voluntary_switches += 1;
+            } else {
+                st.nr_involuntary_switches += 1;
+                st.last_queued = Some(now);
+            }
+            self.tasks[prev.index()].last_ran_cpu = Some(cpu);
+        }
+        self.tasks[prev.index()].on_cpu = false;
+        self.tasks[next.index()].on_cpu = true;
+        self.mutex_switch_out(prev);
+        self.trace_switch(cpu, prev, next);
+        self.rqs[cpu].stats.nr_switches += 1;
+        self.stats.nr_switches += 1;
+        self.rqs[cpu].curr = next;
+        self.rqs[cpu].gen += 1;
+        self.rqs[cpu].seg_start = now;
+        // idle accounting
+        if self.tasks[next.index()].is_idle_task {
+            self.rqs[cpu].idle_since = Some(now);
+            self.rqs[cpu].idle_stamp = now;
+            self.stop_tick(cpu);
+            self.select_idle_enter(cpu);
+            return;
+        }
+        if let Some(s) = self.rqs[cpu].idle_since.take() {
+            self.rqs[cpu].stats.idle_ns += now - s;
+        }
+        {
+            let st = &mut self.tasks[next.index()].stats;
+            if let Some(q) = st.last_queued.take() {
+                st.run_delay_ns += now - q;
+            }
+            st.pcount += 1;
+        }
+        // switch-in cost, charged to the incoming task as system time
+        let same_mm = self.tasks[prev.index()].mm == self.tasks[next.index()].mm
+            && !self.tasks[prev.index()].is_idle_task;
+        let mut cost = if same_mm {
+            self.cost(cpu, |c| c.c_ctxsw_thread.0)
+        } else {
+            self.cost(cpu, |c| c.c_ctxsw_process.0)
+        };
+        if self
+            .cfg
+            .sim(crate::features::SimFeature::SIM_MIGRATION_PENALTY)
+        {
+            if let Some(last) = self.tasks[next.index()].last_ran_cpu {
+                if last != cpu {
+                    cost += if self.machine.llc_id[last] == self.machine.llc_id[cpu] {
+                        self.cost(cpu, |c| c.c_migrate_warm.0)
+                    } else {
+                        self.cost(cpu, |c| c.c_migrate_cold.map(|n| n.0).unwrap_or(0))
+                    };
+                }
+            }
+        }
+        self.tasks[next.index()].exec.segs.push(Seg {
+            rem: cost,
+            mode: Mode::NoPreempt,
+            kind: SegKind::SwitchIn,
+            until: None,
+        });
+        self.ensure_tick(cpu);
+    }
+
+    // ===================================================================== tick
+
+    // ===================================================================== exit
+
+    // ===================================================================== tick
+
+    /// kernel: core.c sched_tick() — on a busy CPU (idle CPUs do not tick, NO_HZ_IDLE): the
+    /// clock, the lazy-preemption promotion, the class's task_tick, and the balance triggers.
+    pub(crate) fn sched_tick(&mut self, cpu: usize) {
+        self.update_rq_clock(cpu);
+        self.stats.ticks += 1;
+        // lazy promotion: at the tick a pending lazy request becomes a real one
+        if self.rqs[cpu].resched == Resched::Lazy {
+            self.rqs[cpu].resched = Resched::Full;
+        }
+        let curr = self.rqs[cpu].curr;
+        let class = self.tasks[curr.index()].class;
+        class.task_tick(self, cpu, curr);
+        self.sched_balance_trigger_from_tick(cpu);
+    }
+
+    // ===================================================================== helpers
+
+    fn any_other_idle_in_llc(&self, cpu: usize) -> bool {
+        let llc = self.machine.llc_id[cpu];
+        (0..self.ncpus).any(|c| {
+            c != cpu
+                && self.machine.llc_id[c] == llc
+                && self.cpu_is_idle(c)
+                && self.rqs[c].nr_running == 0
+        })
+    }
+
+    /// Preemption model name for reports.
+    pub fn preempt_model(&self) -> PreemptModel {
+        self.preempt
+    }
 
     #[allow(clippy::too_many_arguments)]
-    fn alloc_task(
+    pub(crate) fn alloc_task(
         &mut self,
         comm: String,
         pid: i32,
@@ -651,6 +592,7 @@ impl Kernel {
             policy,
             nice,
             rt_priority: 0,
+            dl: Default::default(),
             class: if policy.is_fair() {
                 SchedClass::Fair
             } else if policy == Policy::Deadline {
@@ -761,7 +703,8 @@ impl Kernel {
             weight: w,
             inv_weight: inv,
         };
-        self.sched_fork_fair(t, parent);
+        let class = self.tasks[t.index()].class;
+        class.task_fork(self, t, parent);
         if let Some(s) = attrs.slice_ns {
             self.apply_custom_slice(t, s);
         }
@@ -807,16 +750,6 @@ impl Kernel {
             .map(TaskId::new)
     }
 
-    // ===================================================================== run loop
-
-    pub fn set_trace(&mut self, sink: Box<dyn TraceSink>) {
-        self.trace = Some(sink);
-    }
-
-    pub fn take_trace(&mut self) -> Option<Box<dyn TraceSink>> {
-        self.trace.take()
-    }
-
     /// Starts a task created with `create_task` as a fork from outside (`wake_up_new_task`).
     pub fn start_task(&mut self, t: TaskId) {
         self.wake_up_new_task(t, true);
@@ -826,165 +759,6 @@ impl Kernel {
     /// "tasks start at t=0 as wakeups with vlag = 0, not forks").
     pub fn start_task_as_wakeup(&mut self, t: TaskId) {
         self.wake_up_new_task(t, false);
-    }
-
-    /// Runs until simulated time `end` (ns), or until every task has exited. Can be called
-    /// repeatedly. Returns the time it stopped at.
-    pub fn run_until(&mut self, end: u64) -> u64 {
-        self.run_until_observed(end, u64::MAX, &mut |_| {})
-    }
-
-    /// [`Kernel::run_until`] with an observer called with the simulated time after every
-    /// `every` events. The observer only looks: it cannot touch the kernel, and the run does
-    /// exactly the same work whether it is called or not (a progress bar must never change a
-    /// result — the clocks are brought up to date only once, at the end).
-    pub fn run_until_observed(
-        &mut self,
-        end: u64,
-        every: u64,
-        observe: &mut dyn FnMut(u64),
-    ) -> u64 {
-        let every = every.max(1);
-        let mut countdown = every;
-        self.end = end;
-        self.events
-            .push(schedlab_engine::SimTime(end), Ev::Stop.rank(), Ev::Stop);
-        let mut stop = end;
-        while let Some((t, ev)) = self.events.pop() {
-            self.now = t.0;
-            if let (0, Some(at)) = (self.nr_live, self.all_exited_at) {
-                stop = at.min(end);
-                break;
-            }
-            match ev {
-                Ev::Stop => {
-                    if t.0 >= end {
-                        break;
-                    }
-                }
-                Ev::SegEnd { cpu, gen } => {
-                    self.run_ahead = self.sim_run_ahead;
-                    self.on_seg_end(cpu as usize, gen);
-                    self.run_ahead = false;
-                }
-                Ev::Timer { id, gen } => self.on_timer(id, gen),
-                Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
-                Ev::Ipi { cpu } => {
-                    self.run_ahead = self.sim_run_ahead;
-                    self.on_ipi(cpu as usize);
-                    self.run_ahead = false;
-                }
-                Ev::Tick { cpu, gen } => {
-                    self.run_ahead = self.sim_run_ahead;
-                    self.on_tick(cpu as usize, gen);
-                    self.run_ahead = false;
-                }
-            }
-            self.stats.events += 1;
-            if self.check_invariants {
-                self.check_all_invariants();
-            }
-            countdown -= 1;
-            if countdown == 0 {
-                countdown = every;
-                observe(self.now);
-            }
-        }
-        self.now = stop;
-        self.account_all(stop);
-        stop
-    }
-
-    /// Brings time-based statistics up to `now` (idle time, runtime of running tasks).
-    fn account_all(&mut self, now: u64) {
-        for cpu in 0..self.ncpus {
-            if let Some(s) = self.rqs[cpu].idle_since {
-                self.rqs[cpu].stats.idle_ns += now - s;
-                self.rqs[cpu].idle_since = Some(now);
-            }
-            let curr = self.rqs[cpu].curr;
-            if !self.tasks[curr.index()].is_idle_task {
-                self.progress_segment(cpu);
-                self.update_rq_clock(cpu);
-                // progress_segment retired the pending SegEnd (generation bump); arm the
-                // remainder again so that a later run_until continues the segment.
-                if !self.tasks[curr.index()].exec.segs.is_empty() {
-                    self.arm_segment(cpu);
-                }
-                let mut e = Some(self.tasks[curr.index()].se);
-                while let Some(se) = e {
-                    let c = self.se[se.index()].cfs_rq;
-                    self.update_curr(c);
-                    e = self.se[se.index()].parent;
-                }
-            }
-        }
-    }
-
-    pub fn events_processed(&self) -> u64 {
-        self.stats.events
-    }
-
-    pub(crate) fn push_event(&mut self, at: u64, ev: Ev) {
-        self.events
-            .push(schedlab_engine::SimTime(at), ev.rank(), ev);
-    }
-
-    #[inline]
-    pub(crate) fn jiffies(&self) -> u64 {
-        self.now / self.tick_nsec
-    }
-
-    /// A cost from the CPU's model with the configured jitter.
-    pub(crate) fn cost(&mut self, cpu: usize, f: impl Fn(&CostModel) -> u64) -> u64 {
-        let v = f(&self.costs[cpu]);
-        if v == 0 || !self.cfg.sim(crate::features::SimFeature::SIM_JITTER) {
-            return v;
-        }
-        let sigma = self.costs[cpu].jitter_sigma_ppm;
-        if sigma == 0 {
-            return v;
-        }
-        let i = match self
-            .jitter_tables
-            .iter()
-            .position(|t| t.sigma_ppm() == sigma)
-        {
-            Some(i) => i,
-            None => {
-                self.jitter_tables
-                    .push(schedlab_engine::rng::LognormalTable::shared(sigma));
-                self.jitter_tables.len() - 1
-            }
-        };
-        self.jitter_tables[i].apply(&mut self.jitter_rng, v)
-    }
-
-    // ===================================================================== invariants
-
-    /// `SCHED_WARN_ON`: stops the run in strict mode, counts otherwise.
-    pub(crate) fn sched_warn_on(&mut self, cond: bool, msg: &str) {
-        if !cond {
-            return;
-        }
-        self.warnings += 1;
-        let full = format!(
-            "sched_warn_on at t={} ns (event {}): {}",
-            self.now, self.stats.events, msg
-        );
-        if self.strict {
-            panic!("{}\n{}", full, self.state_dump());
-        }
-        if self.first_warning.is_none() {
-            self.first_warning = Some(full);
-        }
-    }
-
-    // ===================================================================== resched
-
-    /// `need_resched()`: the hard flag is set on this CPU's current task.
-    pub(crate) fn need_resched(&self, cpu: usize) -> bool {
-        self.rqs[cpu].resched == Resched::Full
     }
 
     /// kernel: core.c resched_curr() — set TIF_NEED_RESCHED; a remote CPU gets an IPI unless
@@ -1014,33 +788,44 @@ impl Kernel {
         }
     }
 
-    /// Makes a remote CPU look at its resched flag: reschedule IPI (or nothing if polling).
-    fn kick_cpu(&mut self, cpu: usize) {
-        if self.executing == Some(cpu) {
-            return; // the CPU executing this code sees the flag at its next preemption point
+    /// kernel: core.c select_task_rq() — the class hook when the task may run on more than one
+    /// CPU (then WF_RQ_SELECTED, v6.13+), else its only CPU; falls back to an allowed CPU.
+    /// `in_task`: the waker runs in task context (false for a timer interrupt).
+    /// Deviation: `select_fallback_rq` takes the first allowed CPU (no node preference).
+    pub(crate) fn select_task_rq(
+        &mut self,
+        p: TaskId,
+        cpu_hint: usize,
+        wf: &mut u32,
+        this_cpu: usize,
+        in_task: bool,
+    ) -> usize {
+        let mut cpu = cpu_hint;
+        if self.tasks[p.index()].nr_cpus_allowed > 1 {
+            let class = self.tasks[p.index()].class;
+            cpu = class.select_task_rq(self, p, cpu_hint, *wf, this_cpu, in_task);
+            if self.cfg.has(P::RqSelected) {
+                *wf |= WF_RQ_SELECTED;
+            }
+        } else if let Some(c) = self.tasks[p.index()].cpus_allowed.first() {
+            cpu = c;
         }
-        let curr = self.rqs[cpu].curr;
-        if self.tasks[curr.index()].is_idle_task && self.machine.idle_polling[cpu] {
-            // polling idle: no IPI, the idle loop notices at once
-            self.stats.ipi_avoided += 1;
-            self.schedule_ipi(cpu, 0);
-            return;
+        if !self.tasks[p.index()].cpus_allowed.contains(cpu) {
+            cpu = self.tasks[p.index()].cpus_allowed.first().unwrap_or(0);
         }
-        let lat = self.cost(cpu, |c| c.lat_ipi.0);
-        self.schedule_ipi(cpu, lat);
+        cpu
     }
 
-    fn schedule_ipi(&mut self, cpu: usize, lat: u64) {
-        if self.rqs[cpu].ipi_pending {
-            return;
+    /// kernel: core.c set_load_weight() — the weight of `p->se` from its nice value or policy.
+    pub(crate) fn task_load_weight(&self, t: TaskId) -> (u64, u32) {
+        let task = &self.tasks[t.index()];
+        if task.policy == Policy::Idle {
+            return (scale_load(WEIGHT_IDLEPRIO), WMULT_IDLEPRIO);
         }
-        self.rqs[cpu].ipi_pending = true;
-        let mut at = self.now + lat;
-        let curr = self.rqs[cpu].curr;
-        if self.tasks[curr.index()].is_idle_task && !self.machine.idle_polling[cpu] {
-            at += self.machine.idle_exit_ns[cpu];
-        }
-        self.stats.ipis += 1;
-        self.push_event(at, Ev::Ipi { cpu: cpu as u32 });
+        let i = (task.nice + 20) as usize;
+        (
+            scale_load(SCHED_PRIO_TO_WEIGHT[i] as u64),
+            SCHED_PRIO_TO_WMULT[i],
+        )
     }
 }

@@ -3,12 +3,12 @@
 //! futexes, sleeps, fork, exit, wait), kernel mutexes with optimistic spinning, hrtimers with
 //! slack and IPIs. Costs come from the platform cost model of the CPU doing the work.
 
-use crate::core::{Effect, Ev, HrTimer, Mode, Seg, SegKind, Step};
+use crate::core::{Point, Woken};
 use crate::features::SimFeature;
 use crate::ipc::{FutexId, MutexId, PipeId, SockId};
 use crate::presets::PreemptModel;
 use crate::sched::*;
-use crate::schedule::{Point, Woken};
+use crate::sim::Ev;
 use crate::syscalls::{Ctx, Op, PollFd, SysResult};
 use crate::Kernel;
 
@@ -31,78 +31,181 @@ const SPIN_FOREVER: u64 = u64::MAX / 8;
 /// (workloads.md §3.2) without a cost-table row; 10/70 is its ratio to the A76 `c_exit`.
 const THREAD_EXIT_DIVISOR: u64 = 7;
 
+/// Privilege of a running segment, for the preemption rules of rt-dl.md §1.7.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    User,
+    /// Preemptible kernel code (a system call).
+    Kernel,
+    /// Not preemptible (interrupt handler, context switch, raw spinlock).
+    NoPreempt,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SegKind {
+    Work,
+    /// An interrupt handler; on completion, the interrupt exit is a preemption point with the
+    /// mode of the interrupted segment.
+    Irq,
+    /// The cost of switching in; on completion `schedule()` returns.
+    SwitchIn,
+    /// Optimistic spinning on a kernel mutex (`mutex_optimistic_spin`, preemption disabled):
+    /// open-ended, ended by the unlock, by the owner leaving its CPU, or by `need_resched()`.
+    Spin,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg {
+    /// Remaining work in ns at the reference core (`Irq`/`SwitchIn`: wall ns on this CPU).
+    pub rem: u64,
+    pub mode: Mode,
+    pub kind: SegKind,
+    /// `RunWall`: the segment ends at this wall time whatever the work done.
+    pub until: Option<u64>,
+}
+
+/// The rest of the current operation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Step {
+    /// CPU work (user or kernel, ns at the reference core).
+    Cpu(u64, Mode),
+    /// Busy loop until a wall time.
+    Wall(u64),
+    /// A side effect of a system call.
+    Do(Effect),
+    /// Return to user space with a result (a preemption point).
+    Ret(SysResult),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Effect {
+    /// `mutex_lock()`: take, spin on the owner, or sleep (workloads.md §1.8).
+    MutexLock {
+        m: MutexId,
+    },
+    PipeWrite {
+        pipe: PipeId,
+        bytes: u32,
+        /// The write has already slept once (`wake_next_writer`).
+        blocked: bool,
+        /// The system-call exit share of the cost, run after the wakeups (see
+        /// `plan_pipe_op`).
+        exit: u64,
+    },
+    PipeRead {
+        pipe: PipeId,
+        bytes: u32,
+        blocked: bool,
+        exit: u64,
+    },
+    /// Sleep on a pipe's writer (`write`) or reader queue unless it is ready, then retry.
+    PipeWait {
+        pipe: PipeId,
+        bytes: u32,
+        write: bool,
+        exit: u64,
+    },
+    SockSend {
+        sock: SockId,
+        bytes: u32,
+    },
+    SockRecv {
+        sock: SockId,
+        bytes: u32,
+    },
+    Poll {
+        fd: PollFd,
+    },
+    FutexWait {
+        futex: FutexId,
+        val: u32,
+    },
+    FutexWake {
+        futex: FutexId,
+        nr: u32,
+    },
+    SleepUntil(u64),
+    /// The block of a task that was woken (its timer fired, its futex was posted…): returns.
+    Resumed,
+    Yield,
+    SpawnSlot(u32),
+    Exit,
+    WaitChild,
+    SetNice(i32),
+    SetSlice(u64),
+    /// `sched_exec()` at the start of `execve()`: exec balancing.
+    SchedExec,
+    /// The rest of `execve()` (`c_exec`, charged on the CPU the task now runs on).
+    ExecImage,
+    /// Second half of a local wakeup: the preemption check after the waker's enqueue work.
+    WakeupPreempt {
+        p: TaskId,
+        wake_flags: u32,
+    },
+}
+
+/// The steps left of a task's current operation, first step last: a stack, so that taking the
+/// next step and pushing steps in front (the common operations) are a `Vec` pop and push.
+#[derive(Default)]
+pub(crate) struct Plan {
+    rev: Vec<Step>,
+}
+
+impl Plan {
+    /// Takes the next step.
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<Step> {
+        self.rev.pop()
+    }
+
+    /// Makes `s` the next step.
+    #[inline]
+    pub fn push_front(&mut self, s: Step) {
+        self.rev.push(s);
+    }
+
+    /// Appends `s` after every other step.
+    pub fn push_back(&mut self, s: Step) {
+        self.rev.insert(0, s);
+    }
+
+    /// Replaces an empty plan by `steps` (in order); returns the old (empty) buffer, cleared,
+    /// for reuse.
+    #[inline]
+    pub fn replace_empty(&mut self, mut steps: Vec<Step>) -> Vec<Step> {
+        debug_assert!(self.rev.is_empty());
+        steps.reverse();
+        std::mem::replace(&mut self.rev, steps)
+    }
+}
+
+/// A task's execution state.
+#[derive(Default)]
+pub(crate) struct Exec {
+    /// Segments stack: the top one is executing (interrupts and switch-in push on top).
+    pub segs: Vec<Seg>,
+    pub plan: Plan,
+    pub last: Option<SysResult>,
+    /// The kernel mutex the task owns (at most one: a pipe's `pipe->mutex`).
+    pub lock_held: Option<MutexId>,
+}
+
+/// An hrtimer (nanosleep).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HrTimer {
+    pub task: TaskId,
+    pub soft: u64,
+    /// Hard expiry (its event is in the queue); kept for state dumps.
+    #[allow(dead_code)]
+    pub hard: u64,
+    pub cpu: usize,
+    pub active: bool,
+    /// Bumped each time the slot is reused: a queued expiry of an earlier use is ignored.
+    pub gen: u32,
+}
+
 impl Kernel {
     // ===================================================================== segments
-
-    /// Wall time a segment still needs on `cpu`.
-    fn seg_wall(&self, cpu: usize, seg: &Seg) -> u64 {
-        if let Some(until) = seg.until {
-            return until.saturating_sub(self.now);
-        }
-        match seg.kind {
-            SegKind::Work => {
-                let speed = self.rqs[cpu].speed;
-                if speed == 1024 {
-                    seg.rem
-                } else {
-                    (seg.rem as u128 * 1024).div_ceil(speed as u128) as u64
-                }
-            }
-            _ => seg.rem,
-        }
-    }
-
-    /// Accounts the progress of the running segment up to now (user/system time) and makes
-    /// `seg_start = now`. Any armed segment end becomes stale.
-    pub(crate) fn progress_segment(&mut self, cpu: usize) {
-        let curr = self.rqs[cpu].curr;
-        let elapsed = self.now - self.rqs[cpu].seg_start;
-        self.rqs[cpu].seg_start = self.now;
-        self.rqs[cpu].gen += 1;
-        if elapsed == 0 || self.tasks[curr.index()].is_idle_task {
-            return;
-        }
-        let speed = self.rqs[cpu].speed;
-        let task = &mut self.tasks[curr.index()];
-        let Some(seg) = task.exec.segs.last_mut() else {
-            return;
-        };
-        if seg.mode == Mode::User {
-            task.stats.user_ns += elapsed;
-        } else {
-            task.stats.sys_ns += elapsed;
-        }
-        if seg.until.is_some() {
-            return;
-        }
-        let done = if seg.kind == SegKind::Work && speed != 1024 {
-            (elapsed as u128 * speed as u128 / 1024) as u64
-        } else {
-            elapsed
-        };
-        seg.rem = seg.rem.saturating_sub(done);
-    }
-
-    pub(crate) fn arm_segment(&mut self, cpu: usize) {
-        let curr = self.rqs[cpu].curr;
-        let seg = *self.tasks[curr.index()].exec.segs.last().unwrap();
-        let wall = self.seg_wall(cpu, &seg);
-        self.rqs[cpu].gen += 1;
-        self.rqs[cpu].seg_start = self.now;
-        if seg.kind == SegKind::Spin && seg.rem > 0 {
-            // an open-ended spin has no end event: `end_spin` re-arms it, so no far-future
-            // events pile up in the queue
-            return;
-        }
-        let gen = self.rqs[cpu].gen;
-        self.push_event(
-            self.now + wall,
-            Ev::SegEnd {
-                cpu: cpu as u32,
-                gen,
-            },
-        );
-    }
 
     pub(crate) fn on_seg_end(&mut self, cpu: usize, gen: u64) {
         if self.rqs[cpu].gen != gen {
@@ -858,54 +961,6 @@ impl Kernel {
         }
     }
 
-    /// `context_switch()` hook. A mutex owner leaving its CPU (preempted inside its critical
-    /// section) makes every spinner see `!owner_on_cpu()` and retry, which puts it to sleep. A
-    /// spinner is never switched out while spinning in this model (it gives up on
-    /// `need_resched()` first); should a future path do it, it leaves the osq and retries when
-    /// it runs again, so that an unlock is never told only to a spinner that cannot act.
-    pub(crate) fn mutex_switch_out(&mut self, prev: TaskId) {
-        if let Some(m) = self.tasks[prev.index()].exec.lock_held {
-            let spinners: Vec<TaskId> = self.ipc.mutexes[m.index()]
-                .spinners
-                .iter()
-                .copied()
-                .collect();
-            for s in spinners {
-                self.end_spin(s);
-            }
-        }
-        let exec = &mut self.tasks[prev.index()].exec;
-        if let Some(seg) = exec.segs.iter_mut().find(|s| s.kind == SegKind::Spin) {
-            seg.rem = 0;
-            for mx in &mut self.ipc.mutexes {
-                mx.spinners.retain(|&s| s != prev);
-            }
-        }
-    }
-
-    /// Ends the spin of task `s` now (running on its CPU, possibly under an interrupt
-    /// handler): its spin segment completes and the retry step that follows it runs.
-    fn end_spin(&mut self, s: TaskId) {
-        let cpu = self.tasks[s.index()].cpu;
-        let running = self.rqs[cpu].curr == s;
-        if running {
-            self.progress_segment(cpu);
-        }
-        let Some(seg) = self.tasks[s.index()]
-            .exec
-            .segs
-            .iter_mut()
-            .rev()
-            .find(|x| x.kind == SegKind::Spin)
-        else {
-            return;
-        };
-        seg.rem = 0;
-        if running {
-            self.arm_segment(cpu);
-        }
-    }
-
     // ===================================================================== pipes
 
     /// Releases `pipe->mutex` if `t` holds it (with `SIM_PIPE_MUTEX`); true if a waiter was
@@ -1385,6 +1440,66 @@ impl Kernel {
             }
         }
     }
+
+    /// kernel: core.c wake_up_process() from interrupt context on the task's CPU (used by tests
+    /// and scenarios to wake a task from outside). Returns whether it was sleeping.
+    pub fn wake_up_process(&mut self, p: TaskId) -> bool {
+        let cpu = self.tasks[p.index()].cpu;
+        let saved = self.executing;
+        self.executing = Some(cpu);
+        if !self.cpu_is_idle(cpu) {
+            self.progress_segment(cpu);
+        }
+        let w = self.try_to_wake_up(p, 0, cpu, false);
+        if w == Woken::LocalDeferred {
+            self.local_wakeup_check(cpu, p, 0);
+        }
+        self.cpu_continue(cpu);
+        self.executing = saved;
+        w != Woken::No
+    }
+
+    /// The tick interrupt (kernel: tick-sched.c tick_sched_timer() → update_process_times()):
+    /// the hrtimers whose slack window has opened expire, then core.c sched_tick() runs; the
+    /// handler's cost is charged to the interrupted task.
+    pub(crate) fn on_tick(&mut self, cpu: usize, gen: u32) {
+        if gen != self.rqs[cpu].tick_gen {
+            return; // stopped at idle entry
+        }
+        self.rqs[cpu].tick_armed = false;
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].is_idle_task {
+            return;
+        }
+        self.executing = Some(cpu);
+        self.progress_segment(cpu);
+        self.update_rq_clock(cpu);
+        // the tick is a timer interrupt: sleepers whose slack window has opened expire now
+        self.expire_range_timers(cpu);
+        self.sched_tick(cpu);
+        let c_tick = self.cost(cpu, |c| c.c_tick.0);
+        self.push_irq(cpu, c_tick);
+        self.ensure_tick(cpu);
+        self.cpu_continue(cpu);
+    }
+
+    /// kernel: exit.c do_exit() as far as the scheduler sees it.
+    pub(crate) fn do_exit(&mut self, cpu: usize, t: TaskId) {
+        self.tasks[t.index()].state = TaskState::Dead;
+        self.trace_exit(t, cpu);
+        self.nr_live -= 1;
+        if self.nr_live == 0 {
+            self.all_exited_at = Some(self.now);
+        }
+        if let Some(p) = self.tasks[t.index()].parent {
+            self.tasks[p.index()].zombies.push_back(t);
+            if self.tasks[p.index()].waiting_child {
+                self.tasks[p.index()].waiting_child = false;
+                let w = self.try_to_wake_up(p, WF_SYNC, cpu, true);
+                self.after_wake_from_task(cpu, p, WF_SYNC, w);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1392,9 +1507,9 @@ mod tests {
     //! The kernel objects of workloads.md §1.2–§1.5 and §1.8 driven by small scripted tasks on
     //! ideal machines: every cost is zero unless a test sets it, jitter is off.
     use super::*;
-    use crate::core::MachineDesc;
     use crate::ipc::MutexId;
     use crate::presets::{KernelConfig, PreemptModel};
+    use crate::sim::MachineDesc;
     use crate::syscalls::{PollFd, Program, Spawn, TaskAttrs};
     use schedlab_engine::Nanos;
     use schedlab_platform::cpumask::CpuMask;

@@ -9,6 +9,7 @@ use crate::patches::Patch as P;
 use crate::sched::*;
 use crate::tree::{self, before, TreeOrder};
 use crate::Kernel;
+use schedlab_trace::TraceEvent;
 
 /// Result of `update_entity_lag` in v7.1: whether the saved lag differs from `V - vruntime`.
 type LagChanged = bool;
@@ -1158,6 +1159,29 @@ impl Kernel {
         }
     }
 
+    /// kernel: fair.c pick_next_task_fair() — pick, then put the previous task and set the
+    /// next one level by level (only the levels that differ). With nothing to pick, a fair
+    /// `prev` is put back here; the newidle balance that follows is the class's `balance`
+    /// hook (class.rs). `prev_fair`: `prev` is a fair task still current on its cfs_rq.
+    pub(crate) fn pick_next_task_fair(
+        &mut self,
+        cpu: usize,
+        prev: TaskId,
+        prev_fair: bool,
+    ) -> Option<TaskId> {
+        let Some(p) = self.pick_task_fair(cpu) else {
+            if prev_fair {
+                self.put_prev_task_fair(prev);
+            }
+            return None;
+        };
+        self.put_prev_set_next_fair(if prev_fair { Some(prev) } else { None }, p);
+        if p != prev {
+            self.trace_pick(cpu, p, "eevdf");
+        }
+        Some(p)
+    }
+
     /// kernel: fair.c put_prev_entity()
     fn put_prev_entity(&mut self, cfs: CfsRqId, prev: SeId) {
         if self.se[prev.index()].on_rq {
@@ -1326,81 +1350,129 @@ impl Kernel {
         let sslice = self.se[se.index()].slice;
         let short = self.cfg.feat(F::PREEMPT_SHORT) && pslice < sslice;
 
+        // The decision itself changed three times; each version's rule is its own function
+        // below, chosen by the patch that introduced it (newest first).
         if reimpl {
-            // ---- v6.19+ (e837456fdca8), fair.md §6.7 ----
-            if short {
-                action = Action::Short;
-            } else {
-                if wake_flags & WF_FORK != 0 || self.se[pse.index()].sched_delayed {
-                    return;
-                }
-                if !self.cfg.has(P::ForcePreemptRevert) && in_task && !self.entity_eligible(cfs, se)
-                {
-                    return self.wakeup_preempt_resched(cpu, se, Action::Resched);
-                }
-                // Decide whether to obey the WF_SYNC hint for a new buddy.
-                if self.cfg.feat(F::NEXT_BUDDY)
-                    && self.set_preempt_buddy(cfs, pse)
-                    && wake_flags & WF_SYNC != 0
-                {
-                    action = self.preempt_sync(wake_flags, pse, se);
-                }
-                match action {
-                    Action::None => return,
-                    Action::Resched => return self.wakeup_preempt_resched(cpu, se, action),
-                    _ => {}
-                }
-            }
-            let protect = action != Action::Short;
-            if self.cfg.has(P::WakeupPreemptDelayed) {
-                // v7.1 (ac8e69e69363, 9f6d929ee2c6): probe with pick_next_entity, which may
-                // complete delayed dequeues; repeat while the cfs_rq is not empty.
-                loop {
-                    let nse = self.pick_next_entity_probe(cfs, protect);
-                    if nse == Some(pse) {
-                        return self.wakeup_preempt_resched(cpu, se, action);
-                    }
-                    // Without 9f6d929ee2c6 the kernel would probe an emptied cfs_rq again;
-                    // that crash path is not modelled.
-                    if nse.is_none() && self.cfs[cfs.index()].nr_queued > 0 {
-                        continue;
-                    }
-                    break;
-                }
-            } else if self.__pick_eevdf(cfs, protect) == Some(pse) {
-                return self.wakeup_preempt_resched(cpu, se, action);
-            }
-            if self.cfg.feat(F::RUN_TO_PARITY) {
-                self.update_protect_slice(cfs, se);
-            }
-            return;
+            self.wakeup_preempt_e837456fdca8(cpu, cfs, se, pse, wake_flags, in_task, short)
+        } else if self.cfg.has(P::ShortProbe) {
+            self.wakeup_preempt_9de74a9850b9(cpu, cfs, se, pse, short)
+        } else if self.cfg.has(P::PreemptShort) {
+            self.wakeup_preempt_85e511df3cec(cpu, cfs, se, pse, short)
+        } else {
+            self.wakeup_preempt_eevdf(cpu, cfs, se, pse)
         }
-        if self.cfg.has(P::ShortProbe) {
-            // ---- v6.17 / v6.18, fair.md §6.6 ----
-            if short {
-                action = Action::Short;
-            }
-            if self.__pick_eevdf(cfs, !short) == Some(pse) {
-                return self.wakeup_preempt_resched(cpu, se, action);
-            }
-            if self.cfg.has(P::ShortShrinkProtect) && self.cfg.feat(F::RUN_TO_PARITY) && short {
-                self.update_protect_slice(cfs, se);
-            }
-            return;
-        }
-        if self.cfg.has(P::PreemptShort) {
-            // ---- v6.12 .. v6.16, fair.md §6.5 ----
-            let do_preempt_short = short
-                && self.entity_eligible(cfs, pse)
-                && (before(self.se[pse.index()].deadline, self.se[se.index()].deadline)
-                    || !self.entity_eligible(cfs, se));
-            if do_preempt_short {
-                self.cancel_protect_slice(se);
-            }
-        }
-        // ---- v6.6 / v6.12 ----
+    }
+
+    /// The v6.6 rule (EEVDF, 147f3efaa241): preempt iff the wakee is what `__pick_eevdf()`
+    /// would pick now, with the running entity's slice protection (RUN_TO_PARITY) honoured.
+    /// fair.md §6.4.
+    fn wakeup_preempt_eevdf(&mut self, cpu: usize, cfs: CfsRqId, se: SeId, pse: SeId) {
         if self.__pick_eevdf(cfs, true) == Some(pse) {
             self.wakeup_preempt_resched(cpu, se, Action::Pick);
+        }
+    }
+
+    /// 85e511df3cec ("Allow shorter slices to wakeup-preempt", v6.12 .. v6.16): an eligible
+    /// wakee with a shorter slice that is due first (or finds the running entity ineligible)
+    /// cancels the running entity's protection; then the v6.6 rule. fair.md §6.5.
+    fn wakeup_preempt_85e511df3cec(
+        &mut self,
+        cpu: usize,
+        cfs: CfsRqId,
+        se: SeId,
+        pse: SeId,
+        short: bool,
+    ) {
+        let do_preempt_short = short
+            && self.entity_eligible(cfs, pse)
+            && (before(self.se[pse.index()].deadline, self.se[se.index()].deadline)
+                || !self.entity_eligible(cfs, se));
+        if do_preempt_short {
+            self.cancel_protect_slice(se);
+        }
+        self.wakeup_preempt_eevdf(cpu, cfs, se, pse);
+    }
+
+    /// 9de74a9850b9 ("Remove spurious shorter slice preemption", v6.17 / v6.18): a shorter-slice
+    /// wakee probes `__pick_eevdf()` without protection instead of cancelling it first; with
+    /// 3a0baa8e6c57 a short wakeup that does not preempt shrinks the protection. fair.md §6.6.
+    fn wakeup_preempt_9de74a9850b9(
+        &mut self,
+        cpu: usize,
+        cfs: CfsRqId,
+        se: SeId,
+        pse: SeId,
+        short: bool,
+    ) {
+        let action = if short { Action::Short } else { Action::Pick };
+        if self.__pick_eevdf(cfs, !short) == Some(pse) {
+            return self.wakeup_preempt_resched(cpu, se, action);
+        }
+        if self.cfg.has(P::ShortShrinkProtect) && self.cfg.feat(F::RUN_TO_PARITY) && short {
+            self.update_protect_slice(cfs, se);
+        }
+    }
+
+    /// e837456fdca8 ("Reimplement NEXT_BUDDY to align with EEVDF goals", v6.19+): actions
+    /// (short / pick / resched / none), no preemption by a forked or delayed wakee, the
+    /// ineligible-waker resched (reverted by 15257cc2f905), the WF_SYNC buddy rule
+    /// (`set_preempt_buddy`, `preempt_sync`), and the probe; with ac8e69e69363 the probe
+    /// goes through `pick_next_entity()`. fair.md §6.7.
+    #[allow(clippy::too_many_arguments)]
+    fn wakeup_preempt_e837456fdca8(
+        &mut self,
+        cpu: usize,
+        cfs: CfsRqId,
+        se: SeId,
+        pse: SeId,
+        wake_flags: u32,
+        in_task: bool,
+        short: bool,
+    ) {
+        let mut action = Action::Pick;
+        if short {
+            action = Action::Short;
+        } else {
+            if wake_flags & WF_FORK != 0 || self.se[pse.index()].sched_delayed {
+                return;
+            }
+            if !self.cfg.has(P::ForcePreemptRevert) && in_task && !self.entity_eligible(cfs, se) {
+                return self.wakeup_preempt_resched(cpu, se, Action::Resched);
+            }
+            // Decide whether to obey the WF_SYNC hint for a new buddy.
+            if self.cfg.feat(F::NEXT_BUDDY)
+                && self.set_preempt_buddy(cfs, pse)
+                && wake_flags & WF_SYNC != 0
+            {
+                action = self.preempt_sync(wake_flags, pse, se);
+            }
+            match action {
+                Action::None => return,
+                Action::Resched => return self.wakeup_preempt_resched(cpu, se, action),
+                _ => {}
+            }
+        }
+        let protect = action != Action::Short;
+        if self.cfg.has(P::WakeupPreemptDelayed) {
+            // v7.1 (ac8e69e69363, 9f6d929ee2c6): probe with pick_next_entity, which may
+            // complete delayed dequeues; repeat while the cfs_rq is not empty.
+            loop {
+                let nse = self.pick_next_entity_probe(cfs, protect);
+                if nse == Some(pse) {
+                    return self.wakeup_preempt_resched(cpu, se, action);
+                }
+                // Without 9f6d929ee2c6 the kernel would probe an emptied cfs_rq again;
+                // that crash path is not modelled.
+                if nse.is_none() && self.cfs[cfs.index()].nr_queued > 0 {
+                    continue;
+                }
+                break;
+            }
+        } else if self.__pick_eevdf(cfs, protect) == Some(pse) {
+            return self.wakeup_preempt_resched(cpu, se, action);
+        }
+        if self.cfg.feat(F::RUN_TO_PARITY) {
+            self.update_protect_slice(cfs, se);
         }
     }
 
@@ -1673,19 +1745,6 @@ impl Kernel {
         }
     }
 
-    /// kernel: core.c set_load_weight() / fair.c reweight_task() — weight from nice or policy.
-    pub(crate) fn task_load_weight(&self, t: TaskId) -> (u64, u32) {
-        let task = &self.tasks[t.index()];
-        if task.policy == Policy::Idle {
-            return (scale_load(WEIGHT_IDLEPRIO), WMULT_IDLEPRIO);
-        }
-        let i = (task.nice + 20) as usize;
-        (
-            scale_load(SCHED_PRIO_TO_WEIGHT[i] as u64),
-            SCHED_PRIO_TO_WMULT[i],
-        )
-    }
-
     /// kernel: fair.c update_cfs_group() — a group entity's weight follows its shares.
     pub(crate) fn update_cfs_group(&mut self, se: SeId) {
         let Some(gcfs) = self.se[se.index()].my_q else {
@@ -1732,6 +1791,29 @@ impl Kernel {
             e.custom_slice = false;
             e.slice = self.base_slice;
         }
+    }
+
+    /// `schedlab_pick`: the entity the fair pick chose at a switch.
+    pub(crate) fn trace_pick(&mut self, cpu: usize, t: TaskId, reason: &str) {
+        if self.trace.is_none() {
+            return;
+        }
+        let se = self.tasks[t.index()].se;
+        let cfs = self.se[se.index()].cfs_rq;
+        let e = &self.se[se.index()];
+        let (v, d, slice) = (e.vruntime, e.deadline, e.slice);
+        let lag = self.avg_vruntime(cfs).wrapping_sub(v) as i64;
+        let ev = TraceEvent::SchedlabPick {
+            comm: self.comm_of(t),
+            pid: self.tasks[t.index()].pid,
+            vruntime: v,
+            deadline: d,
+            lag,
+            slice,
+            eligible: lag >= 0,
+            reason: reason.to_string(),
+        };
+        self.emit(cpu, "d..2.", ev);
     }
 }
 

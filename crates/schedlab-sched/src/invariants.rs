@@ -37,12 +37,14 @@ impl Kernel {
                     rq.cpu, self.tasks[t].cpu
                 ));
             }
-            // rq.nr_running == queued fair tasks on this CPU (delayed included)
+            // rq.nr_running == queued tasks of every class on this CPU (delayed fair ones
+            // included)
             let root = &self.cfs[rq.cfs.index()];
-            if rq.nr_running != root.h_nr_queued {
+            let queued = root.h_nr_queued + rq.rt.rt_nr_running + rq.dl.dl_nr_running;
+            if rq.nr_running != queued {
                 return Err(format!(
-                    "cpu {}: nr_running {} != cfs.h_nr_queued {}",
-                    rq.cpu, rq.nr_running, root.h_nr_queued
+                    "cpu {}: nr_running {} != cfs.h_nr_queued {} + rt_nr_running {} + dl_nr_running {}",
+                    rq.cpu, rq.nr_running, root.h_nr_queued, rq.rt.rt_nr_running, rq.dl.dl_nr_running
                 ));
             }
         }
@@ -53,6 +55,20 @@ impl Kernel {
             let se = &self.se[t.se.index()];
             if se.sched_delayed && !se.on_rq {
                 return Err(format!("task {} delayed but not on_rq (I-10)", t.comm));
+            }
+            if t.class != SchedClass::Fair {
+                // queued in its class's runqueue (rt.rs, deadline.rs), not on a cfs_rq
+                let rq = &self.rqs[t.cpu];
+                let id = TaskId::new(i);
+                let queued = rq.rt.queue.iter().any(|q| q.contains(&id))
+                    || rq.dl.root.iter().any(|k| k.2 == id);
+                if (t.on_rq == OnRq::Queued) != queued && t.on_rq != OnRq::Migrating {
+                    return Err(format!(
+                        "task {} (#{i}) p.on_rq {:?} but in its class's queue: {queued}",
+                        t.comm, t.on_rq
+                    ));
+                }
+                continue;
             }
             if (t.on_rq == OnRq::Queued) != se.on_rq && t.on_rq != OnRq::Migrating {
                 return Err(format!(
@@ -253,57 +269,5 @@ impl Kernel {
             }
         }
         n
-    }
-
-    /// A human-readable dump of every runqueue (like /sys/kernel/debug/sched/debug).
-    pub fn state_dump(&self) -> String {
-        let mut s = String::new();
-        for rq in &self.rqs {
-            let c = &self.cfs[rq.cfs.index()];
-            s.push_str(&format!(
-                "cpu#{}: curr={} nr_running={} resched={:?}\n  cfs: nr_queued={} h_nr_queued={} h_nr_runnable={} h_nr_idle={} zero_vruntime={} avg_vruntime={} load={}\n",
-                rq.cpu,
-                self.tasks[rq.curr.index()].comm,
-                rq.nr_running,
-                rq.resched,
-                c.nr_queued,
-                c.h_nr_queued,
-                c.h_nr_runnable,
-                c.h_nr_idle,
-                c.zero_vruntime,
-                self.avg_vruntime(rq.cfs),
-                c.load.weight
-            ));
-            let mut list = tree::in_order(&self.se, c.root);
-            if let Some(cu) = c.curr {
-                list.insert(0, cu);
-            }
-            for se in list {
-                let e = &self.se[se.index()];
-                let name = e
-                    .task
-                    .map(|t| {
-                        format!(
-                            "{}/{}",
-                            self.tasks[t.index()].comm,
-                            self.tasks[t.index()].pid
-                        )
-                    })
-                    .unwrap_or_else(|| "group".into());
-                s.push_str(&format!(
-                    "    {}{} v={} d={} lag={} slice={} w={} delayed={} eligible={}\n",
-                    if Some(se) == c.curr { "*" } else { " " },
-                    name,
-                    e.vruntime,
-                    e.deadline,
-                    self.avg_vruntime(rq.cfs).wrapping_sub(e.vruntime) as i64,
-                    e.slice,
-                    e.load.weight,
-                    e.sched_delayed,
-                    self.entity_eligible(rq.cfs, se)
-                ));
-            }
-        }
-        s
     }
 }

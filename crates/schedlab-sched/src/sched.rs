@@ -1,8 +1,15 @@
 //! The private header of the simulated kernel (kernel/sched/sched.h): runqueue, entity and
 //! task structures, their ids, and the flag bits shared by core and the classes.
 
+use crate::exec::Exec;
 use crate::pelt::SchedAvg;
+use crate::stats::{CpuStats, TaskStats};
+use crate::syscalls::{Program, Spawn};
+use crate::Kernel;
 use schedlab_engine::define_id;
+use schedlab_engine::Rng;
+use schedlab_platform::cpumask::CpuMask;
+use std::collections::VecDeque;
 
 define_id!(
     /// A task (thread).
@@ -361,4 +368,187 @@ pub enum Resched {
     Lazy,
     /// TIF_NEED_RESCHED
     Full,
+}
+
+/// `struct task_struct` (the parts the model needs) plus the program it runs.
+pub struct Task {
+    pub pid: i32,
+    pub tgid: i32,
+    pub comm: String,
+    pub policy: Policy,
+    pub nice: i32,
+    pub rt_priority: u32,
+    pub class: SchedClass,
+    /// `p->dl`: the deadline entity (SCHED_DEADLINE parameters and CBS state).
+    pub dl: crate::deadline::SchedDlEntity,
+    pub se: SeId,
+    pub tg: TgId,
+    pub cpu: usize,
+    pub wake_cpu: usize,
+    pub recent_used_cpu: usize,
+    pub on_rq: OnRq,
+    pub on_cpu: bool,
+    pub state: TaskState,
+    pub cpus_allowed: CpuMask,
+    pub nr_cpus_allowed: u32,
+    pub mm: u32,
+    pub parent: Option<TaskId>,
+    pub children: u32,
+    pub zombies: VecDeque<TaskId>,
+    pub waiting_child: bool,
+    pub wakee_flips: u32,
+    pub wakee_flip_decay_ts: u64,
+    pub last_wakee: Option<TaskId>,
+    pub sched_reset_on_fork: bool,
+    pub timer_slack_ns: u64,
+    pub is_idle_task: bool,
+    /// `PF_KTHREAD`: a kernel thread (a per-CPU kthread when also pinned to one CPU, which
+    /// `select_idle_sibling` lets the wakee stack behind, smp.md §2.5 rule 3).
+    pub kthread: bool,
+    pub rng: Rng,
+    pub(crate) prog: Option<Box<dyn Program>>,
+    pub(crate) exec: Exec,
+    pub stats: TaskStats,
+    /// Spawn requests parked while the parent pays the fork cost.
+    pub(crate) spawn_slots: Vec<Option<Box<Spawn>>>,
+    /// Last CPU the task ran on (for the migration cache penalty).
+    pub last_ran_cpu: Option<usize>,
+}
+
+impl Task {
+    /// `p->prio` (rt-dl.md §1.2).
+    pub fn prio(&self) -> i32 {
+        match self.policy {
+            Policy::Deadline => -1,
+            Policy::Fifo | Policy::Rr => 99 - self.rt_priority as i32,
+            _ => 120 + self.nice,
+        }
+    }
+}
+
+/// `struct rq`.
+pub struct Rq {
+    pub cpu: usize,
+    pub curr: TaskId,
+    pub idle: TaskId,
+    pub cfs: CfsRqId,
+    /// The RT class's runqueue (rt.rs).
+    pub rt: crate::rt::RtRq,
+    /// The deadline class's runqueue (deadline.rs).
+    pub dl: crate::deadline::DlRq,
+    pub nr_running: u32,
+    pub resched: Resched,
+    pub ttwu_pending: bool,
+    pub wake_list: Vec<(TaskId, u32)>,
+    pub ipi_pending: bool,
+    /// Generation of the armed segment end; bumped whenever the running segment changes.
+    pub gen: u64,
+    /// Wall time at which the top segment started (or resumed) running.
+    pub seg_start: u64,
+    pub tick_armed: bool,
+    /// Generation of the armed tick (a tick stopped at idle entry is ignored when it fires).
+    pub tick_gen: u32,
+    pub idle_since: Option<u64>,
+    pub avg_idle: u64,
+    pub idle_stamp: u64,
+    pub max_idle_balance_cost: u64,
+    pub next_balance: u64,
+    pub speed: u64,
+    pub capacity_orig: u64,
+    pub stats: CpuStats,
+    /// hrtimers armed on this CPU whose soft expiry (range start) has passed or will pass,
+    /// expired early by any other timer interrupt (timer slack, workloads.md §1.6).
+    pub range_timers: Vec<u32>,
+    /// `rq->clock_task`: the time the fair class sees, refreshed only by `update_rq_clock()`
+    /// at the points where the kernel calls it (taking the runqueue lock, `__schedule`, the
+    /// tick...). Work done between two refreshes under one lock hold is invisible to
+    /// `update_curr()`: in `ttwu_do_activate()` the enqueue and the preemption check read the
+    /// same clock, so the waker's own enqueue work never counts against its eligibility.
+    pub clock_task: u64,
+    /// `rq->clock_update_flags`, the one bit the simulation needs: `RQCF_REQ_SKIP`, set by
+    /// `rq_clock_skip_update()` when a wakeup (or `sched_yield()`) has just updated the clock
+    /// and asked for a reschedule. The next `__schedule()` promotes it to `RQCF_ACT_SKIP` and
+    /// does not update the clock, so the time from the request to the switch is charged to
+    /// the *next* task (its `exec_start` is the stale clock), not to the one switched out.
+    pub clock_update_flags: u8,
+    /// Work queued for this CPU's stopper by `sched_exec()`: `migration_cpu_stop` moving the
+    /// task to the CPU exec balancing chose. It runs at the next `__schedule()` here, before
+    /// any class picks (the stop class).
+    pub stop_migration: Option<(TaskId, usize)>,
+}
+
+impl Kernel {
+    /// `need_resched()`: the hard flag is set on this CPU's current task.
+    pub(crate) fn need_resched(&self, cpu: usize) -> bool {
+        self.rqs[cpu].resched == Resched::Full
+    }
+
+    /// `SCHED_WARN_ON`: stops the run in strict mode, counts otherwise.
+    pub(crate) fn sched_warn_on(&mut self, cond: bool, msg: &str) {
+        if !cond {
+            return;
+        }
+        self.warnings += 1;
+        let full = format!(
+            "sched_warn_on at t={} ns (event {}): {}",
+            self.now, self.stats.events, msg
+        );
+        if self.strict {
+            panic!("{}\n{}", full, self.state_dump());
+        }
+        if self.first_warning.is_none() {
+            self.first_warning = Some(full);
+        }
+    }
+
+    /// kernel: sched.h rq_clock_task()
+    #[inline]
+    pub(crate) fn rq_clock_task(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].clock_task
+    }
+
+    /// kernel: sched.h rq_clock_skip_update() — ask the next `__schedule()` on `cpu` not to
+    /// update the clock ("save a useless back to back clock update").
+    pub(crate) fn rq_clock_skip_update(&mut self, cpu: usize) {
+        self.rqs[cpu].clock_update_flags |= RQCF_REQ_SKIP;
+    }
+
+    /// Integrates `nr_running` over time before it changes.
+    pub(crate) fn account_nr_running(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        let dt = self.now - rq.stats.runnable_since;
+        rq.stats.runnable_integral += dt as u128 * rq.nr_running as u128;
+        rq.stats.runnable_since = self.now;
+    }
+
+    /// kernel: sched.h add_nr_running()
+    pub(crate) fn add_nr_running(&mut self, cpu: usize, n: u32) {
+        self.account_nr_running(cpu);
+        let prev_nr = self.rqs[cpu].nr_running;
+        self.rqs[cpu].nr_running += n;
+        // A runqueue reaching two tasks marks its root domain overloaded, which opens
+        // newidle balancing (`set_rd_overloaded()`, gate 1 of smp.md §4.5).
+        if prev_nr < 2 && self.rqs[cpu].nr_running >= 2 {
+            if let Some(&rd) = self.lb.rd_of.get(cpu) {
+                self.lb.rd_overloaded[rd] = true;
+            }
+        }
+    }
+
+    /// kernel: sched.h sub_nr_running()
+    pub(crate) fn sub_nr_running(&mut self, cpu: usize, n: u32) {
+        self.account_nr_running(cpu);
+        self.rqs[cpu].nr_running -= n;
+    }
+
+    pub(crate) fn cpu_is_idle(&self, cpu: usize) -> bool {
+        let c = self.rqs[cpu].curr;
+        self.tasks[c.index()].is_idle_task
+    }
+
+    /// kernel: sched.h sched_idle_rq() — only SCHED_IDLE work queued (delayed included).
+    pub(crate) fn sched_idle_rq(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.nr_running > 0 && rq.nr_running == self.cfs[rq.cfs.index()].h_nr_idle
+    }
 }

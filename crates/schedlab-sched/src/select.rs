@@ -488,33 +488,6 @@ impl Kernel {
 
     // ===================================================================== select_task_rq
 
-    /// kernel: core.c select_task_rq() — the class hook when the task may run on more than one
-    /// CPU (then WF_RQ_SELECTED, v6.13+), else its only CPU; falls back to an allowed CPU.
-    /// `in_task`: the waker runs in task context (false for a timer interrupt).
-    /// Deviation: `select_fallback_rq` takes the first allowed CPU (no node preference).
-    pub(crate) fn select_task_rq(
-        &mut self,
-        p: TaskId,
-        cpu_hint: usize,
-        wf: &mut u32,
-        this_cpu: usize,
-        in_task: bool,
-    ) -> usize {
-        let mut cpu = cpu_hint;
-        if self.tasks[p.index()].nr_cpus_allowed > 1 {
-            cpu = self.select_task_rq_fair(p, cpu_hint, *wf, this_cpu, in_task);
-            if self.cfg.has(P::RqSelected) {
-                *wf |= WF_RQ_SELECTED;
-            }
-        } else if let Some(c) = self.tasks[p.index()].cpus_allowed.first() {
-            cpu = c;
-        }
-        if !self.tasks[p.index()].cpus_allowed.contains(cpu) {
-            cpu = self.tasks[p.index()].cpus_allowed.first().unwrap_or(0);
-        }
-        cpu
-    }
-
     /// The `idx`-th domain of `cpu`.
     fn sd(&self, r: SdRef) -> &SchedDomain {
         &self.machine.domains.per_cpu[r.cpu].domains[r.idx]

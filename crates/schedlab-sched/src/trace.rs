@@ -12,7 +12,7 @@ impl Kernel {
         self.stats.fair_ops[op as usize] += 1;
     }
 
-    fn emit(&mut self, cpu: usize, flags: &str, event: TraceEvent) {
+    pub(crate) fn emit(&mut self, cpu: usize, flags: &str, event: TraceEvent) {
         if self.trace.is_none() {
             return;
         }
@@ -36,7 +36,7 @@ impl Kernel {
         }
     }
 
-    fn comm_of(&self, t: TaskId) -> String {
+    pub(crate) fn comm_of(&self, t: TaskId) -> String {
         self.tasks[t.index()].comm.clone()
     }
 
@@ -202,28 +202,5 @@ impl Kernel {
         };
         let cpu = self.cfs[cfs.index()].cpu;
         self.emit(cpu, "d..4.", ev);
-    }
-
-    /// `schedlab_pick`: the entity the fair pick chose at a switch.
-    pub(crate) fn trace_pick(&mut self, cpu: usize, t: TaskId, reason: &str) {
-        if self.trace.is_none() {
-            return;
-        }
-        let se = self.tasks[t.index()].se;
-        let cfs = self.se[se.index()].cfs_rq;
-        let e = &self.se[se.index()];
-        let (v, d, slice) = (e.vruntime, e.deadline, e.slice);
-        let lag = self.avg_vruntime(cfs).wrapping_sub(v) as i64;
-        let ev = TraceEvent::SchedlabPick {
-            comm: self.comm_of(t),
-            pid: self.tasks[t.index()].pid,
-            vruntime: v,
-            deadline: d,
-            lag,
-            slice,
-            eligible: lag >= 0,
-            reason: reason.to_string(),
-        };
-        self.emit(cpu, "d..2.", ev);
     }
 }

@@ -1,0 +1,59 @@
+//! kernel/sched/debug.c: the state dump printed when a checked invariant fails (the model's
+//! `print_cfs_rq()` / `sysrq_sched_debug_show()`).
+
+use crate::tree;
+use crate::Kernel;
+
+impl Kernel {
+    /// A human-readable dump of every runqueue (like /sys/kernel/debug/sched/debug).
+    pub fn state_dump(&self) -> String {
+        let mut s = String::new();
+        for rq in &self.rqs {
+            let c = &self.cfs[rq.cfs.index()];
+            s.push_str(&format!(
+                "cpu#{}: curr={} nr_running={} resched={:?}\n  cfs: nr_queued={} h_nr_queued={} h_nr_runnable={} h_nr_idle={} zero_vruntime={} avg_vruntime={} load={}\n",
+                rq.cpu,
+                self.tasks[rq.curr.index()].comm,
+                rq.nr_running,
+                rq.resched,
+                c.nr_queued,
+                c.h_nr_queued,
+                c.h_nr_runnable,
+                c.h_nr_idle,
+                c.zero_vruntime,
+                self.avg_vruntime(rq.cfs),
+                c.load.weight
+            ));
+            let mut list = tree::in_order(&self.se, c.root);
+            if let Some(cu) = c.curr {
+                list.insert(0, cu);
+            }
+            for se in list {
+                let e = &self.se[se.index()];
+                let name = e
+                    .task
+                    .map(|t| {
+                        format!(
+                            "{}/{}",
+                            self.tasks[t.index()].comm,
+                            self.tasks[t.index()].pid
+                        )
+                    })
+                    .unwrap_or_else(|| "group".into());
+                s.push_str(&format!(
+                    "    {}{} v={} d={} lag={} slice={} w={} delayed={} eligible={}\n",
+                    if Some(se) == c.curr { "*" } else { " " },
+                    name,
+                    e.vruntime,
+                    e.deadline,
+                    self.avg_vruntime(rq.cfs).wrapping_sub(e.vruntime) as i64,
+                    e.slice,
+                    e.load.weight,
+                    e.sched_delayed,
+                    self.entity_eligible(rq.cfs, se)
+                ));
+            }
+        }
+        s
+    }
+}

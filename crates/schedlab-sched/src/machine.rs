@@ -1,0 +1,201 @@
+//! The simulated machine under the kernel (simulator only; no kernel file): the event queue,
+//! the delivery of IPIs, the periodic tick's arming, per-CPU cost draws with jitter, the
+//! `sched_clock()` counter, and what each CPU is executing — the running segment's progress,
+//! its end event, and interrupt handlers pushed on top of it. Kernel code calls down into
+//! this file; it calls nothing above it.
+
+use crate::exec::{Mode, Seg, SegKind};
+use crate::sim::Ev;
+use crate::Kernel;
+use schedlab_platform::cost::CostModel;
+
+impl Kernel {
+    pub(crate) fn push_event(&mut self, at: u64, ev: Ev) {
+        self.events
+            .push(schedlab_engine::SimTime(at), ev.rank(), ev);
+    }
+
+    #[inline]
+    pub(crate) fn jiffies(&self) -> u64 {
+        self.now / self.tick_nsec
+    }
+
+    /// A cost from `cpu`'s model with the configured jitter, drawn from the jitter stream of
+    /// the CPU executing the code that incurs it (the sender of an IPI draws its latency).
+    pub(crate) fn cost(&mut self, cpu: usize, f: impl Fn(&CostModel) -> u64) -> u64 {
+        let v = f(&self.costs[cpu]);
+        if v == 0 || !self.cfg.sim(crate::features::SimFeature::SIM_JITTER) {
+            return v;
+        }
+        let sigma = self.costs[cpu].jitter_sigma_ppm;
+        if sigma == 0 {
+            return v;
+        }
+        let i = match self
+            .jitter_tables
+            .iter()
+            .position(|t| t.sigma_ppm() == sigma)
+        {
+            Some(i) => i,
+            None => {
+                self.jitter_tables
+                    .push(schedlab_engine::rng::LognormalTable::shared(sigma));
+                self.jitter_tables.len() - 1
+            }
+        };
+        let stream = self.executing.unwrap_or(cpu);
+        self.jitter_tables[i].apply(&mut self.jitter_rng[stream], v)
+    }
+
+    /// Makes a remote CPU look at its resched flag: reschedule IPI (or nothing if polling).
+    pub(crate) fn kick_cpu(&mut self, cpu: usize) {
+        if self.executing == Some(cpu) {
+            return; // the CPU executing this code sees the flag at its next preemption point
+        }
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].is_idle_task && self.machine.idle_polling[cpu] {
+            // polling idle: no IPI, the idle loop notices at once
+            self.stats.ipi_avoided += 1;
+            self.schedule_ipi(cpu, 0);
+            return;
+        }
+        let lat = self.cost(cpu, |c| c.lat_ipi.0);
+        self.schedule_ipi(cpu, lat);
+    }
+
+    /// Delivers an IPI to `cpu` after `lat` (plus the exit latency of the idle state it sits
+    /// in, unless it polls); at most one is in flight per CPU.
+    pub(crate) fn schedule_ipi(&mut self, cpu: usize, lat: u64) {
+        if self.rqs[cpu].ipi_pending {
+            return;
+        }
+        self.rqs[cpu].ipi_pending = true;
+        let mut at = self.now + lat;
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].is_idle_task && !self.machine.idle_polling[cpu] {
+            at += self.machine.idle_exit_ns[cpu];
+        }
+        self.stats.ipis += 1;
+        self.push_event(at, Ev::Ipi { cpu: cpu as u32 });
+    }
+
+    /// kernel: time/sched_clock.c sched_clock(): the counter value at `now`, in ns.
+    #[inline]
+    pub(crate) fn sched_clock(&self) -> u64 {
+        let hz = self.machine.sched_clock_hz;
+        if hz == 1_000_000_000 {
+            return self.now;
+        }
+        let cyc = self.now as u128 * hz as u128 / 1_000_000_000;
+        (cyc * 1_000_000_000 / hz as u128) as u64
+    }
+
+    /// Pushes an interrupt handler segment on the running task.
+    pub(crate) fn push_irq(&mut self, cpu: usize, cost: u64) {
+        let curr = self.rqs[cpu].curr;
+        self.tasks[curr.index()].exec.segs.push(Seg {
+            rem: cost,
+            mode: Mode::NoPreempt,
+            kind: SegKind::Irq,
+            until: None,
+        });
+        self.rqs[cpu].gen += 1;
+        self.rqs[cpu].seg_start = self.now;
+    }
+
+    /// Arms the periodic tick on a busy CPU (NO_HZ_IDLE: idle CPUs do not tick). The tick at
+    /// t = 0 precedes everything and charges nothing (rt-dl.md §7).
+    pub(crate) fn ensure_tick(&mut self, cpu: usize) {
+        if self.rqs[cpu].tick_armed {
+            return;
+        }
+        self.rqs[cpu].tick_armed = true;
+        let next = (self.now / self.tick_nsec + 1) * self.tick_nsec;
+        let gen = self.rqs[cpu].tick_gen;
+        self.push_event(
+            next,
+            Ev::Tick {
+                cpu: cpu as u32,
+                gen,
+            },
+        );
+    }
+
+    /// NO_HZ_IDLE: the tick stops when the CPU enters idle (a pending one never fires).
+    pub(crate) fn stop_tick(&mut self, cpu: usize) {
+        if self.rqs[cpu].tick_armed {
+            self.rqs[cpu].tick_armed = false;
+            self.rqs[cpu].tick_gen = self.rqs[cpu].tick_gen.wrapping_add(1);
+        }
+    }
+
+    /// Wall time a segment still needs on `cpu`.
+    pub(crate) fn seg_wall(&self, cpu: usize, seg: &Seg) -> u64 {
+        if let Some(until) = seg.until {
+            return until.saturating_sub(self.now);
+        }
+        match seg.kind {
+            SegKind::Work => {
+                let speed = self.rqs[cpu].speed;
+                if speed == 1024 {
+                    seg.rem
+                } else {
+                    (seg.rem as u128 * 1024).div_ceil(speed as u128) as u64
+                }
+            }
+            _ => seg.rem,
+        }
+    }
+
+    /// Accounts the progress of the running segment up to now (user/system time) and makes
+    /// `seg_start = now`. Any armed segment end becomes stale.
+    pub(crate) fn progress_segment(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        let elapsed = self.now - self.rqs[cpu].seg_start;
+        self.rqs[cpu].seg_start = self.now;
+        self.rqs[cpu].gen += 1;
+        if elapsed == 0 || self.tasks[curr.index()].is_idle_task {
+            return;
+        }
+        let speed = self.rqs[cpu].speed;
+        let task = &mut self.tasks[curr.index()];
+        let Some(seg) = task.exec.segs.last_mut() else {
+            return;
+        };
+        if seg.mode == Mode::User {
+            task.stats.user_ns += elapsed;
+        } else {
+            task.stats.sys_ns += elapsed;
+        }
+        if seg.until.is_some() {
+            return;
+        }
+        let done = if seg.kind == SegKind::Work && speed != 1024 {
+            (elapsed as u128 * speed as u128 / 1024) as u64
+        } else {
+            elapsed
+        };
+        seg.rem = seg.rem.saturating_sub(done);
+    }
+
+    pub(crate) fn arm_segment(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        let seg = *self.tasks[curr.index()].exec.segs.last().unwrap();
+        let wall = self.seg_wall(cpu, &seg);
+        self.rqs[cpu].gen += 1;
+        self.rqs[cpu].seg_start = self.now;
+        if seg.kind == SegKind::Spin && seg.rem > 0 {
+            // an open-ended spin has no end event: `end_spin` re-arms it, so no far-future
+            // events pile up in the queue
+            return;
+        }
+        let gen = self.rqs[cpu].gen;
+        self.push_event(
+            self.now + wall,
+            Ev::SegEnd {
+                cpu: cpu as u32,
+                gen,
+            },
+        );
+    }
+}

@@ -1,0 +1,465 @@
+//! The simulated kernel's core (kernel/sched/core.c): runqueues, the class table in kernel
+//! order, `__schedule`, `try_to_wake_up` (with `ttwu_runnable`), `wake_up_new_task`, exit, the
+//! tick, `resched_curr[_lazy]` and the preemption models (rt-dl.md §1) — plus the execution of
+//! task programs on simulated CPUs (DESIGN.md §4).
+//!
+//! Execution model. A CPU runs its current task's *segments*: user work, kernel work of a
+//! system call, an interrupt handler, or the cost of switching in. A segment's end is an event;
+//! an interrupt (tick, IPI) splits the running segment. A reschedule request takes effect at the
+//! next preemption point allowed by the model: return to user, interrupt exit to user mode,
+//! kernel preemption points under FULL/LAZY/RT, or blocking (rt-dl.md §1.7).
+//!
+//! Event order at one instant (load-bearing, see `Ev::rank`): segment ends first (work that
+//! completes exactly at t is done at t), then hrtimer expiries, then IPIs, then ticks, then the
+//! end of the run.
+
+use crate::exec::{HrTimer, Step};
+use crate::ipc::Ipc;
+use crate::presets::{KernelConfig, PreemptModel};
+use crate::sched::*;
+use crate::stats::{CpuStats, KernelStats};
+use crate::tree::TreeOrder;
+use schedlab_engine::{EventQueue, Rng, RngStreams};
+use schedlab_platform::cost::CostModel;
+use schedlab_platform::cpumask::CpuMask;
+use schedlab_platform::topology::SchedDomains;
+use schedlab_platform::{IdleState, Platform};
+use schedlab_trace::TraceRecord;
+
+/// What the kernel needs to know about the machine (built from a platform profile).
+#[derive(Clone, Debug)]
+pub struct MachineDesc {
+    pub name: String,
+    pub ncpus: usize,
+    pub hz: u32,
+    pub preempt_default: PreemptModel,
+    /// `arch_scale_cpu_capacity` per CPU.
+    pub capacity_orig: Vec<u64>,
+    /// `arch_scale_freq_capacity` per CPU (1024 = running at f_max).
+    pub freq_scale: Vec<u64>,
+    /// Execution speed per CPU relative to the reference core (1024 = reference at f_max):
+    /// `Op::Run(W)` takes `W * 1024 / speed` of wall time.
+    pub speed: Vec<u64>,
+    /// Cost model per CPU, already resolved for that CPU (wall ns).
+    pub costs: Vec<CostModel>,
+    /// Idle states per CPU (shallowest first).
+    pub idle_states: Vec<Vec<IdleState>>,
+    /// Exit latency of the idle state an idle CPU sits in (ns).
+    pub idle_exit_ns: Vec<u64>,
+    /// Whether the idle loop polls (no IPI needed to wake it).
+    pub idle_polling: Vec<bool>,
+    /// Last-level-cache id per CPU (`sd_llc_id`).
+    pub llc_id: Vec<usize>,
+    /// Page size of the kernel build (pipe slot size).
+    pub page_size: u32,
+    /// CPUs removed from scheduling domains (isolcpus=domain).
+    pub isolated: CpuMask,
+    /// Throughput of each SMT sibling while both are busy, parts per million.
+    pub smt_throughput_ppm: u32,
+    /// SMT siblings per CPU (including itself).
+    pub smt_mask: Vec<CpuMask>,
+    /// The sched-domain hierarchy (kernel/sched/topology.c).
+    pub domains: SchedDomains,
+    /// Frequency of the counter behind `sched_clock()`: the runqueue clock moves in its steps.
+    pub sched_clock_hz: u64,
+}
+
+impl MachineDesc {
+    /// Builds the kernel's view of a platform profile.
+    pub fn from_platform(p: &Platform) -> MachineDesc {
+        let n = p.nr_cpus();
+        let domains = p.sched_domains();
+        let cap: Vec<u64> = (0..n).map(|c| p.capacity_orig(c) as u64).collect();
+        let fscale: Vec<u64> = (0..n)
+            .map(|c| p.arch_scale_freq_capacity(c) as u64)
+            .collect();
+        let speed = (0..n).map(|c| cap[c] * fscale[c] / 1024).collect();
+        let idle_states: Vec<Vec<IdleState>> = (0..n).map(|c| p.idle_states(c).to_vec()).collect();
+        let idle_exit_ns = idle_states
+            .iter()
+            .map(|s| s.first().map(|st| st.exit_latency_ns.0).unwrap_or(0))
+            .collect();
+        let idle_polling = idle_states
+            .iter()
+            .map(|s| s.first().map(|st| st.polling).unwrap_or(false))
+            .collect();
+        MachineDesc {
+            name: p.name.clone(),
+            ncpus: n,
+            hz: p.hz,
+            preempt_default: p.preempt,
+            capacity_orig: cap,
+            freq_scale: fscale,
+            speed,
+            costs: (0..n).map(|c| p.costs(c).clone()).collect(),
+            idle_states,
+            idle_exit_ns,
+            idle_polling,
+            llc_id: (0..n).map(|c| domains.per_cpu[c].sd_llc_id).collect(),
+            page_size: 4096,
+            isolated: p.domain_isolated(),
+            smt_throughput_ppm: p.smt_throughput_ppm,
+            smt_mask: (0..n).map(|c| p.cpu_smt_mask(c)).collect(),
+            domains,
+            sched_clock_hz: p.sched_clock_hz,
+        }
+    }
+
+    /// A plain N-CPU machine with zero costs: the setting of the spec's test vectors.
+    pub fn ideal(ncpus: usize, hz: u32, preempt: PreemptModel) -> MachineDesc {
+        let p = Platform::smp(ncpus).expect("smp:N platform");
+        let mut m = MachineDesc::from_platform(&p);
+        m.hz = hz;
+        m.preempt_default = preempt;
+        m.costs = vec![CostModel::zero(); ncpus];
+        m.idle_exit_ns = vec![0; ncpus];
+        m.idle_polling = vec![false; ncpus];
+        m.sched_clock_hz = 1_000_000_000;
+        m
+    }
+}
+
+/// Simulator events. See the module docs for the order at one instant.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    /// The running segment on `cpu` ends (ignored if `gen` is stale).
+    SegEnd { cpu: u32, gen: u64 },
+    /// An hrtimer's hard expiry.
+    Timer { id: u32, gen: u32 },
+    /// The expiry handler of a timer that fired on an idle CPU, once the CPU has left its
+    /// idle state and run the interrupt up to the wakeup.
+    TimerIrq { id: u32, gen: u32 },
+    /// An IPI arrives on `cpu` (wake list and/or reschedule).
+    Ipi { cpu: u32 },
+    /// Scheduler tick on `cpu`.
+    Tick { cpu: u32, gen: u32 },
+    /// End of the simulation.
+    Stop,
+}
+
+impl Ev {
+    pub(crate) fn rank(&self) -> u8 {
+        match self {
+            Ev::SegEnd { .. } => 0,
+            Ev::Timer { .. } | Ev::TimerIrq { .. } => 1,
+            Ev::Ipi { .. } => 2,
+            Ev::Tick { .. } => 3,
+            Ev::Stop => 4,
+        }
+    }
+}
+
+/// Where a trace record goes.
+pub trait TraceSink {
+    fn record(&mut self, r: &TraceRecord);
+}
+
+/// The simulated kernel of one run.
+pub struct Kernel {
+    pub cfg: KernelConfig,
+    pub ncpus: usize,
+    pub now: u64,
+    pub hz: u32,
+    pub tick_nsec: u64,
+    pub preempt: PreemptModel,
+    pub base_slice: u64,
+    pub normalized_base_slice: u64,
+    pub tree_order: TreeOrder,
+    pub tasks: Vec<Task>,
+    pub se: Vec<SchedEntity>,
+    pub cfs: Vec<CfsRq>,
+    pub tgs: Vec<TaskGroup>,
+    pub rqs: Vec<Rq>,
+    pub ipc: Ipc,
+    pub costs: Vec<CostModel>,
+    pub machine: MachineDesc,
+    pub pipe_page_size: u32,
+    pub stats: KernelStats,
+    /// Checked invariants stop the run (tests, `--strict`); otherwise they are counted.
+    pub strict: bool,
+    pub warnings: u64,
+    pub first_warning: Option<String>,
+    pub(crate) events: EventQueue<Ev>,
+    pub(crate) timers: Vec<HrTimer>,
+    /// Slots of `timers` whose timer has expired, for reuse.
+    pub(crate) free_timers: Vec<u32>,
+    pub(crate) trace: Option<Box<dyn TraceSink>>,
+    pub(crate) rng_streams: RngStreams,
+    /// Cost-jitter streams, one per CPU (`"costs/jitter/cpu/N"`): a cost is drawn from the
+    /// stream of the CPU whose code runs when it is incurred, so the draws of one CPU never
+    /// depend on the order of another CPU's events.
+    pub(crate) jitter_rng: Vec<Rng>,
+    /// Set while the event loop runs a handler that ends by continuing its CPU (see
+    /// `run_ahead_to_segment_end`).
+    pub(crate) run_ahead: bool,
+    /// Whether run-ahead may be used at all (tests compare runs with and without it).
+    pub sim_run_ahead: bool,
+    /// Nesting of `cpu_continue` calls.
+    pub(crate) cont_depth: u32,
+    /// Scratch buffer for planning one operation (see `plan_op`).
+    pub(crate) plan_scratch: Vec<Step>,
+    /// Scratch buffer for the tasks one system call wakes (pipe and socket wake lists).
+    pub(crate) wake_scratch: Vec<TaskId>,
+    /// Jitter tables by σ (platforms use one or two shapes).
+    pub(crate) jitter_tables: Vec<std::sync::Arc<schedlab_engine::rng::LognormalTable>>,
+    /// Per-CPU random streams (`prandom_u32_state` of newidle balancing).
+    #[allow(dead_code)]
+    pub(crate) cpu_rng: Vec<Rng>,
+    pub(crate) next_pid: i32,
+    pub(crate) next_mm: u32,
+    pub end: u64,
+    /// Full invariant check after every event (expensive; tests and --strict).
+    pub check_invariants: bool,
+    /// The CPU whose code is executing right now (a resched on it needs no IPI).
+    pub(crate) executing: Option<usize>,
+    /// Wakeup placement state (select.rs).
+    pub sel: crate::select::SelectState,
+    /// Load-balancing state (balance.rs).
+    pub lb: crate::balance::BalanceState,
+    /// Tasks created and not yet exited (the run ends early when it drops to zero).
+    pub nr_live: u32,
+    /// Whether the run stopped because every task had exited.
+    pub all_exited_at: Option<u64>,
+}
+
+impl Kernel {
+    /// Builds a kernel for `machine` with configuration `cfg`.
+    pub fn new(cfg: KernelConfig, machine: MachineDesc, seed: u64) -> Result<Kernel, String> {
+        let ncpus = machine.ncpus;
+        assert!(ncpus >= 1);
+        let hz = cfg.hz.unwrap_or(machine.hz);
+        let preempt = cfg.resolve_preempt(machine.preempt_default)?;
+        let online = ncpus as u32;
+        let base_slice = cfg.base_slice_ns(online);
+        let normalized_base_slice = cfg.normalized_base_slice();
+        let tree_order = if cfg.has(crate::patches::Patch::DeadlineSortedTree) {
+            TreeOrder::Deadline
+        } else {
+            TreeOrder::Vruntime
+        };
+        let streams = RngStreams::new(seed);
+        let sim_run_ahead = cfg.sim(crate::features::SimFeature::SIM_RUN_AHEAD);
+        let mut k = Kernel {
+            cfg,
+            ncpus,
+            now: 0,
+            hz,
+            tick_nsec: 1_000_000_000 / hz as u64,
+            preempt,
+            base_slice,
+            normalized_base_slice,
+            tree_order,
+            tasks: Vec::new(),
+            se: Vec::new(),
+            cfs: Vec::new(),
+            tgs: Vec::new(),
+            rqs: Vec::new(),
+            ipc: Ipc::default(),
+            costs: machine.costs.clone(),
+            pipe_page_size: machine.page_size,
+            machine,
+            stats: KernelStats::default(),
+            strict: false,
+            warnings: 0,
+            first_warning: None,
+            events: EventQueue::new(),
+            timers: Vec::new(),
+            free_timers: Vec::new(),
+            trace: None,
+            rng_streams: streams,
+            jitter_rng: (0..ncpus)
+                .map(|c| streams.stream(&format!("costs/jitter/cpu/{c}")))
+                .collect(),
+            jitter_tables: Vec::new(),
+            plan_scratch: Vec::with_capacity(8),
+            wake_scratch: Vec::with_capacity(8),
+            run_ahead: false,
+            sim_run_ahead,
+            cont_depth: 0,
+            cpu_rng: (0..ncpus)
+                .map(|c| streams.stream(&format!("cpu/{c}")))
+                .collect(),
+            next_pid: 1000,
+            next_mm: 1,
+            end: u64::MAX,
+            check_invariants: false,
+            executing: None,
+            sel: Default::default(),
+            lb: Default::default(),
+            nr_live: 0,
+            all_exited_at: None,
+        };
+        // root task group with one root cfs_rq per CPU
+        let mut root_cfs = Vec::new();
+        for cpu in 0..ncpus {
+            k.cfs.push(CfsRq::new(cpu, TgId(0)));
+            root_cfs.push(CfsRqId::new(k.cfs.len() - 1));
+        }
+        k.tgs.push(TaskGroup {
+            path: "/".to_string(),
+            parent: None,
+            shares: scale_load(1024),
+            saved_shares: scale_load(1024),
+            idle: false,
+            cfs_rq: root_cfs.clone(),
+            se: vec![None; ncpus],
+            load_avg: 0,
+        });
+        for (cpu, &root) in root_cfs.iter().enumerate() {
+            let idle = k.alloc_task(
+                format!("swapper/{cpu}"),
+                0,
+                0,
+                Policy::Normal,
+                0,
+                TgId(0),
+                cpu,
+            );
+            k.tasks[idle.index()].is_idle_task = true;
+            k.tasks[idle.index()].class = SchedClass::Idle;
+            k.tasks[idle.index()].state = TaskState::Running;
+            k.tasks[idle.index()].on_cpu = true;
+            k.rqs.push(Rq {
+                cpu,
+                curr: idle,
+                idle,
+                cfs: root,
+                rt: Default::default(),
+                dl: Default::default(),
+                nr_running: 0,
+                resched: Resched::None,
+                ttwu_pending: false,
+                wake_list: Vec::new(),
+                ipi_pending: false,
+                stop_migration: None,
+                gen: 0,
+                seg_start: 0,
+                tick_armed: false,
+                tick_gen: 0,
+                idle_since: Some(0),
+                avg_idle: 2 * k.cfg.sysctl.migration_cost_ns,
+                idle_stamp: 0,
+                max_idle_balance_cost: k.cfg.sysctl.migration_cost_ns,
+                next_balance: 0,
+                speed: k.machine.speed[cpu],
+                capacity_orig: k.machine.capacity_orig[cpu],
+                stats: CpuStats::default(),
+                range_timers: Vec::new(),
+                clock_task: 0,
+                clock_update_flags: 0,
+            });
+        }
+        k.init_select_state();
+        k.init_balance_state();
+        Ok(k)
+    }
+
+    // ===================================================================== tasks
+
+    // ===================================================================== run loop
+
+    pub fn set_trace(&mut self, sink: Box<dyn TraceSink>) {
+        self.trace = Some(sink);
+    }
+
+    pub fn take_trace(&mut self) -> Option<Box<dyn TraceSink>> {
+        self.trace.take()
+    }
+
+    /// Runs until simulated time `end` (ns), or until every task has exited. Can be called
+    /// repeatedly. Returns the time it stopped at.
+    pub fn run_until(&mut self, end: u64) -> u64 {
+        self.run_until_observed(end, u64::MAX, &mut |_| {})
+    }
+
+    /// [`Kernel::run_until`] with an observer called with the simulated time after every
+    /// `every` events. The observer only looks: it cannot touch the kernel, and the run does
+    /// exactly the same work whether it is called or not (a progress bar must never change a
+    /// result — the clocks are brought up to date only once, at the end).
+    pub fn run_until_observed(
+        &mut self,
+        end: u64,
+        every: u64,
+        observe: &mut dyn FnMut(u64),
+    ) -> u64 {
+        let every = every.max(1);
+        let mut countdown = every;
+        self.end = end;
+        self.events
+            .push(schedlab_engine::SimTime(end), Ev::Stop.rank(), Ev::Stop);
+        let mut stop = end;
+        while let Some((t, ev)) = self.events.pop() {
+            self.now = t.0;
+            if let (0, Some(at)) = (self.nr_live, self.all_exited_at) {
+                stop = at.min(end);
+                break;
+            }
+            match ev {
+                Ev::Stop => {
+                    if t.0 >= end {
+                        break;
+                    }
+                }
+                Ev::SegEnd { cpu, gen } => {
+                    self.run_ahead = self.sim_run_ahead;
+                    self.on_seg_end(cpu as usize, gen);
+                    self.run_ahead = false;
+                }
+                Ev::Timer { id, gen } => self.on_timer(id, gen),
+                Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
+                Ev::Ipi { cpu } => {
+                    self.run_ahead = self.sim_run_ahead;
+                    self.on_ipi(cpu as usize);
+                    self.run_ahead = false;
+                }
+                Ev::Tick { cpu, gen } => {
+                    self.run_ahead = self.sim_run_ahead;
+                    self.on_tick(cpu as usize, gen);
+                    self.run_ahead = false;
+                }
+            }
+            self.stats.events += 1;
+            if self.check_invariants {
+                self.check_all_invariants();
+            }
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = every;
+                observe(self.now);
+            }
+        }
+        self.now = stop;
+        self.account_all(stop);
+        stop
+    }
+
+    /// Brings time-based statistics up to `now` (idle time, runtime of running tasks).
+    fn account_all(&mut self, now: u64) {
+        for cpu in 0..self.ncpus {
+            if let Some(s) = self.rqs[cpu].idle_since {
+                self.rqs[cpu].stats.idle_ns += now - s;
+                self.rqs[cpu].idle_since = Some(now);
+            }
+            let curr = self.rqs[cpu].curr;
+            if !self.tasks[curr.index()].is_idle_task {
+                self.progress_segment(cpu);
+                self.update_rq_clock(cpu);
+                // progress_segment retired the pending SegEnd (generation bump); arm the
+                // remainder again so that a later run_until continues the segment.
+                if !self.tasks[curr.index()].exec.segs.is_empty() {
+                    self.arm_segment(cpu);
+                }
+                let class = self.tasks[curr.index()].class;
+                class.update_curr(self, curr);
+            }
+        }
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.stats.events
+    }
+
+    // ===================================================================== invariants
+
+    // ===================================================================== resched
+}
