@@ -28,7 +28,7 @@ Examples:
 #[command(
     name = "schedlab",
     version,
-    about = "schedlab — a deterministic simulator of the Linux CPU scheduler",
+    about = "A deterministic simulator of the Linux CPU scheduler",
     disable_help_subcommand = true,
     after_help = format!("{EXAMPLES}\n\n{EXIT_CODES}"),
 )]
