@@ -34,7 +34,7 @@ use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_engine::time::{Nanos, SimTime};
 use schedlab_sched::ipc::PipeId;
 use schedlab_sched::sched::{Policy, TaskId};
-use schedlab_sched::{Ctx, Kernel, Op, Program, Spawn, SysResult, TaskAttrs};
+use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -130,7 +130,7 @@ impl StressNg {
     }
 
     /// The results as stress-ng would compute them from what the run did so far.
-    pub fn results(&self, k: &Kernel) -> Results {
+    pub fn results(&self, procfs: &dyn Procfs) -> Results {
         let Some(sh) = self.shared.as_ref() else {
             return Results {
                 main_pid: 0,
@@ -140,13 +140,13 @@ impl StressNg {
             };
         };
         let sh = sh.borrow();
+        let now = procfs.now();
         let size = self.opts.pipe_data_size;
         let times = |t: Option<TaskId>| {
             t.map(|t| {
-                // getrusage(): cputime_adjust() against sum_exec_runtime
-                let st = &k.tasks[t.index()].stats;
-                let rtime = k.se[k.tasks[t.index()].se.index()].sum_exec_runtime;
-                schedlab_sched::stats::cputime_adjust(st.user_ns, st.sys_ns, rtime)
+                // getrusage(): utime/stime, cputime_adjust()ed to sum_exec_runtime
+                let st = procfs.task_stat(t);
+                (st.utime, st.stime)
             })
             .unwrap_or((0, 0))
         };
@@ -156,11 +156,11 @@ impl StressNg {
             .map(|i| {
                 let (wu, ws) = times(i.writer);
                 let (ru, rs) = times(i.reader);
-                let loop_end = i.loop_end.unwrap_or(k.now);
+                let loop_end = i.loop_end.unwrap_or(now);
                 InstanceResult {
                     bogo_ops: i.ops,
                     start: SimTime(i.start),
-                    finish: SimTime(i.finish.unwrap_or(k.now)),
+                    finish: SimTime(i.finish.unwrap_or(now)),
                     user_time: Nanos(wu + ru),
                     system_time: Nanos(ws + rs),
                     run_ok: i.finish.is_some(),
@@ -174,7 +174,7 @@ impl StressNg {
         Results {
             main_pid: sh.main_pid.max(0) as u32,
             instances,
-            duration: Nanos(sh.main_end.unwrap_or(k.now).saturating_sub(sh.main_start)),
+            duration: Nanos(sh.main_end.unwrap_or(now).saturating_sub(sh.main_start)),
             success: done,
         }
     }
@@ -185,7 +185,7 @@ impl Workload for StressNg {
         "stress-ng"
     }
 
-    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError> {
+    fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
@@ -198,11 +198,11 @@ impl Workload for StressNg {
             }
             _ => {}
         }
-        let page = k.pipe_page_size as u64;
+        let page = sys.page_size() as u64;
         self.opts
             .check_page_size(page)
             .map_err(|e| WorkloadError::option(&self.line, e.to_string()))?;
-        let ncpus = k.ncpus as u32;
+        let ncpus = sys.ncpus() as u32;
         let n = match self.opts.pipe {
             Instances::Count(n) => n,
             other => other.resolve(ncpus, ncpus),
@@ -233,25 +233,26 @@ impl Workload for StressNg {
             forked: 0,
             reaped: 0,
         });
-        let t = k.create_task(main, &attrs, None, false);
+        let t = sys.fork(main, &attrs);
         {
             let mut sh = shared.borrow_mut();
             sh.main = Some(t);
-            sh.main_pid = k.tasks[t.index()].pid;
+            sh.main_pid = sys.pid(t);
         }
-        k.start_task(t);
+        sys.wake_up_new_task(t);
         self.shared = Some(shared);
         Ok(())
     }
 
-    fn output(&self, k: &Kernel) -> String {
-        render(&self.opts, &self.results(k))
+    fn output(&self, procfs: &dyn Procfs) -> String {
+        render(&self.opts, &self.results(procfs))
     }
 
-    fn metrics(&self, k: &Kernel) -> Vec<Metric> {
-        let r = self.results(k);
+    fn metrics(&self, procfs: &dyn Procfs) -> Vec<Metric> {
+        let r = self.results(procfs);
         let s = r.summary();
-        let switches = k.stats.nr_switches as f64;
+        let tp = procfs.tracepoint_counts();
+        let switches = tp.sched_switch as f64;
         let per_op = if s.c_total > 0 {
             switches / s.c_total as f64
         } else {
@@ -263,7 +264,7 @@ impl Workload for StressNg {
             Metric::new("sched_switch", switches, "switches", Better::Lower),
             Metric::new(
                 "sched_migrate_task",
-                k.stats.migrations as f64,
+                tp.sched_migrate_task as f64,
                 "migrations",
                 Better::Lower,
             ),
@@ -551,7 +552,7 @@ mod tests {
     use super::*;
     use crate::workload::parse_workload;
     use schedlab_platform::{Platform, PreemptModel};
-    use schedlab_sched::{KernelConfig, MachineDesc};
+    use schedlab_sched::{Kernel, KernelConfig, MachineDesc};
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
