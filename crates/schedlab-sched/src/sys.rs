@@ -175,3 +175,93 @@ impl Sys for Kernel {
         self.ipc.new_unix_stream()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::MachineDesc;
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::syscalls::{Ctx, Op, SysResult};
+    use schedlab_platform::cpumask::CpuMask;
+    use schedlab_platform::Platform;
+
+    /// Runs 1 ms of user work, one 250 µs system call, then exits.
+    struct Probe(u32);
+
+    impl Program for Probe {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+            self.0 += 1;
+            match self.0 {
+                1 => Op::Run(1_000_000),
+                2 => Op::Syscall(250_000),
+                _ => Op::Exit,
+            }
+        }
+    }
+
+    #[test]
+    fn a_task_forked_through_sys_shows_in_procfs() {
+        // Two CPUs, every kernel cost zero, no jitter; the task, pinned to CPU 1, is alone
+        // there and never preempted.
+        let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+        let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
+        let mut k = Kernel::new(cfg, m, 1).unwrap();
+        k.strict = true;
+        let sys: &mut dyn Sys = &mut k;
+        assert_eq!((sys.ncpus(), sys.page_size()), (2, 4096));
+        assert_eq!(sys.cpu_speed(1), 1024); // smp:N CPUs are reference cores
+        let attrs = TaskAttrs {
+            comm: Some("probe".into()),
+            nice: Some(5),
+            cpus: Some(CpuMask::single(1)),
+            ..Default::default()
+        };
+        let t = sys.fork(Box::new(Probe(0)), &attrs);
+        let before = sys.task_stat(t);
+        assert!(!before.exited);
+        assert_eq!(before.sum_exec_runtime, 0);
+        sys.wake_up_new_task(t);
+        k.run_until(10_000_000);
+        let task = &k.tasks[t.index()];
+        assert_eq!((task.comm.as_str(), task.nice, task.cpu), ("probe", 5, 1));
+        let procfs: &dyn Procfs = &k;
+        let st = procfs.task_stat(t);
+        assert_eq!(st.pid, procfs.pid(t));
+        assert!(st.exited);
+        // 1 ms user + 0.25 ms system, nothing else charged: sum_exec_runtime 1.25 ms and the
+        // cputime_adjust() split equals the raw one (user/sys add up to rtime already).
+        assert_eq!(st.sum_exec_runtime, 1_250_000);
+        assert_eq!((st.utime, st.stime), (1_000_000, 250_000));
+        // scheduled in once, out once (the exit: a voluntary switch, prev_state TASK_DEAD)
+        assert_eq!(st.pcount, 1);
+        assert_eq!(st.run_delay, 0);
+        assert_eq!(
+            (
+                st.nr_switches,
+                st.nr_voluntary_switches,
+                st.nr_involuntary_switches
+            ),
+            (1, 1, 0)
+        );
+        // CPU 1: idle → probe, probe → idle. Fork placement moved the task from CPU 0 (where
+        // a parentless task is created) to CPU 1 with __set_task_cpu(), which fires no
+        // sched_migrate_task, as in wake_up_new_task().
+        let tp = procfs.tracepoint_counts();
+        assert_eq!(tp.sched_switch, 2);
+        assert_eq!(tp.sched_migrate_task, 0);
+    }
+
+    #[test]
+    fn program_costs_come_from_the_platform_file() {
+        let cfg = || KernelConfig::parse("v6.12").unwrap();
+        let altra = Platform::builtin("altra-80").unwrap();
+        let k = Kernel::new(cfg(), MachineDesc::from_platform(&altra), 1).unwrap();
+        // platforms/altra-80.toml: [programs.schbench] w_matmul = "1.9 ms"
+        assert_eq!(k.program_cost("schbench", "w_matmul"), Some(1_900_000));
+        assert_eq!(k.program_cost("schbench", "nothing"), None);
+        assert_eq!(k.program_cost("stress-ng", "w_matmul"), None);
+        let rpi5 = Platform::builtin("rpi5").unwrap();
+        let k = Kernel::new(cfg(), MachineDesc::from_platform(&rpi5), 1).unwrap();
+        assert_eq!(k.program_cost("schbench", "w_matmul"), None);
+    }
+}

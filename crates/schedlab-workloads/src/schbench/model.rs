@@ -1409,6 +1409,17 @@ mod tests {
         );
         let r = w.results(&k);
         assert_eq!((r.request.min, r.request.max), (1700, 1700));
+        // The platform's [programs.schbench] w_matmul replaces the default: 1.9 ms (altra-80's
+        // figure) gives 1900 µs requests.
+        let mut m = ideal(2);
+        let f = schedlab_platform::PROGRAM_COST_FIELDS
+            .iter()
+            .find(|f| (f.program, f.name) == ("schbench", "w_matmul"))
+            .unwrap();
+        m.programs.set(f, Nanos(1_900_000));
+        let (k, w) = run(kernel("v6.18", m, 1), "schbench -m 1 -t 1 -C -r 2 -n 1");
+        let r = w.results(&k);
+        assert_eq!((r.request.min, r.request.max), (1900, 1900));
     }
 
     #[test]
