@@ -248,11 +248,23 @@ pub struct ProgramCostField {
 }
 
 /// Every per-program cost a platform file may give.
-pub const PROGRAM_COST_FIELDS: &[ProgramCostField] = &[ProgramCostField {
-    program: "schbench",
-    name: "w_matmul",
-    meaning: "one 104 × 104 naive matrix multiplication (-F 256), workloads.md §4.2",
-}];
+pub const PROGRAM_COST_FIELDS: &[ProgramCostField] = &[
+    ProgramCostField {
+        program: "schbench",
+        name: "w_matmul",
+        meaning: "one 104 × 104 naive matrix multiplication (-F 256), workloads.md §4.2",
+    },
+    ProgramCostField {
+        program: "stress-ng",
+        name: "w_fill",
+        meaning: "pipe stressor: the writer's 512-byte fill loop per write, workloads.md §2.2",
+    },
+    ProgramCostField {
+        program: "stress-ng",
+        name: "w_check",
+        meaning: "pipe stressor: the reader's check per read, workloads.md §2.2",
+    },
+];
 
 /// The `[programs.*]` values a platform gives, in [`PROGRAM_COST_FIELDS`] order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
