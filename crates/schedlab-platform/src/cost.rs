@@ -232,6 +232,86 @@ impl StorageDevice {
     }
 }
 
+/// One per-platform cost of user-space work in a modelled program (`[programs.NAME]` of a
+/// platform file): work at the platform's reference core, like `Op::Run` (the kernel scales
+/// it by each CPU's speed), not a kernel cost. Programs read it through the kernel's
+/// syscall-level handle (`Sys::program_cost`); a platform that does not give it leaves the
+/// model's own default in force.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramCostField {
+    /// Program name as typed on the workload line (`schbench`).
+    pub program: &'static str,
+    /// Key in `[programs.PROGRAM]` (`w_matmul`).
+    pub name: &'static str,
+    /// What it is (and the spec section defining it).
+    pub meaning: &'static str,
+}
+
+/// Every per-program cost a platform file may give.
+pub const PROGRAM_COST_FIELDS: &[ProgramCostField] = &[
+    ProgramCostField {
+        program: "schbench",
+        name: "w_matmul",
+        meaning: "one 104 × 104 naive matrix multiplication (-F 256), workloads.md §4.2",
+    },
+    ProgramCostField {
+        program: "stress-ng",
+        name: "w_fill",
+        meaning: "pipe stressor: the writer's 512-byte fill loop per write, workloads.md §2.2",
+    },
+    ProgramCostField {
+        program: "stress-ng",
+        name: "w_check",
+        meaning: "pipe stressor: the reader's check per read, workloads.md §2.2",
+    },
+];
+
+/// The `[programs.*]` values a platform gives, in [`PROGRAM_COST_FIELDS`] order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProgramCosts {
+    values: Vec<(&'static ProgramCostField, Nanos)>,
+}
+
+impl ProgramCosts {
+    /// The value of `program`'s `name`, if the platform gives it.
+    pub fn get(&self, program: &str, name: &str) -> Option<Nanos> {
+        self.values
+            .iter()
+            .find(|(f, _)| f.program == program && f.name == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// Sets a value (replacing an earlier one).
+    pub fn set(&mut self, field: &'static ProgramCostField, v: Nanos) {
+        self.values
+            .retain(|(f, _)| !(f.program == field.program && f.name == field.name));
+        self.values.push((field, v));
+        let order = |f: &ProgramCostField| {
+            PROGRAM_COST_FIELDS
+                .iter()
+                .position(|g| g.program == f.program && g.name == f.name)
+        };
+        self.values.sort_by_key(|(f, _)| order(f));
+    }
+
+    /// The values given, in [`PROGRAM_COST_FIELDS`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static ProgramCostField, Nanos)> + '_ {
+        self.values.iter().copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+impl PartialEq for ProgramCostField {
+    fn eq(&self, other: &Self) -> bool {
+        self.program == other.program && self.name == other.name
+    }
+}
+
+impl Eq for ProgramCostField {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,7 +49,10 @@ mod show;
 mod toml_tree;
 pub mod topology;
 
-pub use cost::{CostField, CostModel, StorageDevice, COST_FIELDS};
+pub use cost::{
+    CostField, CostModel, ProgramCostField, ProgramCosts, StorageDevice, COST_FIELDS,
+    PROGRAM_COST_FIELDS,
+};
 pub use cpumask::{CpuListError, CpuMask};
 pub use error::PlatformError;
 pub use platform::{

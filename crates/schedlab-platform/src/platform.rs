@@ -10,7 +10,8 @@ use std::path::Path;
 use schedlab_engine::Nanos;
 
 use crate::cost::{
-    scale_ns, CostModel, StorageDevice, COST_FIELDS, LATENCY_FIELDS, STORAGE_DEVICES,
+    scale_ns, CostModel, ProgramCosts, StorageDevice, COST_FIELDS, LATENCY_FIELDS,
+    PROGRAM_COST_FIELDS, STORAGE_DEVICES,
 };
 use crate::cpumask::CpuMask;
 use crate::error::PlatformError;
@@ -228,6 +229,8 @@ pub struct Platform {
     /// Capacity of the reference core the `[costs]` column was measured on.
     pub reference_capacity: u32,
     pub storage: StorageDevice,
+    /// `[programs.NAME]`: per-platform costs of user-space work in the modelled programs.
+    pub programs: ProgramCosts,
     /// Where every value came from: key path (`costs.c_ttwu`, `cpu_class[0].capacity`) →
     /// `file:line` and the trailing comment on that line.
     pub provenance: BTreeMap<String, Provenance>,
@@ -1449,6 +1452,39 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         }
     };
 
+    // [programs.NAME]
+    let mut programs = ProgramCosts::default();
+    if let Some(pt) = top.opt_table("programs")? {
+        let names: Vec<&str> = pt.keys().collect();
+        for prog in names {
+            if !PROGRAM_COST_FIELDS.iter().any(|f| f.program == prog) {
+                let mut known: Vec<&str> = PROGRAM_COST_FIELDS.iter().map(|f| f.program).collect();
+                known.dedup();
+                return Err(pt.err(
+                    prog,
+                    format!(
+                        "no costs are defined for this program (known: {})",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            let t = pt.opt_table(prog)?.expect("key listed");
+            let keys: Vec<&str> = t.keys().collect();
+            for key in keys {
+                let Some(f) = PROGRAM_COST_FIELDS
+                    .iter()
+                    .find(|f| f.program == prog && f.name == key)
+                else {
+                    continue; // reported as unknown by finish()
+                };
+                let v = t.opt_duration_ns(key)?.expect("key listed");
+                programs.set(f, Nanos(v));
+            }
+            t.finish()?;
+        }
+        pt.finish()?;
+    }
+
     top.finish()?;
     let provenance = ctx.prov.into_inner();
     Ok(Platform {
@@ -1473,6 +1509,7 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         costs,
         reference_capacity,
         storage,
+        programs,
         provenance,
     })
 }
@@ -1838,6 +1875,56 @@ mod tests {
         let e = Platform::load(dir.join("missing.toml")).unwrap_err();
         assert!(matches!(e, PlatformError::Io { .. }));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn program_costs_section() {
+        // Written values: "1.9 ms" = 1 900 000 ns; a bare number is µs (1700 µs).
+        let p = load("[programs.schbench]\nw_matmul = \"1.9 ms\"  # from a test\n").unwrap();
+        assert_eq!(
+            p.programs.get("schbench", "w_matmul"),
+            Some(Nanos(1_900_000))
+        );
+        assert_eq!(p.programs.get("schbench", "other"), None);
+        let prov = p.provenance_of("programs.schbench.w_matmul").unwrap();
+        assert_eq!(
+            (prov.at.as_str(), prov.comment.as_str()),
+            ("t.toml:5", "from a test")
+        );
+        let s = p.show();
+        assert!(s.contains("schbench.w_matmul"), "{s}");
+        assert!(s.contains("1900  # from a test"), "{s}");
+        let p = load("[programs.schbench]\nw_matmul = 1700\n").unwrap();
+        assert_eq!(
+            p.programs.get("schbench", "w_matmul"),
+            Some(Nanos(1_700_000))
+        );
+        // None given: the model's default applies; show says so with a dash.
+        let p = load("").unwrap();
+        assert!(p.programs.is_empty());
+        assert!(p.show().contains("— = the model's default"));
+        // The section of a base platform is inherited through `extends` (altra-80-llc80).
+        let llc80 = Platform::builtin("altra-80-llc80").unwrap();
+        assert_eq!(
+            llc80.programs.get("schbench", "w_matmul"),
+            Platform::builtin("altra-80")
+                .unwrap()
+                .programs
+                .get("schbench", "w_matmul")
+        );
+        // Typos never pass silently.
+        assert_eq!(
+            err("[programs.schbnch]\nw_matmul = 1\n"),
+            "t.toml:4: programs.schbnch: no costs are defined for this program (known: schbench, stress-ng)"
+        );
+        assert_eq!(
+            err("[programs.schbench]\nw_matmull = 1\n"),
+            "t.toml:5: programs.schbench.w_matmull: unknown key"
+        );
+        assert_eq!(
+            err("[programs.schbench]\nw_matmul = \"fast\"\n"),
+            "t.toml:5: programs.schbench.w_matmul: `fast`: unit must be ns, us, µs, ms or s"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! | tree.rs | rbtree | the augmented timeline |
 //! | features.rs, patches.rs, presets.rs, sysctl.rs | features.h, git history | configuration |
 //! | ipc.rs, syscalls.rs | fs/pipe.c, af_unix.c, futex, locking/mutex.c | kernel objects and the syscall surface |
+//! | sys.rs | fork, /proc, tracepoints | what workload models see from outside the tasks |
 //! | stats.rs, trace.rs, invariants.rs | schedstat, tracepoints, WARN_ON | observation |
 
 pub mod balance;
@@ -38,6 +39,7 @@ pub mod select;
 pub mod sim;
 pub mod stats;
 pub mod stop_task;
+pub mod sys;
 pub mod syscalls;
 pub mod sysctl;
 pub mod trace;
@@ -48,6 +50,7 @@ pub use crate::sim::{Kernel, MachineDesc, TraceSink};
 pub use features::{Feature, FeatureSet, SimFeature};
 pub use patches::Patch;
 pub use presets::{KernelConfig, KernelSpecError, PreemptModel};
+pub use sys::{Procfs, Sys, TaskStat, TracepointCounts};
 pub use syscalls::{Ctx, Op, PollFd, Program, Spawn, SysResult, TaskAttrs};
 
 /// The crate's layout, checked: calls between files go one way only. A method defined in one

@@ -20,7 +20,7 @@ use crate::sched::*;
 use crate::stats::{CpuStats, KernelStats};
 use crate::tree::TreeOrder;
 use schedlab_engine::{EventQueue, Rng, RngStreams};
-use schedlab_platform::cost::CostModel;
+use schedlab_platform::cost::{CostModel, ProgramCosts};
 use schedlab_platform::cpumask::CpuMask;
 use schedlab_platform::topology::SchedDomains;
 use schedlab_platform::{IdleState, Platform};
@@ -62,6 +62,8 @@ pub struct MachineDesc {
     pub domains: SchedDomains,
     /// Frequency of the counter behind `sched_clock()`: the runqueue clock moves in its steps.
     pub sched_clock_hz: u64,
+    /// The platform's `[programs.NAME]` costs (user-space work, read by workloads via `Sys`).
+    pub programs: ProgramCosts,
 }
 
 impl MachineDesc {
@@ -102,6 +104,7 @@ impl MachineDesc {
             smt_mask: (0..n).map(|c| p.cpu_smt_mask(c)).collect(),
             domains,
             sched_clock_hz: p.sched_clock_hz,
+            programs: p.programs.clone(),
         }
     }
 

@@ -10,7 +10,7 @@
 
 use crate::ipc::{FutexId, PipeId, SockId};
 use crate::sched::{Policy, TaskId, TgId};
-use crate::Kernel;
+use crate::{Kernel, SimFeature};
 use schedlab_engine::Rng;
 use schedlab_platform::cpumask::CpuMask;
 
@@ -192,6 +192,16 @@ impl<'a> Ctx<'a> {
     /// cost is charged by the caller as `Op::Syscall`.
     pub fn new_unix_stream(&mut self) -> SockId {
         self.k.ipc.new_unix_stream()
+    }
+    /// `ns` of work with the platform's cost jitter (workloads.md §0.2), drawn from the task's
+    /// own random stream with the σ of the CPU it runs on; `ns` unchanged when cost jitter is
+    /// off (`NO_SIM_JITTER`). For programs that charge a cost of their own per repetition.
+    pub fn cost_jitter(&mut self, ns: u64) -> u64 {
+        if !self.k.cfg.sim(SimFeature::SIM_JITTER) {
+            return ns;
+        }
+        let sigma = self.costs().jitter_sigma_ppm;
+        self.rng().jitter(ns, sigma)
     }
     /// Cost model of the CPU the task runs on (for programs that charge named costs).
     pub fn costs(&self) -> &schedlab_platform::cost::CostModel {

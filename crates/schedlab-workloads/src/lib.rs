@@ -11,3 +11,6 @@ pub mod stress_ng;
 pub mod workload;
 
 pub use workload::{parse_workload, Better, Env, Metric, Placement, Workload, WorkloadError};
+
+#[cfg(test)]
+mod surface_tests;

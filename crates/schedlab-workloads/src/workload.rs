@@ -2,14 +2,17 @@
 //!
 //! A workload line is what a user types on hardware, optionally preceded by the placement the
 //! shell would have given it: `nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8`
-//! (DESIGN.md §1). [`parse_workload`] turns it into a [`Workload`], which creates its tasks in a
-//! [`Kernel`] and afterwards renders the lines the real program prints and the metrics that
-//! `reproduce` and `compare` read. Workloads reach the kernel only through its syscall surface
-//! (`Program`/`Op`) and read statistics, never scheduler internals.
+//! (DESIGN.md §1). [`parse_workload`] turns it into a [`Workload`], which creates its tasks
+//! through the kernel's set-up handle [`Sys`] (fork with attributes, `wake_up_new_task`, pipes,
+//! sockets, futex words, the clock, the CPU count, the platform's `[programs.NAME]` costs) and
+//! afterwards renders, from the read-only [`Procfs`] view (what `/proc` and a tracer show), the
+//! lines the real program prints and the metrics that `reproduce` and `compare` read. Inside the
+//! tasks, programs talk to the kernel through `Program`/`Op`/`Ctx`. No model names the
+//! `Kernel` or its internals (`src/surface_tests.rs` checks the sources).
 
 use schedlab_platform::CpuMask;
 use schedlab_sched::sched::{Policy, TaskId, TgId};
-use schedlab_sched::{Kernel, TaskAttrs};
+use schedlab_sched::{Procfs, Sys, TaskAttrs};
 
 /// Where and how the workload's tasks run (the shell's `nice`, `chrt`, `taskset`, cgroup).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -84,11 +87,11 @@ pub trait Workload {
     /// The program name as typed (`stress-ng`, `hackbench`, `rt-app`…).
     fn program(&self) -> &str;
     /// Creates and starts the workload's initial task(s).
-    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError>;
+    fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError>;
     /// The lines the real program prints at the end of the run.
-    fn output(&self, k: &Kernel) -> String;
+    fn output(&self, procfs: &dyn Procfs) -> String;
     /// Named results for reproduce/compare.
-    fn metrics(&self, k: &Kernel) -> Vec<Metric>;
+    fn metrics(&self, procfs: &dyn Procfs) -> Vec<Metric>;
     /// The tasks this workload created (for per-task reporting).
     fn tasks(&self) -> Vec<TaskId> {
         Vec::new()

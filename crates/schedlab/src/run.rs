@@ -10,7 +10,7 @@ use schedlab_platform::{Platform, PlatformError};
 use schedlab_sched::fair::FairOp;
 use schedlab_sched::pelt::UTIL_AVG_UNCHANGED;
 use schedlab_sched::sched::{Policy, TaskId};
-use schedlab_sched::{Kernel, KernelConfig, KernelSpecError, MachineDesc};
+use schedlab_sched::{Kernel, KernelConfig, KernelSpecError, MachineDesc, Procfs, Sys};
 use schedlab_workloads::{parse_workload, Env, Metric, Placement, Workload, WorkloadError};
 use std::path::PathBuf;
 
@@ -305,6 +305,8 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         k.set_trace(Box::new(t.sink()));
     }
 
+    // Workloads see the kernel only through the set-up handle and, after the run, the
+    // read-only /proc view (schedlab_sched::sys).
     for (i, (_, placement, w)) in workloads.iter_mut().enumerate() {
         let env = Env {
             placement: placement.clone(),
@@ -312,7 +314,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
             index: i,
             duration_ns: Some(duration),
         };
-        if let Err(e) = w.setup(&mut k, &env) {
+        if let Err(e) = w.setup(&mut k as &mut dyn Sys, &env) {
             if let Some(t) = trace.take() {
                 t.discard();
             }
@@ -461,13 +463,14 @@ fn collect(
             migrations_out: rq.stats.migrations_out,
         })
         .collect();
+    let procfs: &dyn Procfs = k;
     let wl = workloads
         .iter()
         .map(|(line, _, w)| WorkloadResult {
             line: line.clone(),
             program: w.program().to_string(),
-            output: w.output(k),
-            metrics: w.metrics(k),
+            output: w.output(procfs),
+            metrics: w.metrics(procfs),
         })
         .collect();
     RunResult {

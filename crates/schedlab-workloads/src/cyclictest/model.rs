@@ -47,7 +47,7 @@ use super::stats::{calcdiff_us, ThreadStats};
 use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_platform::CpuMask;
 use schedlab_sched::sched::{Policy, TaskId};
-use schedlab_sched::{Ctx, Kernel, Op, Program, Spawn, SysResult, TaskAttrs};
+use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -310,7 +310,7 @@ impl Workload for Cyclictest {
         "cyclictest"
     }
 
-    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError> {
+    fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
@@ -324,7 +324,7 @@ impl Workload for Cyclictest {
             _ => {}
         }
         let o = &self.opts;
-        let ncpus = k.ncpus;
+        let ncpus = sys.ncpus();
         let available = env
             .placement
             .cpus
@@ -424,16 +424,16 @@ impl Workload for Cyclictest {
             attrs,
             spawned: 0,
         };
-        let main = k.create_task(Box::new(prog), &main_attrs, None, false);
-        k.start_task(main);
+        let main = sys.fork(Box::new(prog), &main_attrs);
+        sys.wake_up_new_task(main);
         Ok(())
     }
 
-    fn output(&self, _k: &Kernel) -> String {
+    fn output(&self, _procfs: &dyn Procfs) -> String {
         render(&self.opts, &self.results())
     }
 
-    fn metrics(&self, _k: &Kernel) -> Vec<Metric> {
+    fn metrics(&self, _procfs: &dyn Procfs) -> Vec<Metric> {
         let all = self.all_samples();
         let (sum, n) = {
             let sh = self.shared();
@@ -496,7 +496,7 @@ mod tests {
     use super::*;
     use crate::workload::parse_placement;
     use schedlab_platform::Platform;
-    use schedlab_sched::{KernelConfig, MachineDesc, PreemptModel};
+    use schedlab_sched::{Kernel, KernelConfig, MachineDesc, PreemptModel};
 
     /// Parses `line` (placement + cyclictest command line) into the concrete model.
     fn build(line: &str) -> (crate::Placement, Cyclictest) {

@@ -36,7 +36,7 @@ use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_engine::time::SimTime;
 use schedlab_sched::ipc::{PipeId, SockId, UnixStream};
 use schedlab_sched::sched::{Policy, TaskId};
-use schedlab_sched::{Ctx, Kernel, Op, PollFd, Program, Spawn, SysResult, TaskAttrs};
+use schedlab_sched::{Ctx, Op, PollFd, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -140,14 +140,15 @@ impl Hackbench {
     }
 
     /// The two clock readings; the stop is the end of the simulation if the run was cut short.
-    pub fn results(&self, k: &Kernel) -> Results {
+    pub fn results(&self, procfs: &dyn Procfs) -> Results {
+        let now = procfs.now();
         let (start, stop) = match self.shared.as_ref() {
             Some(sh) => {
                 let sh = sh.borrow();
-                let start = sh.start.unwrap_or(k.now);
-                (start, sh.stop.unwrap_or(k.now).max(start))
+                let start = sh.start.unwrap_or(now);
+                (start, sh.stop.unwrap_or(now).max(start))
             }
-            None => (k.now, k.now),
+            None => (now, now),
         };
         Results {
             start: SimTime(start),
@@ -181,7 +182,7 @@ impl Workload for Hackbench {
         }
     }
 
-    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError> {
+    fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
@@ -204,15 +205,15 @@ impl Workload for Hackbench {
         };
         let attrs = env.placement.attrs(comm, env.tg);
         let main = Box::new(Main::new(shared.clone(), &self.opts));
-        let t = k.create_task(main, &attrs, None, false);
+        let t = sys.fork(main, &attrs);
         shared.borrow_mut().main = Some(t);
-        k.start_task(t);
+        sys.wake_up_new_task(t);
         self.shared = Some(shared);
         Ok(())
     }
 
-    fn output(&self, k: &Kernel) -> String {
-        let out = render(&self.opts, &self.results(k));
+    fn output(&self, procfs: &dyn Procfs) -> String {
+        let out = render(&self.opts, &self.results(procfs));
         if self.finished() {
             return out;
         }
@@ -225,8 +226,8 @@ impl Workload for Hackbench {
         lines.iter().map(|l| format!("{l}\n")).collect()
     }
 
-    fn metrics(&self, k: &Kernel) -> Vec<Metric> {
-        let r = self.results(k);
+    fn metrics(&self, procfs: &dyn Procfs) -> Vec<Metric> {
+        let r = self.results(procfs);
         let us = (r.stop.ns() / 1_000).saturating_sub(r.start.ns() / 1_000);
         let secs = us as f64 / 1e6;
         let rate = if secs > 0.0 {
@@ -555,7 +556,7 @@ mod tests {
     use super::*;
     use crate::workload::parse_workload;
     use schedlab_platform::{Platform, PreemptModel};
-    use schedlab_sched::{KernelConfig, MachineDesc};
+    use schedlab_sched::{Kernel, KernelConfig, MachineDesc};
 
     fn env() -> Env {
         Env {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use schedlab_sched::sched::TaskId;
-use schedlab_sched::Kernel;
+use schedlab_sched::{Procfs, Sys};
 
 use super::model::{Calibration, RtAppFile};
 use super::plan::{compile, MachineInfo, Plan, PlanError};
@@ -122,26 +122,22 @@ impl Workload for RtApp {
         "rt-app"
     }
 
-    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError> {
-        let speed = k.machine.speed.clone();
+    fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
+        // what rt-app's calibration loop would measure on each CPU
+        let speed: Vec<u64> = (0..sys.ncpus()).map(|c| sys.cpu_speed(c)).collect();
         let machine = MachineInfo { speed: &speed };
         let plan = compile(&self.file, &env.placement, Some(&machine))
             .map_err(|e| plan_error(&self.line, &self.path, e))?;
         let plan = Rc::new(plan);
-        let sh = Rc::new(RefCell::new(Shared::new(&plan, k, self.log_rows)));
+        let sh = Rc::new(RefCell::new(Shared::new(&plan, sys, self.log_rows)));
         let attrs = env.placement.attrs("rt-app", env.tg);
-        let main = k.create_task(
-            Box::new(MainProg::new(sh.clone(), plan.clone())),
-            &attrs,
-            None,
-            false,
-        );
-        k.start_task(main);
+        let main = sys.fork(Box::new(MainProg::new(sh.clone(), plan.clone())), &attrs);
+        sys.wake_up_new_task(main);
         self.process = Some(Process { plan, sh, main });
         Ok(())
     }
 
-    fn output(&self, _k: &Kernel) -> String {
+    fn output(&self, _procfs: &dyn Procfs) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "{}", self.describe());
         for w in &self.file.warnings {
@@ -170,7 +166,7 @@ impl Workload for RtApp {
         s
     }
 
-    fn metrics(&self, _k: &Kernel) -> Vec<Metric> {
+    fn metrics(&self, _procfs: &dyn Procfs) -> Vec<Metric> {
         match &self.process {
             Some(p) => report::metrics(&p.sh.borrow().threads),
             None => Vec::new(),

@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use schedlab_sched::{Ctx, Kernel, Op, Program, Spawn, SysResult};
+use schedlab_sched::{Ctx, Op, Program, Spawn, Sys, SysResult};
 
 use super::plan::{Ev, Plan, TimerRef};
 use super::report::{us, us_signed, Row, Summary, ThreadRecord};
@@ -74,19 +74,19 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Allocates the process's futex words in `k`.
-    pub fn new(plan: &Plan, k: &mut Kernel, log_cap: usize) -> Shared {
-        let mutexes = (0..plan.n_mutexes).map(|_| k.ipc.new_futex(0)).collect();
+    /// Allocates the process's futex words through `sys`.
+    pub fn new(plan: &Plan, sys: &mut dyn Sys, log_cap: usize) -> Shared {
+        let mutexes = (0..plan.n_mutexes).map(|_| sys.new_futex(0)).collect();
         let conds = (0..plan.n_conds)
             .map(|_| CondVar {
-                seq: k.ipc.new_futex(0),
+                seq: sys.new_futex(0),
                 waiters: 0,
                 wakeups: 0,
             })
             .collect();
         let sems = (0..plan.n_sems)
             .map(|_| Sem {
-                word: k.ipc.new_futex(0),
+                word: sys.new_futex(0),
                 nwaiters: 0,
             })
             .collect();
@@ -100,11 +100,11 @@ impl Shared {
             })
             .collect();
         let start = StartBarrier {
-            round: k.ipc.new_futex(0),
+            round: sys.new_futex(0),
             count: plan.initial.len() as u32,
             arrived: 0,
         };
-        let live = k.ipc.new_futex(0);
+        let live = sys.new_futex(0);
         Shared {
             running: true,
             t_start: 0,

@@ -13,10 +13,7 @@ pub use histogram::{
     plat_idx_to_val, plat_val_to_idx, Histogram, Percentile, PLAT_BITS, PLAT_GROUP_NR, PLAT_NR,
     PLAT_VAL, PLIST,
 };
-pub use model::{
-    matmul_ns, w_matmul_for, workload, MatmulCost, Schbench, SPIN_CHUNK_NS, W_MATMUL,
-    W_MATMUL_FALLBACK, W_MATMUL_SIZE,
-};
+pub use model::{matmul_ns, workload, Schbench, SPIN_CHUNK_NS, W_MATMUL_DEFAULT_NS, W_MATMUL_SIZE};
 pub use options::{parse, CpuPin, Options, PIPE_TRANSFER_BUFFER};
 pub use output::{
     collect_sched_delay, render, rps_sample, Event, IntervalReport, Results, SchedDelay, Schedstat,

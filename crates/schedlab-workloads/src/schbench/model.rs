@@ -36,8 +36,9 @@
 //! * **Matrix work.** `n × W_matmul` of reference-core work in one `Run`; with `SIM_JITTER`
 //!   each multiplication gets its own draw of the platform's cost jitter (§0.2) from the
 //!   worker's random stream.
-//!   `W_matmul` comes from [`W_MATMUL`] (per platform, with provenance) scaled by
-//!   `(matrix_size / 104)³` for `-F` other than 256 KiB.
+//!   `W_matmul` is the platform file's `[programs.schbench] w_matmul` (with its provenance;
+//!   [`W_MATMUL_DEFAULT_NS`] where the platform gives none) scaled by `(matrix_size / 104)³`
+//!   for `-F` other than 256 KiB.
 //! * **Pinning.** `-M` and `-W` are applied when the thread is created (schbench calls
 //!   `pthread_setaffinity_np` on itself right after it starts); they override `cpus=`, as a
 //!   `sched_setaffinity` call overrides `taskset`. Unpinned workers get the placement's mask
@@ -62,7 +63,7 @@ use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_platform::CpuMask;
 use schedlab_sched::ipc::FutexId;
 use schedlab_sched::sched::{Policy, TaskId};
-use schedlab_sched::{Ctx, Kernel, Op, Program, SimFeature, Spawn, SysResult, TaskAttrs};
+use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -79,72 +80,23 @@ const TAIL_MARGIN_NS: u64 = 2_000_000_000;
 /// keeping a spin of a whole slice to a few thousand simulator events.
 pub const SPIN_CHUNK_NS: u64 = 1_000;
 
-/// Side of the matrices `W_MATMUL` values are given for (`-F 256`).
+/// Side of the matrices `W_matmul` values are given for (`-F 256`).
 pub const W_MATMUL_SIZE: u64 = 104;
 
-/// The cost of one 104 × 104 naive matrix multiplication (≈ 1.12 M multiply-adds on 8-byte
-/// integers) on one platform's reference core, with its provenance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MatmulCost {
-    /// Platform name (`--platform`); `None` for the fallback.
-    pub platform: Option<&'static str>,
-    /// ns of reference-core work.
-    pub ns: u64,
-    pub provenance: &'static str,
-}
+/// `W_matmul` on platforms whose file gives no `[programs.schbench] w_matmul`: workloads.md
+/// §4.2's estimate for a 2.5–3 GHz server core (1.2–1.7 ms per 104³ multiplication), upper end
+/// = the seed-002 anchor, applied to the platform's reference core (**unverified**). The
+/// platform files that have a figure of their own carry it with its provenance (altra-80
+/// 1.9 ms, xeon-2s-64 and x86-2s-80 1.7 ms); the model reads it through
+/// `Sys::program_cost`. The calibration rule of §4.2 (`-C` request p50 on the machine) has
+/// not been applied: no platform has a published `-C` figure.
+pub const W_MATMUL_DEFAULT_NS: u64 = 1_700_000;
 
-/// `W_matmul` per platform (workloads.md §4.2, all **unverified**). The calibration rule of
-/// §4.2 (`-C` request p50 on the machine) has not been applied: no platform has a
-/// published `-C` figure. Platforms not listed use [`W_MATMUL_FALLBACK`].
-pub const W_MATMUL: &[MatmulCost] = &[
-    MatmulCost {
-        platform: Some("altra-80"),
-        ns: 1_900_000,
-        provenance: "workloads.md §4.2: ≈ 1.9 ms per operation fits the ≈ 10 ms p99.9 request \
-                     latency of seed 003 on the Altra (unverified inference)",
-    },
-    MatmulCost {
-        platform: Some("altra-80-llc80"),
-        ns: 1_900_000,
-        provenance: "as altra-80 (same cores; only the LLC span differs)",
-    },
-    MatmulCost {
-        platform: Some("x86-2s-80"),
-        ns: 1_700_000,
-        provenance: "workloads.md §4.2 seed-002 anchor: 80 workers on 80 logical CPUs ≈ 9 000 \
-                     requests/s ⇒ ≈ 1.7 ms per multiplication per hyperthread under full SMT \
-                     load; the kernel does not slow SMT siblings yet (smt_throughput unused), \
-                     so the loaded figure is used as is",
-    },
-    MatmulCost {
-        platform: Some("xeon-2s-64"),
-        ns: 1_700_000,
-        provenance: "same x86 server class as x86-2s-80 (workloads.md §4.2 seed-002 anchor)",
-    },
-];
-
-/// `W_matmul` for platforms without their own figure.
-pub const W_MATMUL_FALLBACK: MatmulCost = MatmulCost {
-    platform: None,
-    ns: 1_700_000,
-    provenance: "workloads.md §4.2 estimate for a 2.5–3 GHz server core (1.2–1.7 ms), upper \
-                 end = the seed-002 anchor; applied to the platform's reference core \
-                 (unverified)",
-};
-
-/// The `W_matmul` entry used on `platform`.
-pub fn w_matmul_for(platform: &str) -> MatmulCost {
-    W_MATMUL
-        .iter()
-        .copied()
-        .find(|c| c.platform == Some(platform))
-        .unwrap_or(W_MATMUL_FALLBACK)
-}
-
-/// Reference-core ns of one multiplication of `size × size` matrices: `W_matmul × (size /
-/// 104)³` (the naive triple loop does size³ multiply-adds).
-pub fn matmul_ns(platform: &str, size: u64) -> u64 {
-    let w = w_matmul_for(platform).ns as u128;
+/// Reference-core ns of one multiplication of `size × size` matrices, given `w_matmul`, the
+/// cost of one 104 × 104 multiplication (≈ 1.12 M multiply-adds on 8-byte integers):
+/// `w_matmul × (size / 104)³` (the naive triple loop does size³ multiply-adds).
+pub fn matmul_ns(w_matmul: u64, size: u64) -> u64 {
+    let w = w_matmul as u128;
     let s = size as u128;
     let b = W_MATMUL_SIZE as u128;
     (w * s * s * s / (b * b * b)) as u64
@@ -228,7 +180,6 @@ struct Shared {
     locking: bool,
     calibrate: bool,
     pipe_bytes: u64,
-    jitter: bool,
     runtime_usec: u64,
     warmup_usec: u64,
     interval_usec: u64,
@@ -779,15 +730,11 @@ impl WorkerProg {
     /// `do_work()`'s `n` matrix multiplications, each with its own draw of the platform's
     /// cost jitter (§0.2: every charge is jittered).
     fn work(&mut self, cx: &mut Ctx<'_>) -> u64 {
-        let (n, w, jitter) = {
+        let (n, w) = {
             let sh = self.sh.borrow();
-            (sh.operations, sh.matmul_ns, sh.jitter)
+            (sh.operations, sh.matmul_ns)
         };
-        if !jitter {
-            return n * w;
-        }
-        let sigma = cx.costs().jitter_sigma_ppm;
-        (0..n).map(|_| cx.rng().jitter(w, sigma)).sum()
+        (0..n).map(|_| cx.cost_jitter(w)).sum()
     }
 
     /// `do_work()`: lock this CPU (unless `-L`/`-C`), then the matrix work.
@@ -1016,13 +963,13 @@ impl Schbench {
     }
 
     /// The per-thread `run_delay / pcount` averages (schbench `collect_sched_delay()`).
-    fn sched_delay(&self, k: &Kernel) -> SchedDelay {
+    fn sched_delay(&self, procfs: &dyn Procfs) -> SchedDelay {
         let sh = self.shared();
         let stat = |t: Option<TaskId>| {
             t.map(|t| {
-                let s = &k.tasks[t.index()].stats;
+                let s = procfs.task_stat(t);
                 Schedstat {
-                    run_delay_ns: s.run_delay_ns,
+                    run_delay_ns: s.run_delay,
                     pcount: s.pcount,
                 }
             })
@@ -1034,8 +981,8 @@ impl Schbench {
     }
 
     /// Everything the printer needs, at the end of the run.
-    pub fn results(&self, k: &Kernel) -> Results {
-        let delay = self.sched_delay(k);
+    pub fn results(&self, procfs: &dyn Procfs) -> Results {
+        let delay = self.sched_delay(procfs);
         let sh = self.shared();
         let fin = sh.fin.clone().unwrap_or_else(|| sh.combine());
         let events = sh
@@ -1073,7 +1020,7 @@ impl Workload for Schbench {
         "schbench"
     }
 
-    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError> {
+    fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
@@ -1087,7 +1034,7 @@ impl Workload for Schbench {
             _ => {}
         }
         let o = &self.opts;
-        let ncpus = k.ncpus;
+        let ncpus = sys.ncpus();
         let m = o.message_threads as usize;
         let t = o.worker_threads_for(ncpus as u32) as usize;
         let all = env
@@ -1120,8 +1067,10 @@ impl Workload for Schbench {
             Some(CpuPin::Cpus(list)) => self.online("-W", list, ncpus)?,
         };
         let size = o.matrix_size();
-        let w = matmul_ns(&k.machine.name, size);
-        let jitter = k.cfg.sim(SimFeature::SIM_JITTER);
+        let w_matmul = sys
+            .program_cost("schbench", "w_matmul")
+            .unwrap_or(W_MATMUL_DEFAULT_NS);
+        let w = matmul_ns(w_matmul, size);
         let shared = Shared {
             m,
             t,
@@ -1131,7 +1080,6 @@ impl Workload for Schbench {
             locking: o.locking,
             calibrate: o.calibrate,
             pipe_bytes: o.pipe_bytes as u64,
-            jitter,
             runtime_usec: o.runtime_secs as u64 * USEC_PER_SEC,
             warmup_usec: o.warmup_secs as u64 * USEC_PER_SEC,
             interval_usec: o.interval_secs as u64 * USEC_PER_SEC,
@@ -1164,21 +1112,21 @@ impl Workload for Schbench {
             warmup_done: false,
         };
         let attrs = env.placement.attrs("schbench", env.tg);
-        let main = k.create_task(Box::new(prog), &attrs, None, false);
-        k.start_task(main);
+        let main = sys.fork(Box::new(prog), &attrs);
+        sys.wake_up_new_task(main);
         Ok(())
     }
 
-    fn output(&self, k: &Kernel) -> String {
-        render(&self.opts, &self.results(k))
+    fn output(&self, procfs: &dyn Procfs) -> String {
+        render(&self.opts, &self.results(procfs))
     }
 
     /// The percentiles as mmtests reads them (workloads.md §4.3): with interval reports, the
     /// arithmetic mean over the reports of each latency percentile and the harmonic mean of
     /// the RPS median; without any (`-i` longer than `-r`, pipe mode), the final report's.
     /// `average_rps` is the final "average rps" line.
-    fn metrics(&self, k: &Kernel) -> Vec<Metric> {
-        let r = self.results(k);
+    fn metrics(&self, procfs: &dyn Procfs) -> Vec<Metric> {
+        let r = self.results(procfs);
         let reports: Vec<&IntervalReport> = r
             .events
             .iter()
@@ -1260,7 +1208,7 @@ mod tests {
     use schedlab_engine::Nanos;
     use schedlab_platform::cost::CostModel;
     use schedlab_platform::Platform;
-    use schedlab_sched::{KernelConfig, MachineDesc, PreemptModel};
+    use schedlab_sched::{Kernel, KernelConfig, MachineDesc, PreemptModel};
 
     const SEC: u64 = 1_000_000_000;
 
@@ -1314,18 +1262,30 @@ mod tests {
     }
 
     #[test]
-    fn w_matmul_table() {
-        // §4.2: 1.9 ms on the Altra, 1.7 ms (seed-002 anchor) on the x86 servers and elsewhere.
-        assert_eq!(w_matmul_for("altra-80").ns, 1_900_000);
-        assert_eq!(w_matmul_for("x86-2s-80").ns, 1_700_000);
-        assert_eq!(w_matmul_for("rpi5"), W_MATMUL_FALLBACK);
-        assert_eq!(matmul_ns("altra-80", 104), 1_900_000);
+    fn w_matmul_per_platform() {
+        // §4.2: 1.9 ms on the Altra (both LLC variants), 1.7 ms (seed-002 anchor) on the x86
+        // servers, in the platform files; the others give none and get the model's 1.7 ms.
+        let w = |name: &str| {
+            let p = Platform::builtin(name).unwrap();
+            let k = Kernel::new(
+                KernelConfig::parse("v6.12").unwrap(),
+                MachineDesc::from_platform(&p),
+                1,
+            )
+            .unwrap();
+            Sys::program_cost(&k, "schbench", "w_matmul")
+        };
+        assert_eq!(w("altra-80"), Some(1_900_000));
+        assert_eq!(w("altra-80-llc80"), Some(1_900_000));
+        assert_eq!(w("x86-2s-80"), Some(1_700_000));
+        assert_eq!(w("xeon-2s-64"), Some(1_700_000));
+        assert_eq!(w("rpi5"), None);
+        assert_eq!(matmul_ns(1_900_000, 104), 1_900_000);
         // -F 512: size 147; 1.7 ms × 147³ / 104³ = 1.7 ms × 3176523 / 1124864 = 4.8007 ms.
-        assert_eq!(matmul_ns("smp:4", 147), 1_700_000 * 3_176_523 / 1_124_864);
-        // every platform named in the table exists
-        for c in W_MATMUL {
-            assert!(Platform::builtin(c.platform.unwrap()).is_ok(), "{c:?}");
-        }
+        assert_eq!(
+            matmul_ns(W_MATMUL_DEFAULT_NS, 147),
+            1_700_000 * 3_176_523 / 1_124_864
+        );
     }
 
     #[test]
@@ -1449,6 +1409,17 @@ mod tests {
         );
         let r = w.results(&k);
         assert_eq!((r.request.min, r.request.max), (1700, 1700));
+        // The platform's [programs.schbench] w_matmul replaces the default: 1.9 ms (altra-80's
+        // figure) gives 1900 µs requests.
+        let mut m = ideal(2);
+        let f = schedlab_platform::PROGRAM_COST_FIELDS
+            .iter()
+            .find(|f| (f.program, f.name) == ("schbench", "w_matmul"))
+            .unwrap();
+        m.programs.set(f, Nanos(1_900_000));
+        let (k, w) = run(kernel("v6.18", m, 1), "schbench -m 1 -t 1 -C -r 2 -n 1");
+        let r = w.results(&k);
+        assert_eq!((r.request.min, r.request.max), (1900, 1900));
     }
 
     #[test]

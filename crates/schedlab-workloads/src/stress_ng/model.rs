@@ -11,9 +11,12 @@
 //!
 //! Model decisions (where the spec is silent):
 //!
-//! * **Work parameters.** `W_fill` = 0.38 µs and `W_check` = 0.03 µs (§2.2, A76 @2.8 GHz) are
-//!   work at the platform's reference core; the kernel scales them by CPU speed. They live in
-//!   [`Params`] so that tests can use the provisional values of other cores (§2.5).
+//! * **Work parameters.** `W_fill` and `W_check` are work at the platform's reference core;
+//!   the kernel scales them by CPU speed. They depend on the core (§2.2 gives 0.38 and 0.03 µs
+//!   for the A76 @2.8 GHz, §2.5 a provisional 0.15 µs `W_fill` for a Zen 5-class core), so a
+//!   platform file gives its own in `[programs.stress-ng]` (`w_fill`, `w_check`, read through
+//!   `Sys::program_cost`); platforms without them use the A76 figures ([`W_FILL_NS`],
+//!   [`W_CHECK_NS`], the only general ones in the spec). Tests may fix them in [`Params`].
 //! * **The alarm.** Each instance stops at its own start + `--timeout` (stress-ng arms the
 //!   alarm in each stressor process); the flag is tested after every write, as the
 //!   `do { … } while (keep_stressing())` loop does, so the first write always happens. A
@@ -34,13 +37,16 @@ use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_engine::time::{Nanos, SimTime};
 use schedlab_sched::ipc::PipeId;
 use schedlab_sched::sched::{Policy, TaskId};
-use schedlab_sched::{Ctx, Kernel, Op, Program, Spawn, SysResult, TaskAttrs};
+use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-/// User work of the writer's 512-byte fill loop per write, ns at the reference core (§2.2).
+/// User work of the writer's 512-byte fill loop per write, ns at the reference core, on
+/// platforms without `[programs.stress-ng] w_fill`: §2.2's A76 @2.8 GHz figure (derived from
+/// [S1]), unverified on other cores.
 pub const W_FILL_NS: u64 = 380;
-/// User work of the reader's check (strncmp + loop) per read, ns at the reference core.
+/// User work of the reader's check (strncmp + loop) per read, ns at the reference core, on
+/// platforms without `[programs.stress-ng] w_check`: §2.2's A76 figure.
 pub const W_CHECK_NS: u64 = 30;
 /// `ioctl(FIONREAD)` costs `c_syscall` plus this (§2.2: ≈ c_syscall + 0.05 µs).
 pub const FIONREAD_EXTRA_NS: u64 = 50;
@@ -75,7 +81,8 @@ pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, Worklo
 pub struct StressNg {
     line: String,
     opts: Options,
-    pub params: Params,
+    /// Work parameters fixed by a test; `None`: the platform's, else the defaults.
+    pub params: Option<Params>,
     shared: Option<Rc<RefCell<Shared>>>,
 }
 
@@ -120,7 +127,7 @@ impl StressNg {
         StressNg {
             line: line.to_string(),
             opts,
-            params: Params::default(),
+            params: None,
             shared: None,
         }
     }
@@ -130,7 +137,7 @@ impl StressNg {
     }
 
     /// The results as stress-ng would compute them from what the run did so far.
-    pub fn results(&self, k: &Kernel) -> Results {
+    pub fn results(&self, procfs: &dyn Procfs) -> Results {
         let Some(sh) = self.shared.as_ref() else {
             return Results {
                 main_pid: 0,
@@ -140,13 +147,13 @@ impl StressNg {
             };
         };
         let sh = sh.borrow();
+        let now = procfs.now();
         let size = self.opts.pipe_data_size;
         let times = |t: Option<TaskId>| {
             t.map(|t| {
-                // getrusage(): cputime_adjust() against sum_exec_runtime
-                let st = &k.tasks[t.index()].stats;
-                let rtime = k.se[k.tasks[t.index()].se.index()].sum_exec_runtime;
-                schedlab_sched::stats::cputime_adjust(st.user_ns, st.sys_ns, rtime)
+                // getrusage(): utime/stime, cputime_adjust()ed to sum_exec_runtime
+                let st = procfs.task_stat(t);
+                (st.utime, st.stime)
             })
             .unwrap_or((0, 0))
         };
@@ -156,11 +163,11 @@ impl StressNg {
             .map(|i| {
                 let (wu, ws) = times(i.writer);
                 let (ru, rs) = times(i.reader);
-                let loop_end = i.loop_end.unwrap_or(k.now);
+                let loop_end = i.loop_end.unwrap_or(now);
                 InstanceResult {
                     bogo_ops: i.ops,
                     start: SimTime(i.start),
-                    finish: SimTime(i.finish.unwrap_or(k.now)),
+                    finish: SimTime(i.finish.unwrap_or(now)),
                     user_time: Nanos(wu + ru),
                     system_time: Nanos(ws + rs),
                     run_ok: i.finish.is_some(),
@@ -174,7 +181,7 @@ impl StressNg {
         Results {
             main_pid: sh.main_pid.max(0) as u32,
             instances,
-            duration: Nanos(sh.main_end.unwrap_or(k.now).saturating_sub(sh.main_start)),
+            duration: Nanos(sh.main_end.unwrap_or(now).saturating_sub(sh.main_start)),
             success: done,
         }
     }
@@ -185,7 +192,7 @@ impl Workload for StressNg {
         "stress-ng"
     }
 
-    fn setup(&mut self, k: &mut Kernel, env: &Env) -> Result<(), WorkloadError> {
+    fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
@@ -198,11 +205,11 @@ impl Workload for StressNg {
             }
             _ => {}
         }
-        let page = k.pipe_page_size as u64;
+        let page = sys.page_size() as u64;
         self.opts
             .check_page_size(page)
             .map_err(|e| WorkloadError::option(&self.line, e.to_string()))?;
-        let ncpus = k.ncpus as u32;
+        let ncpus = sys.ncpus() as u32;
         let n = match self.opts.pipe {
             Instances::Count(n) => n,
             other => other.resolve(ncpus, ncpus),
@@ -220,7 +227,12 @@ impl Workload for StressNg {
             ops_per_instance: self.opts.ops_per_instance(n),
             data_size: self.opts.pipe_data_size as u32,
             pipe_slots,
-            params: self.params,
+            params: self.params.unwrap_or(Params {
+                w_fill_ns: sys.program_cost("stress-ng", "w_fill").unwrap_or(W_FILL_NS),
+                w_check_ns: sys
+                    .program_cost("stress-ng", "w_check")
+                    .unwrap_or(W_CHECK_NS),
+            }),
         };
         let shared = Rc::new(RefCell::new(Shared {
             instances: vec![Instance::default(); n as usize],
@@ -233,25 +245,26 @@ impl Workload for StressNg {
             forked: 0,
             reaped: 0,
         });
-        let t = k.create_task(main, &attrs, None, false);
+        let t = sys.fork(main, &attrs);
         {
             let mut sh = shared.borrow_mut();
             sh.main = Some(t);
-            sh.main_pid = k.tasks[t.index()].pid;
+            sh.main_pid = sys.pid(t);
         }
-        k.start_task(t);
+        sys.wake_up_new_task(t);
         self.shared = Some(shared);
         Ok(())
     }
 
-    fn output(&self, k: &Kernel) -> String {
-        render(&self.opts, &self.results(k))
+    fn output(&self, procfs: &dyn Procfs) -> String {
+        render(&self.opts, &self.results(procfs))
     }
 
-    fn metrics(&self, k: &Kernel) -> Vec<Metric> {
-        let r = self.results(k);
+    fn metrics(&self, procfs: &dyn Procfs) -> Vec<Metric> {
+        let r = self.results(procfs);
         let s = r.summary();
-        let switches = k.stats.nr_switches as f64;
+        let tp = procfs.tracepoint_counts();
+        let switches = tp.sched_switch as f64;
         let per_op = if s.c_total > 0 {
             switches / s.c_total as f64
         } else {
@@ -263,7 +276,7 @@ impl Workload for StressNg {
             Metric::new("sched_switch", switches, "switches", Better::Lower),
             Metric::new(
                 "sched_migrate_task",
-                k.stats.migrations as f64,
+                tp.sched_migrate_task as f64,
                 "migrations",
                 Better::Lower,
             ),
@@ -551,7 +564,7 @@ mod tests {
     use super::*;
     use crate::workload::parse_workload;
     use schedlab_platform::{Platform, PreemptModel};
-    use schedlab_sched::{KernelConfig, MachineDesc};
+    use schedlab_sched::{Kernel, KernelConfig, MachineDesc};
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -572,9 +585,7 @@ mod tests {
         assert_eq!(words[0], "stress-ng");
         let opts = parse(&words[1..]).unwrap();
         let mut w = StressNg::new(line, opts);
-        if let Some(p) = params {
-            w.params = p;
-        }
+        w.params = params;
         w.setup(k, &env()).unwrap();
         let end = w.duration_hint().unwrap_or(100_000_000_000);
         k.run_until(end);
@@ -669,10 +680,10 @@ mod tests {
                 let (placement, _) = crate::workload::parse_placement(line).unwrap();
                 let words = &args(line)[if ncpus == 1 { 1 } else { 2 }..];
                 let mut w = StressNg::new(line, parse(words).unwrap());
-                w.params = Params {
+                w.params = Some(Params {
                     w_fill_ns: 150,
                     w_check_ns: 30,
-                };
+                });
                 w.setup(&mut k, &Env { placement, ..env() }).unwrap();
                 k.run_until(w.duration_hint().unwrap());
                 let r = w.results(&k);
@@ -709,6 +720,27 @@ mod tests {
                 assert_eq!(sh.instances[0].stop_seq, Some(s.c_total + 1));
             }
         }
+    }
+
+    #[test]
+    fn work_parameters_come_from_the_platform() {
+        // One CPU, every kernel cost zero, no jitter; the platform gives w_fill 1 µs and
+        // w_check 0.5 µs. Writer and reader alternate on the CPU, so one op costs 1.5 µs plus
+        // the FIONREAD ioctl's 50 ns every 512 reads (c_syscall is 0): 1 s / 1500.098 ns =
+        // 666 623 ops, give or take the one in flight at each end.
+        let mut m = MachineDesc::ideal(1, 250, PreemptModel::Full);
+        for (name, ns) in [("w_fill", 1_000), ("w_check", 500)] {
+            let f = schedlab_platform::PROGRAM_COST_FIELDS
+                .iter()
+                .find(|f| (f.program, f.name) == ("stress-ng", name))
+                .unwrap();
+            m.programs.set(f, Nanos(ns));
+        }
+        let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+        let mut k = Kernel::new(cfg, m, 1).unwrap();
+        let w = run(&mut k, "stress-ng --pipe 1 --timeout 1s", None);
+        let ops = w.results(&k).summary().c_total;
+        assert!((666_620..=666_625).contains(&ops), "{ops} ops");
     }
 
     #[test]
