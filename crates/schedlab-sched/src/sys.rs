@@ -179,7 +179,7 @@ impl Sys for Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::MachineDesc;
+    use crate::MachineDesc;
     use crate::presets::{KernelConfig, PreemptModel};
     use crate::syscalls::{Ctx, Op, SysResult};
     use schedlab_platform::cpumask::CpuMask;
