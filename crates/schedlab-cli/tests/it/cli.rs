@@ -3,8 +3,7 @@
 //! Expected values come from the weights and periods of the workloads, written beside each
 //! assertion.
 
-mod common;
-use common::{bin, run, tmp};
+use crate::common::{bin, run, tmp};
 use serde_json::Value;
 use std::path::PathBuf;
 
