@@ -3,6 +3,7 @@
 
 mod common;
 
+mod pipe_costs;
 mod properties;
 mod smp_balance;
 mod smp_select;
