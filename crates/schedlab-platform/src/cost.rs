@@ -162,6 +162,8 @@ cost_model! {
     // Table 1.11-B — I/O system-call costs.
     c_pipe_write: req = "pipe write of <= 512 B (mutex, copy, mtime update; syscall included)",
     c_pipe_read: req = "pipe read of <= 512 B (syscall included)",
+    c_pipe_update_time: opt = "share of c_pipe_write spent in file_update_time() (fs/pipe.c; anonymous pipes skip it from f017b0a4951f)",
+    c_pipe_accessed: opt = "share of c_pipe_read spent in file_accessed() (fs/pipe.c; anonymous pipes skip it from f017b0a4951f)",
     c_unix_send: req = "AF_UNIX stream send of 100 B (skb alloc, peer wake call)",
     c_unix_recv: req = "AF_UNIX stream recv of 100 B (skb free)",
     c_pc_write_base: req = "page-cache write syscall, fixed part",
@@ -330,8 +332,9 @@ mod tests {
         assert!(c.set("c_migrate_cold", None));
         assert_eq!(c.get("c_migrate_cold"), Some(None));
         // Table 1.11-A: 19 required + c_migrate_cold, c_xfer_per_KB (same node / remote node);
-        // Table 1.11-B: 16 required + c_cil_push (fixed + per item); smp.md §8.2: 3 figures.
-        assert_eq!(COST_FIELDS.len(), 43);
+        // Table 1.11-B: 16 required + c_cil_push (fixed + per item); the two pipe time-update
+        // shares (docs/validation/pipe-atime.md); smp.md §8.2: 3 figures.
+        assert_eq!(COST_FIELDS.len(), 45);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::core::{Point, Woken};
 use crate::features::SimFeature;
-use crate::ipc::{FutexId, MutexId, PipeId, SockId};
+use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId};
 use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::sim::Ev;
@@ -514,11 +514,8 @@ impl Kernel {
 
     /// `c_pipe_write/read(n)`: the ≤ 512 B cost plus the copy of the bytes beyond 512.
     fn pipe_cost(&mut self, cpu: usize, bytes: u32, write: bool) -> u64 {
-        let base = if write {
-            self.cost(cpu, |c| c.c_pipe_write.0)
-        } else {
-            self.cost(cpu, |c| c.c_pipe_read.0)
-        };
+        let anon = self.cfg.has(crate::patches::Patch::PipeAnonNoTimes);
+        let base = self.cost(cpu, |c| pipe_op_base(c, write, anon));
         if bytes > 512 {
             let per_kb = self.costs[cpu].c_copy_per_KB.0;
             base + per_kb * (bytes as u64 - 512) / 1024
@@ -550,11 +547,8 @@ impl Kernel {
     ) {
         let c = self.pipe_cost(cpu, bytes, write);
         let costs = &self.costs[cpu];
-        let base = if write {
-            costs.c_pipe_write.0
-        } else {
-            costs.c_pipe_read.0
-        };
+        let anon = self.cfg.has(crate::patches::Patch::PipeAnonNoTimes);
+        let base = pipe_op_base(costs, write, anon);
         let mean = base + Self::copy_beyond(costs.c_copy_per_KB.0, bytes, 512);
         let half = (costs.c_syscall.0 / 2).min(base / 2);
         let share = |x: u64| {

@@ -3,9 +3,11 @@
 //!
 //! These hold state only; the blocking, the wakeups (with the real kernel's wake flags), the
 //! optimistic spinning and the costs are applied by exec.rs when a task's system call runs.
+//! [`pipe_op_base`] says which parts of a pipe operation's cost a kernel version pays.
 
 use crate::sched::TaskId;
 use schedlab_engine::define_id;
+use schedlab_platform::cost::CostModel;
 use std::collections::VecDeque;
 
 define_id!(
@@ -24,6 +26,25 @@ define_id!(
     /// One direction of a connected AF_UNIX stream socket pair.
     SockId
 );
+
+/// The cost of one pipe write (`write`) or read of at most 512 B, before any copy beyond
+/// 512 B. `c_pipe_write`/`c_pipe_read` include the inode time updates that fs/pipe.c did
+/// after every successful operation until f017b0a4951f (`file_update_time()` after a write,
+/// `file_accessed()` after a read); with that patch (`anon`) only FIFOs still do them, and
+/// every simulated pipe is anonymous (`pipe()`/`pipe2()`), so the operation costs
+/// `c_pipe_update_time`/`c_pipe_accessed` less (none where the platform gives no value).
+/// kernel: fs/pipe.c anon_pipe_write()/fifo_pipe_write(), anon_pipe_read()/fifo_pipe_read() @ v6.15
+pub(crate) fn pipe_op_base(c: &CostModel, write: bool, anon: bool) -> u64 {
+    let (op, times) = if write {
+        (c.c_pipe_write, c.c_pipe_update_time)
+    } else {
+        (c.c_pipe_read, c.c_pipe_accessed)
+    };
+    match times {
+        Some(t) if anon => op.0.saturating_sub(t.0),
+        _ => op.0,
+    }
+}
 
 /// A pipe: a ring of `slots` page-sized buffers (`PIPE_DEF_BUFFERS` = 16), in stream mode
 /// (small writes merge into the last page) or packet mode (`O_DIRECT`: one write per slot).
@@ -299,6 +320,25 @@ impl Ipc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_engine::Nanos;
+
+    #[test]
+    fn anonymous_pipe_ops_skip_the_time_updates_with_f017b0a4951f() {
+        // write 350 ns of which file_update_time() 40 ns, read 270 ns of which
+        // file_accessed() 60 ns: without the patch 350 / 270, with it 350 - 40 = 310 and
+        // 270 - 60 = 210; a platform without the shares pays 350 / 270 either way.
+        let mut c = CostModel::zero();
+        c.c_pipe_write = Nanos(350);
+        c.c_pipe_read = Nanos(270);
+        assert_eq!(pipe_op_base(&c, true, true), 350);
+        assert_eq!(pipe_op_base(&c, false, true), 270);
+        c.c_pipe_update_time = Some(Nanos(40));
+        c.c_pipe_accessed = Some(Nanos(60));
+        assert_eq!(pipe_op_base(&c, true, false), 350);
+        assert_eq!(pipe_op_base(&c, false, false), 270);
+        assert_eq!(pipe_op_base(&c, true, true), 310);
+        assert_eq!(pipe_op_base(&c, false, true), 210);
+    }
 
     #[test]
     fn packet_mode_one_write_per_slot() {

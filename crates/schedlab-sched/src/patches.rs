@@ -140,6 +140,8 @@ patches! {
         "fair.c check_preempt_wakeup_fair (a non-idle wakee cancels an idle curr's protection)", true, []),
     ForceMinSlice = ("563bc2161b94", "sched/eevdf: Force propagating min_slice of cfs_rq when {en,de}queue tasks", "v6.15",
         "fair.c min_slice propagation when the group entity is queued", true, []),
+    PipeAnonNoTimes = ("f017b0a4951f", "pipe: don't update {a,c,m}time for anonymous pipes", "v6.15",
+        "fs/pipe.c anon_pipe_write/anon_pipe_read (no file_update_time/file_accessed): pipe write and read cost less c_pipe_update_time/c_pipe_accessed", true, []),
     ReweightPlaceConstraints = ("c70fc32f4443", "sched/fair: Adhere to place_entity() constraints", "v6.16",
         "fair.c reweight_entity (place with the entity uncounted)", true, []),
     WakeSyncDelayed = ("aa3ee4f0b754", "sched/fair: Fixup wake_up_sync() vs DELAYED_DEQUEUE", "v6.16",

@@ -131,6 +131,9 @@ pub const PRESETS: &[PresetDef] = &[
             P::ShortShrinkProtect,
             P::AlwaysReschedEndProtect,
             P::NewidleCostBump,
+            // not a scheduler commit: fs/pipe.c, v6.15 (vfs-6.15.pipe); it changes what the
+            // pipe benchmarks' system calls cost (docs/validation/pipe-atime.md)
+            P::PipeAnonNoTimes,
         ],
         features: &[],
     },

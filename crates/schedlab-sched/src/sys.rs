@@ -179,9 +179,9 @@ impl Sys for Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MachineDesc;
     use crate::presets::{KernelConfig, PreemptModel};
     use crate::syscalls::{Ctx, Op, SysResult};
+    use crate::MachineDesc;
     use schedlab_platform::cpumask::CpuMask;
     use schedlab_platform::Platform;
 

@@ -3,8 +3,7 @@
 //! including "the augmented-tree pick equals a brute-force scan"; and the same seed gives the
 //! same trace.
 
-mod common;
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 use schedlab_sched::ipc::FutexId;
 use schedlab_sched::*;

@@ -2,8 +2,7 @@
 //! stated, base_slice_ns = 3 000 000, tasks started at t=0 as zero-lag wakeups, NO_HRTICK).
 //! Expected schedules are the spec's, written beside each assertion.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn two_hogs(spec: &str, hz: u32, end_ms: u64) -> String {
     let mut k = ideal(spec, 1, hz);
@@ -385,8 +384,8 @@ fn run_until_twice_continues_segment() {
         }
     }
     // HZ=100: a lost segment end would only be noticed at the 10 ms tick.
-    let mut k = common::ideal("v6.18", 1, 100);
-    let t = common::add(&mut k, "once", Box::new(RunOnce(false)), 0, None);
+    let mut k = crate::common::ideal("v6.18", 1, 100);
+    let t = crate::common::add(&mut k, "once", Box::new(RunOnce(false)), 0, None);
     k.run_until(400_000);
     let end = k.run_until(50_000_000);
     assert_eq!(end, 1_000_000);

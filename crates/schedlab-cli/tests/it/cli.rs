@@ -3,8 +3,7 @@
 //! Expected values come from the weights and periods of the workloads, written beside each
 //! assertion.
 
-mod common;
-use common::{bin, run, tmp};
+use crate::common::{bin, run, tmp};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -411,7 +410,7 @@ fn run_ahead_shortcut_changes_nothing() {
 /// directory of its own (the trace targets and input files live there), and afterwards that
 /// directory holds exactly the files the case names — no temporary file is left behind.
 mod hostile {
-    use super::common::bin;
+    use crate::common::bin;
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::FileTypeExt;

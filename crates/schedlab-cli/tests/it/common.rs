@@ -1,6 +1,6 @@
 //! Helpers shared by the CLI integration tests: the built binary run from the repository root
 //! (so that `examples/...` paths resolve), and per-test temporary file names.
-#![allow(dead_code)] // each test binary uses its own subset
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

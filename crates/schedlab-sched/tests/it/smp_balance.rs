@@ -1,8 +1,7 @@
 //! Load balancing end to end (smp.md §4): hogs started where placement puts them spread out
 //! through periodic, newidle and nohz balancing; once balanced, migrations stop.
 
-mod common;
-use common::*;
+use crate::common::*;
 use schedlab_platform::Platform;
 use schedlab_sched::*;
 

@@ -5,18 +5,16 @@
 //! output states twice, or that the command line fixes, are cross-checked; the expected values
 //! are derived by hand in the comments, never taken from a previous run.
 
-mod support;
-
+use crate::support::template::{check, Captures};
 use schedlab_platform::Platform;
 use schedlab_sched::{Kernel, KernelConfig, MachineDesc, PreemptModel};
 use schedlab_workloads::hackbench::{self, Hackbench};
 use schedlab_workloads::{parse_workload, Env, Workload};
-use support::template::{check, Captures};
 
-const STRESS_NG: &str = include_str!("golden/stress-ng.txt");
-const HACKBENCH: &str = include_str!("golden/hackbench.txt");
-const SCHBENCH: &str = include_str!("golden/schbench.txt");
-const CYCLICTEST: &str = include_str!("golden/cyclictest.txt");
+const STRESS_NG: &str = include_str!("../golden/stress-ng.txt");
+const HACKBENCH: &str = include_str!("../golden/hackbench.txt");
+const SCHBENCH: &str = include_str!("../golden/schbench.txt");
+const CYCLICTEST: &str = include_str!("../golden/cyclictest.txt");
 
 /// `smp:2` (the plain 2-CPU machine with default costs), cost jitter off.
 fn smp2() -> Kernel {

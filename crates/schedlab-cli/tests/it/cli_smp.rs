@@ -5,8 +5,7 @@
 //! spec (smp.md, fair.md) or a hand calculation written beside each assertion, never from a
 //! previous run's output.
 
-mod common;
-use common::{run, tmp};
+use crate::common::{run, tmp};
 use schedlab_trace::{parse_trace, TraceEvent, TraceRecord};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

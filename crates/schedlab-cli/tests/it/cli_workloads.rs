@@ -3,8 +3,7 @@
 //! configuration) exits with code 2, prints one line on stderr naming the culprit and nothing on
 //! stdout, and leaves no trace file behind; `schedlab compare` prints its mmtests-style table.
 
-mod common;
-use common::{run, tmp};
+use crate::common::{run, tmp};
 use std::path::Path;
 
 /// Files in the temporary directory whose name starts like `path`'s (the trace itself or a
