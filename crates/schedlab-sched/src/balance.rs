@@ -2424,6 +2424,7 @@ mod tests {
         c.avg.util_avg = util;
         c.avg.runnable_avg = run_avg;
         c.util_est = 0;
+        k.update_idle_masks(cpu);
     }
 
     fn set_signals(k: &mut Kernel, cpu: usize, util: u64, run_avg: u64) {

@@ -1331,6 +1331,7 @@ impl Kernel {
             self.ttwu_do_activate(cpu, p, wf & WF_MIGRATED, true, false);
         }
         self.rqs[cpu].ttwu_pending = false;
+        self.update_idle_masks(cpu);
         self.on_ipi_balance(cpu);
         if !idle {
             let c = self.cost(cpu, |c| c.c_irq.0);
