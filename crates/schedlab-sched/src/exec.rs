@@ -1971,7 +1971,7 @@ mod tests {
     /// (event, flags, time) of every sched_waking/sched_wakeup and sched_switch record.
     struct FlagSink(Rc<RefCell<Vec<(&'static str, String, u64)>>>);
     impl crate::TraceSink for FlagSink {
-        fn record(&mut self, r: &schedlab_trace::TraceRecord) {
+        fn record(&mut self, r: &schedlab_trace::TraceRecord<&str>) {
             use schedlab_trace::TraceEvent as E;
             let what = match &r.event {
                 E::SchedWaking { .. } => "waking",
@@ -1979,7 +1979,9 @@ mod tests {
                 E::SchedSwitch { .. } => "switch",
                 _ => return,
             };
-            self.0.borrow_mut().push((what, r.flags.clone(), r.ts_ns));
+            self.0
+                .borrow_mut()
+                .push((what, r.flags.to_string(), r.ts_ns));
         }
     }
 

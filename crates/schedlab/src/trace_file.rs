@@ -29,7 +29,7 @@ pub struct TraceFile {
 pub struct Sink(Rc<RefCell<Body>>);
 
 impl TraceSink for Sink {
-    fn record(&mut self, r: &TraceRecord) {
+    fn record(&mut self, r: &TraceRecord<&str>) {
         let mut b = self.0.borrow_mut();
         if b.error.is_some() {
             return;
