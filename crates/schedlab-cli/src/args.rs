@@ -35,6 +35,7 @@ const FLAGS: &[Flag] = &[
     Flag { name: "--json", value: None, commands: &[Run, Reproduce, Compare], help: "print one JSON document instead of text" },
     Flag { name: "--strict", value: None, commands: &[Run], help: "check invariants after every event; stop at the first violation" },
     Flag { name: "--runs", value: Some("N"), commands: &[Reproduce, Compare], help: "seeds per configuration (reproduce default 10, quick 3; compare default 3)" },
+    Flag { name: "--jobs", value: Some("N"), commands: &[Reproduce, Compare], help: "simulations run at once (default: all cores); the output does not depend on it" },
     Flag { name: "--quick", value: None, commands: &[Reproduce, Bench], help: "shorter runs (reproduce: fewer seeds and shorter workloads)" },
     Flag { name: "--no-progress", value: None, commands: &[Run, Reproduce, Compare], help: "no progress bar on stderr" },
 ];
@@ -83,6 +84,8 @@ pub struct Parsed {
     pub json: bool,
     pub strict: bool,
     pub runs: Option<u32>,
+    /// `--jobs N`: worker threads for reproduce/compare (None: all cores).
+    pub jobs: Option<usize>,
     pub quick: bool,
     pub progress: bool,
 }
@@ -198,6 +201,15 @@ fn apply(p: &mut Parsed, name: &str, value: Option<String>, cmd: &str) -> Result
             }
             p.runs = Some(n)
         }
+        "--jobs" => {
+            let n: usize = v
+                .parse()
+                .map_err(|_| format!("{cmd}: --jobs: expected a positive integer, got '{v}'"))?;
+            if n == 0 {
+                return Err(format!("{cmd}: --jobs: must be at least 1"));
+            }
+            p.jobs = Some(n)
+        }
         "--quick" => p.quick = true,
         "--no-progress" => p.progress = false,
         _ => unreachable!("flag table and apply() disagree on {name}"),
@@ -268,6 +280,15 @@ mod tests {
             (vec!["run", "--kernel"], "needs a value"),
             (vec!["list", "--trace", "x"], "does not apply"),
             (vec!["run", "stray"], "unexpected argument 'stray'"),
+            (
+                vec!["reproduce", "--jobs", "0"],
+                "--jobs: must be at least 1",
+            ),
+            (
+                vec!["compare", "--jobs", "two"],
+                "--jobs: expected a positive integer, got 'two'",
+            ),
+            (vec!["run", "--jobs", "2"], "does not apply"),
         ] {
             let e = parse(&v(&args)).unwrap_err();
             assert!(e.contains(needle), "{e}");
@@ -287,7 +308,7 @@ mod tests {
             if f.value.is_some() {
                 a.push(match f.name {
                     "--duration" => "1s".into(),
-                    "--seed" | "--runs" => "3".into(),
+                    "--seed" | "--runs" | "--jobs" => "3".into(),
                     _ => "x".into(),
                 });
             }

@@ -82,10 +82,15 @@ fn dispatch(p: Parsed) -> CliResult {
             }
         }
         Command::Run => cmd_run(&p),
-        Command::Reproduce => {
-            schedlab::scenario::cli_reproduce(&p.positional, p.runs, p.quick, p.json, p.progress)
-                .map_err(|e| (e.code(), e.to_string()))
-        }
+        Command::Reproduce => schedlab::scenario::cli_reproduce(
+            &p.positional,
+            p.runs,
+            p.quick,
+            p.json,
+            p.progress,
+            p.jobs,
+        )
+        .map_err(|e| (e.code(), e.to_string())),
         Command::Compare => cmd_compare(&p),
         Command::Bench => {
             let out =
@@ -151,7 +156,7 @@ fn cmd_compare(p: &Parsed) -> CliResult {
         return Err(bad("compare: give at least two --kernel"));
     }
     let spec = run_spec(p, &p.kernels[0])?;
-    let out = schedlab::compare::compare(&spec, &p.kernels, p.runs.unwrap_or(3), p.json)
+    let out = schedlab::compare::compare(&spec, &p.kernels, p.runs.unwrap_or(3), p.json, p.jobs)
         .map_err(run_error)?;
     print!("{out}");
     Ok(())

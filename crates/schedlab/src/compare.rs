@@ -14,26 +14,42 @@ struct Col {
     samples: Vec<(String, String, Better, Vec<f64>)>,
 }
 
-/// Runs the comparison and renders it.
+/// Runs the comparison on `jobs` worker threads (default: all cores; the output does not
+/// depend on it) and renders it.
 pub fn compare(
     base: &RunSpec,
     kernels: &[String],
     runs: u32,
     as_json: bool,
+    jobs: Option<usize>,
 ) -> Result<String, RunError> {
+    // one job per (kernel, seed), in the order the columns and samples are filled
+    let job_list: Vec<(usize, u32)> = (0..kernels.len())
+        .flat_map(|k| (0..runs).map(move |i| (k, i)))
+        .collect();
+    let results = crate::jobs::run_indexed(
+        job_list.len(),
+        jobs.unwrap_or_else(crate::jobs::default_jobs),
+        |j| {
+            let (k, i) = job_list[j];
+            let mut spec = base.clone();
+            spec.kernel = kernels[k].clone();
+            spec.seed = base.seed + i as u64;
+            spec.trace = None;
+            spec.progress = false;
+            run(&spec)
+        },
+        |_| {},
+    );
+    let mut results = results.into_iter();
     let mut cols: Vec<Col> = Vec::new();
     for k in kernels {
         let mut col = Col {
             kernel: k.clone(),
             samples: Vec::new(),
         };
-        for i in 0..runs {
-            let mut spec = base.clone();
-            spec.kernel = k.clone();
-            spec.seed = base.seed + i as u64;
-            spec.trace = None;
-            spec.progress = false;
-            let r = run(&spec)?;
+        for _ in 0..runs {
+            let r = results.next().expect("one result per job")?;
             let mut metrics: Vec<(String, String, Better, f64)> = Vec::new();
             for w in &r.workloads {
                 for m in &w.metrics {
