@@ -1449,8 +1449,12 @@ impl Kernel {
             let rot = self.lb.list_rot.get(t.index()).copied().unwrap_or((0, 0));
             ((nat, 0).max(rot), t.index())
         };
-        out.sort_by_key(|&t| std::cmp::Reverse(key(t)));
-        out.into_iter().collect()
+        // each key computed once; keys are unique (they end in the task id), so an unstable
+        // sort gives the order the stable one did
+        let mut keyed: Vec<(((u64, u64), usize), TaskId)> =
+            out.into_iter().map(|t| (key(t), t)).collect();
+        keyed.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        keyed.into_iter().map(|(_, t)| t).collect()
     }
 
     /// `list_move(&p->se.group_node, tasks)`: the balancer moves `p` to the list head.
