@@ -86,6 +86,23 @@ impl Words {
         self.len -= 1;
     }
 
+    /// `n` words `f(0)`, …, `f(n − 1)`, written in place when they fit inline.
+    #[inline]
+    fn from_fn(n: usize, f: impl Fn(usize) -> u64) -> Words {
+        let mut w = Words::new();
+        if n <= INLINE_WORDS {
+            for i in 0..n {
+                w.inline[i] = f(i);
+            }
+            w.len = n;
+        } else {
+            for i in 0..n {
+                w.push(f(i));
+            }
+        }
+        w
+    }
+
     /// Grows to `n` words with zeros.
     fn grow(&mut self, n: usize) {
         while self.len < n {
@@ -298,9 +315,10 @@ impl CpuMask {
 
     /// `cpumask_and`.
     pub fn and(&self, other: &CpuMask) -> CpuMask {
-        let n = self.words.len().min(other.words.len());
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let n = a.len().min(b.len());
         let mut m = CpuMask {
-            words: (0..n).map(|i| self.words[i] & other.words[i]).collect(),
+            words: Words::from_fn(n, |i| a[i] & b[i]),
         };
         m.trim();
         m
@@ -308,24 +326,19 @@ impl CpuMask {
 
     /// `cpumask_or`.
     pub fn or(&self, other: &CpuMask) -> CpuMask {
-        let n = self.words.len().max(other.words.len());
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let n = a.len().max(b.len());
         let get = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
         CpuMask {
-            words: (0..n)
-                .map(|i| get(&self.words, i) | get(&other.words, i))
-                .collect(),
+            words: Words::from_fn(n, |i| get(a, i) | get(b, i)),
         }
     }
 
     /// `cpumask_andnot`: CPUs of `self` not in `other`.
     pub fn andnot(&self, other: &CpuMask) -> CpuMask {
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
         let mut m = CpuMask {
-            words: self
-                .words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| w & !other.words.get(i).copied().unwrap_or(0))
-                .collect(),
+            words: Words::from_fn(a.len(), |i| a[i] & !b.get(i).copied().unwrap_or(0)),
         };
         m.trim();
         m
