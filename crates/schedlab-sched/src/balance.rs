@@ -1453,7 +1453,7 @@ impl Kernel {
         // sort gives the order the stable one did
         let mut keyed: Vec<(((u64, u64), usize), TaskId)> =
             out.into_iter().map(|t| (key(t), t)).collect();
-        keyed.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        keyed.sort_unstable_by_key(|&(k, _)| std::cmp::Reverse(k));
         keyed.into_iter().map(|(_, t)| t).collect()
     }
 
