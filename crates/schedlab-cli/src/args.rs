@@ -196,6 +196,9 @@ pub struct CompareArgs {
     /// print one JSON document instead of text
     #[arg(long)]
     pub json: bool,
+    /// simulations to run at once (default: all cores); results are the same for any N
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
     #[command(flatten)]
     pub progress: ProgressArgs,
 }
@@ -215,8 +218,20 @@ pub struct ReproduceArgs {
     /// print one JSON document instead of text
     #[arg(long)]
     pub json: bool,
+    /// simulations to run at once (default: all cores); results are the same for any N
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
     #[command(flatten)]
     pub progress: ProgressArgs,
+}
+
+fn parse_jobs(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{v}': a number of simultaneous runs from 1 to 1024"
+        )),
+    }
 }
 
 fn parse_duration(v: &str) -> Result<u64, String> {

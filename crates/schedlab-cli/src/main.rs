@@ -107,7 +107,7 @@ fn dispatch(cli: Cli) -> CliResult {
             let progress = progress(a.progress.when());
             let mut out = std::io::stdout().lock();
             let r = schedlab::scenario::cli_reproduce(
-                &a.names, a.runs, a.quick, a.json, progress, &mut out,
+                &a.names, a.runs, a.quick, a.json, progress, &mut out, a.jobs,
             );
             match r {
                 Ok(()) => Ok(()),
@@ -187,7 +187,8 @@ fn cmd_compare(a: args::CompareArgs) -> CliResult {
     }
     let mut spec = run_spec("compare", &a.sim, &a.sim.kernels[0])?;
     spec.progress = progress(a.progress.when());
-    let out = schedlab::compare::compare(&spec, &a.sim.kernels, a.runs.unwrap_or(3), a.json)
-        .map_err(run_error)?;
+    let out =
+        schedlab::compare::compare(&spec, &a.sim.kernels, a.runs.unwrap_or(3), a.json, a.jobs)
+            .map_err(run_error)?;
     emit(out.as_bytes())
 }

@@ -86,6 +86,23 @@ impl Words {
         self.len -= 1;
     }
 
+    /// `n` words `f(0)`, …, `f(n − 1)`, written in place when they fit inline.
+    #[inline]
+    fn from_fn(n: usize, f: impl Fn(usize) -> u64) -> Words {
+        let mut w = Words::new();
+        if n <= INLINE_WORDS {
+            for i in 0..n {
+                w.inline[i] = f(i);
+            }
+            w.len = n;
+        } else {
+            for i in 0..n {
+                w.push(f(i));
+            }
+        }
+        w
+    }
+
     /// Grows to `n` words with zeros.
     fn grow(&mut self, n: usize) {
         while self.len < n {
@@ -243,6 +260,29 @@ impl CpuMask {
         }
     }
 
+    /// Number of CPUs of the mask in `start..end` (`cpumask_weight` of the mask ANDed with a
+    /// range, without building the range).
+    pub fn weight_range(&self, start: usize, end: usize) -> usize {
+        let end = end.min(self.words.len() * 64);
+        if start >= end {
+            return 0;
+        }
+        let (ws, we) = (start / 64, (end - 1) / 64);
+        let mut n = 0;
+        for w in ws..=we {
+            let mut bits = self.words[w];
+            if w == ws {
+                bits &= !0u64 << (start % 64);
+            }
+            let top = end - w * 64; // CPUs of this word below `end`
+            if top < 64 {
+                bits &= (1u64 << top) - 1;
+            }
+            n += bits.count_ones() as usize;
+        }
+        n
+    }
+
     /// Lowest CPU `> cpu` (`cpumask_next`).
     pub fn next_after(&self, cpu: usize) -> Option<usize> {
         self.next_from(cpu + 1)
@@ -275,9 +315,10 @@ impl CpuMask {
 
     /// `cpumask_and`.
     pub fn and(&self, other: &CpuMask) -> CpuMask {
-        let n = self.words.len().min(other.words.len());
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let n = a.len().min(b.len());
         let mut m = CpuMask {
-            words: (0..n).map(|i| self.words[i] & other.words[i]).collect(),
+            words: Words::from_fn(n, |i| a[i] & b[i]),
         };
         m.trim();
         m
@@ -285,24 +326,19 @@ impl CpuMask {
 
     /// `cpumask_or`.
     pub fn or(&self, other: &CpuMask) -> CpuMask {
-        let n = self.words.len().max(other.words.len());
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let n = a.len().max(b.len());
         let get = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
         CpuMask {
-            words: (0..n)
-                .map(|i| get(&self.words, i) | get(&other.words, i))
-                .collect(),
+            words: Words::from_fn(n, |i| get(a, i) | get(b, i)),
         }
     }
 
     /// `cpumask_andnot`: CPUs of `self` not in `other`.
     pub fn andnot(&self, other: &CpuMask) -> CpuMask {
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
         let mut m = CpuMask {
-            words: self
-                .words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| w & !other.words.get(i).copied().unwrap_or(0))
-                .collect(),
+            words: Words::from_fn(a.len(), |i| a[i] & !b.get(i).copied().unwrap_or(0)),
         };
         m.trim();
         m
@@ -468,6 +504,22 @@ impl fmt::Debug for CpuMask {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn weight_range_counts_members_in_the_range() {
+        // {1, 3, 63, 64, 130, 300}: hand-counted per range below
+        let m: CpuMask = [1usize, 3, 63, 64, 130, 300].into_iter().collect();
+        assert_eq!(m.weight_range(0, 0), 0);
+        assert_eq!(m.weight_range(0, 1), 0);
+        assert_eq!(m.weight_range(0, 2), 1); // 1
+        assert_eq!(m.weight_range(2, 64), 2); // 3, 63
+        assert_eq!(m.weight_range(63, 65), 2); // 63, 64
+        assert_eq!(m.weight_range(64, 128), 1); // 64
+        assert_eq!(m.weight_range(4, 131), 3); // 63, 64, 130
+        assert_eq!(m.weight_range(0, 1000), 6);
+        assert_eq!(m.weight_range(301, 1000), 0);
+        assert_eq!(m.weight_range(200, 100), 0);
+    }
+
     #[test]
     fn inline_and_heap_words_behave_alike() {
         // masks crossing the 256-CPU inline boundary both ways compare, hash and operate as

@@ -1409,8 +1409,12 @@ impl Kernel {
             let rot = self.lb.list_rot.get(t.index()).copied().unwrap_or((0, 0));
             ((nat, 0).max(rot), t.index())
         };
-        out.sort_by_key(|&t| std::cmp::Reverse(key(t)));
-        out.into_iter().collect()
+        // each key computed once; keys are unique (they end in the task id), so an unstable
+        // sort gives the order the stable one did
+        let mut keyed: Vec<(((u64, u64), usize), TaskId)> =
+            out.into_iter().map(|t| (key(t), t)).collect();
+        keyed.sort_unstable_by_key(|&(k, _)| std::cmp::Reverse(k));
+        keyed.into_iter().map(|(_, t)| t).collect()
     }
 
     /// `list_move(&p->se.group_node, tasks)`: the balancer moves `p` to the list head.
@@ -2384,6 +2388,7 @@ mod tests {
         c.avg.util_avg = util;
         c.avg.runnable_avg = run_avg;
         c.util_est = 0;
+        k.update_idle_masks(cpu);
     }
 
     fn set_signals(k: &mut Kernel, cpu: usize, util: u64, run_avg: u64) {

@@ -157,6 +157,7 @@ impl Kernel {
     ) -> Woken {
         if self.cfg.feat(F::TTWU_QUEUE) && self.ttwu_queue_cond(cpu, this_cpu) {
             self.rqs[cpu].ttwu_pending = true;
+            self.update_idle_masks(cpu);
             self.rqs[cpu].wake_list.push((p, wf & WF_MIGRATED));
             self.tasks[p.index()].on_rq = OnRq::Migrating; // in flight; not yet enqueued
             let lat = self.cost(cpu, |c| c.lat_ipi.0);
@@ -476,6 +477,7 @@ impl Kernel {
         self.rqs[cpu].stats.nr_switches += 1;
         self.stats.nr_switches += 1;
         self.rqs[cpu].curr = next;
+        self.update_idle_masks(cpu);
         self.rqs[cpu].gen += 1;
         self.rqs[cpu].seg_start = now;
         // idle accounting

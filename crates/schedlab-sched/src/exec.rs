@@ -1380,6 +1380,7 @@ impl Kernel {
             self.ttwu_do_activate(cpu, p, wf & WF_MIGRATED, true, false);
         }
         self.rqs[cpu].ttwu_pending = false;
+        self.update_idle_masks(cpu);
         self.on_ipi_balance(cpu);
         if !idle {
             let c = self.cost(cpu, |c| c.c_irq.0);
@@ -2079,7 +2080,7 @@ mod tests {
     /// (event, flags, time) of every sched_waking/sched_wakeup and sched_switch record.
     struct FlagSink(Rc<RefCell<Vec<(&'static str, String, u64)>>>);
     impl crate::TraceSink for FlagSink {
-        fn record(&mut self, r: &schedlab_trace::TraceRecord) {
+        fn record(&mut self, r: &schedlab_trace::TraceRecord<&str>) {
             use schedlab_trace::TraceEvent as E;
             let what = match &r.event {
                 E::SchedWaking { .. } => "waking",
@@ -2087,7 +2088,9 @@ mod tests {
                 E::SchedSwitch { .. } => "switch",
                 _ => return,
             };
-            self.0.borrow_mut().push((what, r.flags.clone(), r.ts_ns));
+            self.0
+                .borrow_mut()
+                .push((what, r.flags.to_string(), r.ts_ns));
         }
     }
 

@@ -1794,7 +1794,7 @@ impl Kernel {
     }
 
     /// `schedlab_pick`: the entity the fair pick chose at a switch.
-    pub(crate) fn trace_pick(&mut self, cpu: usize, t: TaskId, reason: &str) {
+    pub(crate) fn trace_pick(&mut self, cpu: usize, t: TaskId, reason: &'static str) {
         if self.trace.is_none() {
             return;
         }
@@ -1804,16 +1804,24 @@ impl Kernel {
         let (v, d, slice) = (e.vruntime, e.deadline, e.slice);
         let lag = self.avg_vruntime(cfs).wrapping_sub(v) as i64;
         let ev = TraceEvent::SchedlabPick {
-            comm: self.comm_of(t),
+            comm: self.tasks[t.index()].comm.as_str(),
             pid: self.tasks[t.index()].pid,
             vruntime: v,
             deadline: d,
             lag,
             slice,
             eligible: lag >= 0,
-            reason: reason.to_string(),
+            reason,
         };
-        self.emit(cpu, "d..2.", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            "d..2.",
+            ev,
+        );
     }
 }
 

@@ -48,6 +48,8 @@ impl Kernel {
                 ));
             }
         }
+        // the simulator's idle masks index exactly available_idle_cpu()/sched_idle_rq()
+        self.idle_masks_consistent(&schedlab_platform::cpumask::CpuMask::first_n(self.ncpus))?;
         for (i, t) in self.tasks.iter().enumerate() {
             if t.is_idle_task {
                 continue;

@@ -526,6 +526,7 @@ impl Kernel {
         self.account_nr_running(cpu);
         let prev_nr = self.rqs[cpu].nr_running;
         self.rqs[cpu].nr_running += n;
+        self.update_idle_masks(cpu);
         // A runqueue reaching two tasks marks its root domain overloaded, which opens
         // newidle balancing (`set_rd_overloaded()`, gate 1 of smp.md §4.5).
         if prev_nr < 2 && self.rqs[cpu].nr_running >= 2 {
@@ -539,6 +540,7 @@ impl Kernel {
     pub(crate) fn sub_nr_running(&mut self, cpu: usize, n: u32) {
         self.account_nr_running(cpu);
         self.rqs[cpu].nr_running -= n;
+        self.update_idle_masks(cpu);
     }
 
     pub(crate) fn cpu_is_idle(&self, cpu: usize) -> bool {
@@ -550,5 +552,41 @@ impl Kernel {
     pub(crate) fn sched_idle_rq(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
         rq.nr_running > 0 && rq.nr_running == self.cfs[rq.cfs.index()].h_nr_idle
+    }
+
+    /// `idle_cpu()`: the idle task runs, nothing is queued and no wake-list activation is
+    /// pending.
+    /// kernel: core.c idle_cpu() @ v6.12
+    pub(crate) fn idle_cpu(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.curr == rq.idle && rq.nr_running == 0 && !rq.ttwu_pending
+    }
+
+    /// `available_idle_cpu()`: `idle_cpu()` and the vCPU is not preempted (never, here).
+    /// kernel: core.c available_idle_cpu() @ v6.12
+    pub(crate) fn available_idle_cpu(&self, cpu: usize) -> bool {
+        self.idle_cpu(cpu)
+    }
+
+    /// Brings `cpu`'s bits of [`SelectState::idle_cpus`] and
+    /// [`SelectState::sched_idle_cpus`] up to date. Called wherever `rq->curr`,
+    /// `rq->nr_running` (the root `h_nr_idle` changes with it) or `rq->ttwu_pending` changes.
+    pub(crate) fn update_idle_masks(&mut self, cpu: usize) {
+        let idle = self.available_idle_cpu(cpu);
+        if self.sel.idle_cpus.contains(cpu) != idle {
+            if idle {
+                self.sel.idle_cpus.set(cpu);
+            } else {
+                self.sel.idle_cpus.clear(cpu);
+            }
+        }
+        let sched_idle = self.sched_idle_rq(cpu);
+        if self.sel.sched_idle_cpus.contains(cpu) != sched_idle {
+            if sched_idle {
+                self.sel.sched_idle_cpus.set(cpu);
+            } else {
+                self.sel.sched_idle_cpus.clear(cpu);
+            }
+        }
     }
 }

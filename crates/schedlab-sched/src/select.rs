@@ -42,6 +42,22 @@ use schedlab_platform::topology::{
     SD_WAKE_AFFINE,
 };
 
+/// The first CPU of `cpus ∩ ok` in `for_each_cpu_wrap(cpu, cpus, target + 1)` order, with
+/// its 1-based position among the CPUs of `cpus` in that order (how many CPUs a scan of
+/// `cpus` tests up to and including it). Simulator-side helper of `select_idle_cpu`.
+fn first_in_wrap_order(cpus: &CpuMask, ok: &CpuMask, target: usize) -> Option<(usize, usize)> {
+    let cand = cpus.and(ok);
+    if let Some(c) = cand.next_from(target + 1) {
+        return Some((c, cpus.weight_range(target + 1, c + 1)));
+    }
+    let c = cand.first()?;
+    // wrapped: all of cpus above target, then those up to c
+    Some((
+        c,
+        cpus.weight_range(target + 1, usize::MAX) + cpus.weight_range(0, c + 1),
+    ))
+}
+
 /// `SCHED_CAPACITY_SCALE`
 const SCHED_CAPACITY_SCALE: u64 = 1024;
 /// `NUMA_IMBALANCE_MIN`: idle-CPU difference tolerated between nodes for a lightly loaded
@@ -66,6 +82,16 @@ pub struct SelectState {
     pub llc: Vec<LlcShared>,
     /// Static key `sched_smt_present` (`sched_smt_active()`): some core has two threads.
     pub smt_active: bool,
+    /// Simulator-side index, not a kernel structure: exactly the CPUs for which
+    /// `available_idle_cpu()` holds, kept up to date wherever that test's inputs change
+    /// (`rq->curr`, `rq->nr_running`, `rq->ttwu_pending`; see [`Kernel::update_idle_masks`]).
+    /// `select_idle_cpu` reads its intersection with the LLC span (the LLC's idle CPUs) to
+    /// jump to the CPUs its scan would accept instead of testing every CPU in turn; the kernel
+    /// tests each CPU, which this reproduces in result and in `SIS_UTIL` budget.
+    pub idle_cpus: CpuMask,
+    /// Simulator-side index like `idle_cpus`: the CPUs for which `sched_idle_rq()` holds
+    /// (only SCHED_IDLE work queued; inputs `rq->nr_running` and the root `h_nr_idle`).
+    pub sched_idle_cpus: CpuMask,
 }
 
 /// A sched domain: the `idx`-th level (bottom-up) of CPU `cpu`'s hierarchy.
@@ -231,7 +257,40 @@ impl Kernel {
                 })
                 .collect(),
             smt_active,
+            idle_cpus: CpuMask::new(),
+            sched_idle_cpus: CpuMask::new(),
         };
+        for cpu in 0..self.ncpus {
+            self.update_idle_masks(cpu);
+        }
+    }
+
+    /// Checks the idle masks against the tests they index, for the CPUs of `span` (debug
+    /// builds and `--strict`).
+    pub(crate) fn idle_masks_consistent(&self, span: &CpuMask) -> Result<(), String> {
+        for cpu in span.iter().filter(|&c| c < self.ncpus) {
+            let (a, b) = (self.available_idle_cpu(cpu), self.sched_idle_rq(cpu));
+            if self.sel.idle_cpus.contains(cpu) != a || self.sel.sched_idle_cpus.contains(cpu) != b
+            {
+                return Err(format!(
+                    "cpu {cpu}: idle mask {} / sched_idle mask {} but available_idle_cpu {a} / \
+                     sched_idle_rq {b}",
+                    self.sel.idle_cpus.contains(cpu),
+                    self.sel.sched_idle_cpus.contains(cpu)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The CPUs `sis_idle_ok(·, p)` accepts, from the idle masks.
+    fn sis_idle_ok_mask(&self, p: TaskId) -> CpuMask {
+        if self.cfg.has(P::SkipSchedIdleRq) && self.tasks[p.index()].policy == Policy::Idle {
+            // choose_idle_cpu(): a SCHED_IDLE wakee does not take a SCHED_IDLE-only runqueue
+            self.sel.idle_cpus.clone()
+        } else {
+            self.sel.idle_cpus.or(&self.sel.sched_idle_cpus)
+        }
     }
 
     /// A CPU switches to its idle task (`set_next_task_idle` → `update_idle_core`).
@@ -307,20 +366,6 @@ impl Kernel {
     }
 
     // ===================================================================== predicates (§2.7)
-
-    /// `idle_cpu()`: the idle task runs, nothing is queued and no wake-list activation is
-    /// pending.
-    /// kernel: core.c idle_cpu() @ v6.12
-    pub(crate) fn idle_cpu(&self, cpu: usize) -> bool {
-        let rq = &self.rqs[cpu];
-        rq.curr == rq.idle && rq.nr_running == 0 && !rq.ttwu_pending
-    }
-
-    /// `available_idle_cpu()`: `idle_cpu()` and the vCPU is not preempted (never, here).
-    /// kernel: core.c available_idle_cpu() @ v6.12
-    pub(crate) fn available_idle_cpu(&self, cpu: usize) -> bool {
-        self.idle_cpu(cpu)
-    }
 
     /// `sched_idle_cpu()`: only SCHED_IDLE work is queued (helper removed in v7.1).
     /// kernel: fair.c sched_idle_cpu() @ v6.12
@@ -1173,11 +1218,43 @@ impl Kernel {
             }
         }
         let n = self.ncpus;
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.idle_masks_consistent(&cpus) {
+            panic!("select_idle_cpu: stale idle mask: {e}");
+        }
+        // Without an idle-core hint every CPU of the scan costs one unit of the budget and the
+        // scan stops at the first idle-enough one: find that CPU through the idle masks
+        // (simulator-side index) and charge the budget for the CPUs the kernel's loop tests
+        // before it, which gives the loop's result without testing each CPU.
+        let ok = if has_idle_core {
+            CpuMask::new()
+        } else {
+            self.sis_idle_ok_mask(p)
+        };
         // v6.7+: first scan the target's cluster (the LLC's first group, when it is one)
         if self.machine.domains.sched_cluster_active {
             let g = &self.sd(sd).groups[0];
             if g.flags & SD_CLUSTER != 0 {
                 let sg_span = g.span.clone();
+                if !has_idle_core {
+                    let in_cluster = cpus.and(&sg_span);
+                    match first_in_wrap_order(&in_cluster, &ok, target) {
+                        // the scan reaches it within the budget
+                        Some((cpu, pos)) if (pos as i64) < nr => return Some(cpu),
+                        Some(_) => return None,
+                        None => {
+                            let visited = in_cluster.weight() as i64;
+                            if visited >= nr {
+                                return None;
+                            }
+                            nr -= visited;
+                        }
+                    }
+                    cpus = cpus.andnot(&sg_span);
+                    return first_in_wrap_order(&cpus, &ok, target)
+                        .filter(|&(_, pos)| (pos as i64) < nr)
+                        .map(|(cpu, _)| cpu);
+                }
                 // cpu = (target + 1 + k) % n for k in 0..n, without a division per CPU
                 let mut cpu = target;
                 for _ in 0..n {
@@ -1202,6 +1279,11 @@ impl Kernel {
                 }
                 cpus = cpus.andnot(&sg_span);
             }
+        }
+        if !has_idle_core {
+            return first_in_wrap_order(&cpus, &ok, target)
+                .filter(|&(_, pos)| (pos as i64) < nr)
+                .map(|(cpu, _)| cpu);
         }
         // for_each_cpu_wrap(cpu, cpus, target + 1), reading the mask live: select_idle_core
         // removes the siblings it has looked at
@@ -1329,6 +1411,7 @@ mod tests {
             k.rqs[cpu].curr = t;
             k.tasks[t.index()].on_cpu = true;
         }
+        k.update_idle_masks(cpu);
     }
 
     /// A sleeping task that last ran on `cpu`.

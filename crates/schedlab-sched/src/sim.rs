@@ -154,7 +154,8 @@ impl Ev {
 
 /// Where a trace record goes.
 pub trait TraceSink {
-    fn record(&mut self, r: &TraceRecord);
+    /// One record; its text fields borrow the kernel's (format or copy them here).
+    fn record(&mut self, r: &TraceRecord<&str>);
 }
 
 /// The simulated kernel of one run.

@@ -3,8 +3,9 @@
 
 use crate::fair::FairOp;
 use crate::sched::*;
+use crate::sim::TraceSink;
 use crate::Kernel;
-use schedlab_trace::{TraceEvent, TraceRecord};
+use schedlab_trace::{TraceEvent, TraceRecord, IDLE_COMM};
 
 impl Kernel {
     #[inline]
@@ -12,32 +13,34 @@ impl Kernel {
         self.stats.fair_ops[op as usize] += 1;
     }
 
-    pub(crate) fn emit(&mut self, cpu: usize, flags: &str, event: TraceEvent) {
-        if self.trace.is_none() {
+    /// Hands one record to the sink. The record borrows the tasks' comms and static
+    /// strings (nothing is allocated per record); the sink formats it.
+    pub(crate) fn emit(
+        sink: &mut Option<Box<dyn TraceSink>>,
+        tasks: &[Task],
+        rqs: &[Rq],
+        now: u64,
+        cpu: usize,
+        flags: &'static str,
+        event: TraceEvent<&str>,
+    ) {
+        let Some(s) = sink.as_mut() else {
             return;
-        }
-        let curr = self.rqs[cpu].curr;
-        let t = &self.tasks[curr.index()];
-        let (comm, pid) = if t.is_idle_task {
-            ("<idle>".to_string(), 0)
-        } else {
-            (t.comm.clone(), t.pid)
         };
-        let r = TraceRecord {
-            ts_ns: self.now,
+        let t = &tasks[rqs[cpu].curr.index()];
+        let (comm, pid) = if t.is_idle_task {
+            (IDLE_COMM, 0)
+        } else {
+            (t.comm.as_str(), t.pid)
+        };
+        s.record(&TraceRecord {
+            ts_ns: now,
             cpu: cpu as u32,
             comm,
             pid,
-            flags: flags.to_string(),
+            flags,
             event,
-        };
-        if let Some(s) = self.trace.as_mut() {
-            s.record(&r);
-        }
-    }
-
-    pub(crate) fn comm_of(&self, t: TaskId) -> String {
-        self.tasks[t.index()].comm.clone()
+        });
     }
 
     /// `sched_waking` (from the waker's context) or `sched_wakeup` (once queued).
@@ -46,7 +49,8 @@ impl Kernel {
             return;
         }
         let task = &self.tasks[p.index()];
-        let (comm, pid, prio, target) = (task.comm.clone(), task.pid, task.prio(), task.cpu as u32);
+        let (comm, pid, prio, target) =
+            (task.comm.as_str(), task.pid, task.prio(), task.cpu as u32);
         let ev = if waking {
             TraceEvent::SchedWaking {
                 comm,
@@ -74,7 +78,15 @@ impl Kernel {
             (Resched::Lazy, true) => "dl.3.",
             (Resched::None, true) => "d..3.",
         };
-        self.emit(cpu, flags, ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            flags,
+            ev,
+        );
     }
 
     pub(crate) fn trace_wakeup_new(&mut self, p: TaskId, cpu: usize) {
@@ -83,7 +95,7 @@ impl Kernel {
         }
         let task = &self.tasks[p.index()];
         let ev = TraceEvent::SchedWakeupNew {
-            comm: task.comm.clone(),
+            comm: task.comm.as_str(),
             pid: task.pid,
             prio: task.prio(),
             target_cpu: cpu as u32,
@@ -92,7 +104,15 @@ impl Kernel {
             .parent
             .map(|x| self.tasks[x.index()].cpu)
             .unwrap_or(cpu);
-        self.emit(from, "d..3.", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            from,
+            "d..3.",
+            ev,
+        );
     }
 
     pub(crate) fn trace_switch(&mut self, cpu: usize, prev: TaskId, next: TaskId) {
@@ -101,20 +121,31 @@ impl Kernel {
         }
         let pt = &self.tasks[prev.index()];
         let nt = &self.tasks[next.index()];
-        let mut prev_state = pt.state.letter().to_string();
-        if pt.state == TaskState::Running && self.rqs[cpu].resched != Resched::None {
-            prev_state.push('+');
-        }
+        // the state letters, then "+" if preempted (only a running task can be)
+        let prev_state = if pt.state == TaskState::Running && self.rqs[cpu].resched != Resched::None
+        {
+            "R+"
+        } else {
+            pt.state.letter()
+        };
         let ev = TraceEvent::SchedSwitch {
-            prev_comm: pt.comm.clone(),
+            prev_comm: pt.comm.as_str(),
             prev_pid: if pt.is_idle_task { 0 } else { pt.pid },
             prev_prio: pt.prio(),
             prev_state,
-            next_comm: nt.comm.clone(),
+            next_comm: nt.comm.as_str(),
             next_pid: if nt.is_idle_task { 0 } else { nt.pid },
             next_prio: nt.prio(),
         };
-        self.emit(cpu, "d..2.", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            "d..2.",
+            ev,
+        );
     }
 
     pub(crate) fn trace_migrate(&mut self, p: TaskId, from: usize, to: usize) {
@@ -123,14 +154,22 @@ impl Kernel {
         }
         let t = &self.tasks[p.index()];
         let ev = TraceEvent::SchedMigrateTask {
-            comm: t.comm.clone(),
+            comm: t.comm.as_str(),
             pid: t.pid,
             prio: t.prio(),
             orig_cpu: from as u32,
             dest_cpu: to as u32,
         };
         let cpu = self.executing.unwrap_or(to);
-        self.emit(cpu, "d..4.", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            "d..4.",
+            ev,
+        );
     }
 
     pub(crate) fn trace_fork(&mut self, parent: TaskId, child: TaskId, cpu: usize) {
@@ -138,12 +177,20 @@ impl Kernel {
             return;
         }
         let ev = TraceEvent::SchedProcessFork {
-            comm: self.comm_of(parent),
+            comm: self.tasks[parent.index()].comm.as_str(),
             pid: self.tasks[parent.index()].pid,
-            child_comm: self.comm_of(child),
+            child_comm: self.tasks[child.index()].comm.as_str(),
             child_pid: self.tasks[child.index()].pid,
         };
-        self.emit(cpu, ".....", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            ".....",
+            ev,
+        );
     }
 
     pub(crate) fn trace_exit(&mut self, t: TaskId, cpu: usize) {
@@ -152,12 +199,20 @@ impl Kernel {
         }
         let task = &self.tasks[t.index()];
         let ev = TraceEvent::SchedProcessExit {
-            comm: task.comm.clone(),
+            comm: task.comm.as_str(),
             pid: task.pid,
             prio: task.prio(),
             group_dead: true,
         };
-        self.emit(cpu, ".....", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            ".....",
+            ev,
+        );
     }
 
     /// `schedlab_delay_dequeue`: `se` blocked while ineligible and stays queued with
@@ -173,13 +228,21 @@ impl Kernel {
         let lag = self
             .avg_vruntime(cfs)
             .wrapping_sub(self.se[se.index()].vruntime) as i64;
+        let cpu = self.cfs[cfs.index()].cpu;
         let ev = TraceEvent::SchedlabDelayDequeue {
-            comm: self.comm_of(t),
+            comm: self.tasks[t.index()].comm.as_str(),
             pid: self.tasks[t.index()].pid,
             lag,
         };
-        let cpu = self.cfs[cfs.index()].cpu;
-        self.emit(cpu, "d..2.", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            "d..2.",
+            ev,
+        );
     }
 
     /// `schedlab_requeue`: a delayed entity was woken in place (`replaced`: re-placed at V).
@@ -194,13 +257,21 @@ impl Kernel {
         let lag = self
             .avg_vruntime(cfs)
             .wrapping_sub(self.se[se.index()].vruntime) as i64;
+        let cpu = self.cfs[cfs.index()].cpu;
         let ev = TraceEvent::SchedlabRequeue {
-            comm: self.comm_of(t),
+            comm: self.tasks[t.index()].comm.as_str(),
             pid: self.tasks[t.index()].pid,
             lag,
             replaced,
         };
-        let cpu = self.cfs[cfs.index()].cpu;
-        self.emit(cpu, "d..4.", ev);
+        Self::emit(
+            &mut self.trace,
+            &self.tasks,
+            &self.rqs,
+            self.now,
+            cpu,
+            "d..4.",
+            ev,
+        );
     }
 }

@@ -14,8 +14,12 @@ pub const TASK_COMM_LEN: usize = 16;
 pub const IDLE_COMM: &str = "<idle>";
 
 /// One line of `/sys/kernel/tracing/trace`.
+///
+/// `S` holds the text fields: `String` (the default) for records parsed or kept, `&str` for
+/// the records the simulator emits, which borrow the task's comm and static flag and state
+/// strings so that tracing allocates nothing per record; both print the same text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceRecord {
+pub struct TraceRecord<S = String> {
     /// Trace clock in nanoseconds. The text prints microseconds (rounded to nearest), so
     /// after a write/parse round trip this is [`round_ts_to_printed_us`] of the original.
     pub ts_ns: u64,
@@ -23,13 +27,13 @@ pub struct TraceRecord {
     pub cpu: u32,
     /// Current task's comm. The writer prints [`IDLE_COMM`] for pid 0 and truncates others
     /// to 15 bytes; the parser returns what is printed (possibly `<...>` for an unknown pid).
-    pub comm: String,
+    pub comm: S,
     /// Current task's pid.
     pub pid: i32,
     /// The irq-info column as printed, e.g. `d..2.`, `dN.3.`, `.....` (empty if the trace
     /// was taken with `noirq-info`).
-    pub flags: String,
-    pub event: TraceEvent,
+    pub flags: S,
+    pub event: TraceEvent<S>,
 }
 
 /// The payload of a record: `name: body`.
@@ -37,38 +41,38 @@ pub struct TraceRecord {
 /// Kernel events carry exactly the fields Linux v6.18 prints. `schedlab_*` events are
 /// schedlab's own; their formats are specified in the crate documentation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TraceEvent {
+pub enum TraceEvent<S = String> {
     /// `sched_switch`. `prev_state` as printed: `R`, `R+` (preempted), `S`, `D`, `T`, `t`,
     /// `X`, `Z`, `P`, `I`, or several joined by `|`.
     SchedSwitch {
-        prev_comm: String,
+        prev_comm: S,
         prev_pid: i32,
         prev_prio: i32,
-        prev_state: String,
-        next_comm: String,
+        prev_state: S,
+        next_comm: S,
         next_pid: i32,
         next_prio: i32,
     },
     SchedWaking {
-        comm: String,
+        comm: S,
         pid: i32,
         prio: i32,
         target_cpu: u32,
     },
     SchedWakeup {
-        comm: String,
+        comm: S,
         pid: i32,
         prio: i32,
         target_cpu: u32,
     },
     SchedWakeupNew {
-        comm: String,
+        comm: S,
         pid: i32,
         prio: i32,
         target_cpu: u32,
     },
     SchedMigrateTask {
-        comm: String,
+        comm: S,
         pid: i32,
         prio: i32,
         orig_cpu: u32,
@@ -76,46 +80,42 @@ pub enum TraceEvent {
     },
     /// `comm`/`pid` are the parent's (the kernel prints them under these keys).
     SchedProcessFork {
-        comm: String,
+        comm: S,
         pid: i32,
-        child_comm: String,
+        child_comm: S,
         child_pid: i32,
     },
     /// `group_dead` prints as `true`/`false`.
     SchedProcessExit {
-        comm: String,
+        comm: S,
         pid: i32,
         prio: i32,
         group_dead: bool,
     },
     /// `filename` is not truncated (it is a `__string`, not a comm).
-    SchedProcessExec {
-        filename: String,
-        pid: i32,
-        old_pid: i32,
-    },
+    SchedProcessExec { filename: S, pid: i32, old_pid: i32 },
     /// `schedlab_pick`: the entity a CPU's fair class picked, with its EEVDF state.
     SchedlabPick {
-        comm: String,
+        comm: S,
         pid: i32,
         vruntime: u64,
         deadline: u64,
         lag: i64,
         slice: u64,
         eligible: bool,
-        reason: String,
+        reason: S,
     },
     /// `schedlab_delay_dequeue`: a sleeping entity left on the queue (`sched_delayed`).
-    SchedlabDelayDequeue { comm: String, pid: i32, lag: i64 },
+    SchedlabDelayDequeue { comm: S, pid: i32, lag: i64 },
     /// `schedlab_requeue`: a delayed entity made runnable again.
     SchedlabRequeue {
-        comm: String,
+        comm: S,
         pid: i32,
         lag: i64,
         replaced: bool,
     },
     /// Any other event, kept verbatim (`body` is everything after `name: `).
-    Other { name: String, body: String },
+    Other { name: S, body: S },
 }
 
 // Body templates (see `template.rs` for the conversions). The kernel ones are the `print fmt`
@@ -185,7 +185,163 @@ impl TraceRecord {
     }
 }
 
-impl TraceEvent {
+impl<S: AsRef<str>> TraceRecord<S> {
+    /// The same record with owned text fields.
+    pub fn to_owned_record(&self) -> TraceRecord {
+        TraceRecord {
+            ts_ns: self.ts_ns,
+            cpu: self.cpu,
+            comm: self.comm.as_ref().to_string(),
+            pid: self.pid,
+            flags: self.flags.as_ref().to_string(),
+            event: self.event.to_owned_event(),
+        }
+    }
+}
+
+impl<S: AsRef<str>> TraceEvent<S> {
+    /// The same event with owned text fields.
+    pub fn to_owned_event(&self) -> TraceEvent {
+        let o = |s: &S| s.as_ref().to_string();
+        match self {
+            TraceEvent::SchedSwitch {
+                prev_comm,
+                prev_pid,
+                prev_prio,
+                prev_state,
+                next_comm,
+                next_pid,
+                next_prio,
+            } => TraceEvent::SchedSwitch {
+                prev_comm: o(prev_comm),
+                prev_pid: *prev_pid,
+                prev_prio: *prev_prio,
+                prev_state: o(prev_state),
+                next_comm: o(next_comm),
+                next_pid: *next_pid,
+                next_prio: *next_prio,
+            },
+            TraceEvent::SchedWaking {
+                comm,
+                pid,
+                prio,
+                target_cpu,
+            } => TraceEvent::SchedWaking {
+                comm: o(comm),
+                pid: *pid,
+                prio: *prio,
+                target_cpu: *target_cpu,
+            },
+            TraceEvent::SchedWakeup {
+                comm,
+                pid,
+                prio,
+                target_cpu,
+            } => TraceEvent::SchedWakeup {
+                comm: o(comm),
+                pid: *pid,
+                prio: *prio,
+                target_cpu: *target_cpu,
+            },
+            TraceEvent::SchedWakeupNew {
+                comm,
+                pid,
+                prio,
+                target_cpu,
+            } => TraceEvent::SchedWakeupNew {
+                comm: o(comm),
+                pid: *pid,
+                prio: *prio,
+                target_cpu: *target_cpu,
+            },
+            TraceEvent::SchedMigrateTask {
+                comm,
+                pid,
+                prio,
+                orig_cpu,
+                dest_cpu,
+            } => TraceEvent::SchedMigrateTask {
+                comm: o(comm),
+                pid: *pid,
+                prio: *prio,
+                orig_cpu: *orig_cpu,
+                dest_cpu: *dest_cpu,
+            },
+            TraceEvent::SchedProcessFork {
+                comm,
+                pid,
+                child_comm,
+                child_pid,
+            } => TraceEvent::SchedProcessFork {
+                comm: o(comm),
+                pid: *pid,
+                child_comm: o(child_comm),
+                child_pid: *child_pid,
+            },
+            TraceEvent::SchedProcessExit {
+                comm,
+                pid,
+                prio,
+                group_dead,
+            } => TraceEvent::SchedProcessExit {
+                comm: o(comm),
+                pid: *pid,
+                prio: *prio,
+                group_dead: *group_dead,
+            },
+            TraceEvent::SchedProcessExec {
+                filename,
+                pid,
+                old_pid,
+            } => TraceEvent::SchedProcessExec {
+                filename: o(filename),
+                pid: *pid,
+                old_pid: *old_pid,
+            },
+            TraceEvent::SchedlabPick {
+                comm,
+                pid,
+                vruntime,
+                deadline,
+                lag,
+                slice,
+                eligible,
+                reason,
+            } => TraceEvent::SchedlabPick {
+                comm: o(comm),
+                pid: *pid,
+                vruntime: *vruntime,
+                deadline: *deadline,
+                lag: *lag,
+                slice: *slice,
+                eligible: *eligible,
+                reason: o(reason),
+            },
+            TraceEvent::SchedlabDelayDequeue { comm, pid, lag } => {
+                TraceEvent::SchedlabDelayDequeue {
+                    comm: o(comm),
+                    pid: *pid,
+                    lag: *lag,
+                }
+            }
+            TraceEvent::SchedlabRequeue {
+                comm,
+                pid,
+                lag,
+                replaced,
+            } => TraceEvent::SchedlabRequeue {
+                comm: o(comm),
+                pid: *pid,
+                lag: *lag,
+                replaced: *replaced,
+            },
+            TraceEvent::Other { name, body } => TraceEvent::Other {
+                name: o(name),
+                body: o(body),
+            },
+        }
+    }
+
     /// The event name printed before `: `.
     pub fn name(&self) -> &str {
         use names::*;
@@ -201,14 +357,16 @@ impl TraceEvent {
             TraceEvent::SchedlabPick { .. } => SCHEDLAB_PICK,
             TraceEvent::SchedlabDelayDequeue { .. } => SCHEDLAB_DELAY_DEQUEUE,
             TraceEvent::SchedlabRequeue { .. } => SCHEDLAB_REQUEUE,
-            TraceEvent::Other { name, .. } => name,
+            TraceEvent::Other { name, .. } => name.as_ref(),
         }
     }
 
     /// Writes the body (what follows `name: `).
     pub fn write_body<W: fmt::Write + ?Sized>(&self, out: &mut W) -> fmt::Result {
         use Arg::{Int, Str, UInt};
-        let c = truncate_comm;
+        fn c<S: AsRef<str>>(s: &S) -> &str {
+            truncate_comm(s.as_ref())
+        }
         let int = |v: i32| Int(i64::from(v));
         let cpu = |v: u32| UInt(u64::from(v));
         let flag = |b: bool| UInt(u64::from(b));
@@ -228,7 +386,7 @@ impl TraceEvent {
                     Str(c(prev_comm)),
                     int(*prev_pid),
                     int(*prev_prio),
-                    Str(prev_state),
+                    Str(prev_state.as_ref()),
                     Str(c(next_comm)),
                     int(*next_pid),
                     int(*next_prio),
@@ -302,7 +460,11 @@ impl TraceEvent {
                 filename,
                 pid,
                 old_pid,
-            } => template::render(out, EXEC_FMT, &[Str(filename), int(*pid), int(*old_pid)]),
+            } => template::render(
+                out,
+                EXEC_FMT,
+                &[Str(filename.as_ref()), int(*pid), int(*old_pid)],
+            ),
             TraceEvent::SchedlabPick {
                 comm,
                 pid,
@@ -323,7 +485,7 @@ impl TraceEvent {
                     Int(*lag),
                     UInt(*slice),
                     flag(*eligible),
-                    Str(reason),
+                    Str(reason.as_ref()),
                 ],
             ),
             TraceEvent::SchedlabDelayDequeue { comm, pid, lag } => template::render(
@@ -341,10 +503,12 @@ impl TraceEvent {
                 REQUEUE_FMT,
                 &[Str(c(comm)), int(*pid), Int(*lag), flag(*replaced)],
             ),
-            TraceEvent::Other { body, .. } => out.write_str(body),
+            TraceEvent::Other { body, .. } => out.write_str(body.as_ref()),
         }
     }
+}
 
+impl TraceEvent {
     /// Parses the body of event `name`. Unknown names give [`TraceEvent::Other`]; a known
     /// name whose body does not match its v6.18 / schedlab format is an error.
     pub fn from_body(name: &str, body: &str) -> Result<TraceEvent, RecordError> {

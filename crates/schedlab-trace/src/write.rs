@@ -37,7 +37,10 @@ pub fn write_header<W: io::Write + ?Sized>(
 }
 
 /// Writes one record line (with its newline), exactly as the kernel would print it.
-pub fn write_record<W: io::Write + ?Sized>(w: &mut W, record: &TraceRecord) -> io::Result<()> {
+pub fn write_record<W: io::Write + ?Sized, S: AsRef<str>>(
+    w: &mut W,
+    record: &TraceRecord<S>,
+) -> io::Result<()> {
     writeln!(w, "{record}")
 }
 
@@ -51,7 +54,7 @@ pub fn write_trace<W: io::Write + ?Sized>(
     records.iter().try_for_each(|r| write_record(w, r))
 }
 
-impl fmt::Display for TraceRecord {
+impl<S: AsRef<str>> fmt::Display for TraceRecord<S> {
     /// One line without its newline:
     /// `"%16s-%-7d [%03d] <flags> %5lu.%06lu: <name>: <body>"`.
     ///
@@ -60,7 +63,7 @@ impl fmt::Display for TraceRecord {
         let comm = if self.pid == 0 {
             IDLE_COMM
         } else {
-            truncate_comm(&self.comm)
+            truncate_comm(self.comm.as_ref())
         };
         // `%16s` pads by bytes; `{:>16}` would pad by chars, which differs for non-ASCII.
         for _ in comm.len()..16 {
@@ -72,7 +75,7 @@ impl fmt::Display for TraceRecord {
             "{comm}-{:<7} [{:03}] {} {:>5}.{:06}: ",
             self.pid,
             self.cpu,
-            self.flags,
+            self.flags.as_ref(),
             us / 1_000_000,
             us % 1_000_000
         )?;

@@ -118,6 +118,20 @@ fn new_task(k: &mut Kernel, prog: Box<dyn Program>, comm: String) -> TaskId {
 
 /// (a) Two tasks ping-ponging through futexes on one CPU for `sim_ns`.
 pub fn pingpong(sim_ns: u64) -> BenchResult {
+    let mut k = pingpong_kernel();
+    let t0 = Instant::now();
+    k.run_until(sim_ns);
+    BenchResult {
+        name: "futex ping-pong, 2 tasks, 1 CPU",
+        switches: k.stats.nr_switches,
+        sim_ns,
+        wall_s: t0.elapsed().as_secs_f64(),
+        bytes_per_task: None,
+    }
+}
+
+/// The kernel of the ping-pong benchmark, with both tasks started and nothing run yet.
+pub fn pingpong_kernel() -> Kernel {
     let cfg = KernelConfig::parse("v6.18").unwrap();
     let mut k = Kernel::new(cfg, machine(1), 1).unwrap();
     let fa = Rc::new(Cell::new(None));
@@ -146,15 +160,7 @@ pub fn pingpong(sim_ns: u64) -> BenchResult {
     fb.set(Some(k.ipc.new_futex(0)));
     k.start_task(b);
     k.start_task(a);
-    let t0 = Instant::now();
-    k.run_until(sim_ns);
-    BenchResult {
-        name: "futex ping-pong, 2 tasks, 1 CPU",
-        switches: k.stats.nr_switches,
-        sim_ns,
-        wall_s: t0.elapsed().as_secs_f64(),
-        bytes_per_task: None,
-    }
+    k
 }
 
 /// (b) `n` hogs on one CPU for `sim_ns` (HZ=1000: one switch per expired slice).

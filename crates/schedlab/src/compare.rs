@@ -14,12 +14,14 @@ struct Col {
     samples: Vec<(String, String, Better, Vec<f64>)>,
 }
 
-/// Runs the comparison and renders it.
+/// Runs the comparison on `jobs` worker threads (default: all cores; the output does not
+/// depend on it) and renders it.
 pub fn compare(
     base: &RunSpec,
     kernels: &[String],
     runs: u32,
     as_json: bool,
+    jobs: Option<usize>,
 ) -> Result<String, RunError> {
     // every kernel (with the platform and the workloads) is checked before anything runs
     if base.seed.checked_add(u64::from(runs.max(1) - 1)).is_none() {
@@ -34,27 +36,46 @@ pub fn compare(
         crate::run::validate(&spec)?;
     }
     let total = kernels.len() as u64 * u64::from(runs);
-    let mut bar = crate::progress::Bar::new(
+    let bar = std::sync::Mutex::new(crate::progress::Bar::new(
         base.progress,
         total,
         "compare [{bar:40}] {pos}/{len} runs {msg}",
         "",
+    ));
+    // one job per (kernel, seed), in the order the columns and samples are filled
+    let job_list: Vec<(usize, u32)> = (0..kernels.len())
+        .flat_map(|k| (0..runs).map(move |i| (k, i)))
+        .collect();
+    let results = crate::jobs::run_indexed(
+        job_list.len(),
+        jobs.unwrap_or_else(crate::jobs::default_jobs),
+        |j| {
+            let (k, i) = job_list[j];
+            let mut spec = base.clone();
+            spec.kernel = kernels[k].clone();
+            spec.seed = base.seed + u64::from(i);
+            spec.trace = None;
+            spec.progress = false;
+            run(&spec)
+        },
+        |d| {
+            bar.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .set(d as u64, String::new)
+        },
     );
+    bar.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .finish(String::new);
+    let mut results = results.into_iter();
     let mut cols: Vec<Col> = Vec::new();
     for k in kernels {
         let mut col = Col {
             kernel: k.clone(),
             samples: Vec::new(),
         };
-        for i in 0..runs {
-            let mut spec = base.clone();
-            spec.kernel = k.clone();
-            spec.seed = base.seed + u64::from(i);
-            spec.trace = None;
-            spec.progress = false;
-            let done = cols.len() as u64 * u64::from(runs) + u64::from(i);
-            bar.set(done, || format!("({k}, seed {})", spec.seed));
-            let r = run(&spec)?;
+        for _ in 0..runs {
+            let r = results.next().expect("one result per job")?;
             let mut metrics: Vec<(String, String, Better, f64)> = Vec::new();
             for w in &r.workloads {
                 for m in &w.metrics {
@@ -82,7 +103,6 @@ pub fn compare(
         }
         cols.push(col);
     }
-    bar.finish(String::new);
     if as_json {
         let rows: Vec<_> = cols
             .iter()

@@ -264,12 +264,14 @@ pub struct Outcome {
     pub metric_names: Vec<String>,
 }
 
-/// Runs every variant `runs` times (seeds 1..=runs) on `threads` worker threads.
+/// Runs every variant `runs` times (seeds 1..=runs) on `jobs` worker threads (default: all
+/// cores); the outcome does not depend on `jobs`.
 pub fn execute(
     sc: &Scenario,
     runs: Option<u32>,
     quick: bool,
     progress: bool,
+    jobs_limit: Option<usize>,
 ) -> Result<Outcome, ScenarioError> {
     let runs = runs.unwrap_or(if quick { sc.quick_runs } else { sc.runs });
     let workloads = if quick && !sc.quick_workloads.is_empty() {
@@ -302,62 +304,49 @@ pub fn execute(
     let jobs: Vec<(usize, u64)> = (0..sc.variants.len())
         .flat_map(|v| (1..=runs as u64).map(move |s| (v, s)))
         .collect();
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(jobs.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<Result<Vec<Option<f64>>, String>>>> =
-        std::sync::Mutex::new(vec![None; jobs.len()]);
     let bar = std::sync::Mutex::new(crate::progress::Bar::new(
         progress,
         jobs.len() as u64,
         "{prefix} [{bar:40}] {pos}/{len} runs",
         &sc.name,
     ));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                if i >= jobs.len() {
-                    break;
-                }
-                let (v, seed) = jobs[i];
-                let spec = RunSpec {
-                    platform: sc.platform.clone(),
-                    kernel: sc.variants[v].kernel.clone(),
-                    workloads: workloads.clone(),
-                    duration_ns,
-                    seed,
-                    strict: false,
-                    trace: None,
-                    trace_limit: None,
-                    progress: false,
-                };
-                let res = run(&spec)
-                    .map(|r| {
-                        names
-                            .iter()
-                            .map(|n| metric_of_scaled(&r, n, per_ns))
-                            .collect()
-                    })
-                    .map_err(|e| e.to_string());
-                results.lock().unwrap()[i] = Some(res);
-                let d = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-                bar.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .set(d as u64, String::new);
-            });
-        }
-    });
+    let results = crate::jobs::run_indexed(
+        jobs.len(),
+        jobs_limit.unwrap_or_else(crate::jobs::default_jobs),
+        |i| {
+            let (v, seed) = jobs[i];
+            let spec = RunSpec {
+                platform: sc.platform.clone(),
+                kernel: sc.variants[v].kernel.clone(),
+                workloads: workloads.clone(),
+                duration_ns,
+                seed,
+                strict: false,
+                trace: None,
+                trace_limit: None,
+                progress: false,
+            };
+            run(&spec)
+                .map(|r| {
+                    names
+                        .iter()
+                        .map(|n| metric_of_scaled(&r, n, per_ns))
+                        .collect::<Vec<Option<f64>>>()
+                })
+                .map_err(|e| e.to_string())
+        },
+        |d| {
+            bar.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .set(d as u64, String::new)
+        },
+    );
     bar.into_inner()
         .unwrap_or_else(|p| p.into_inner())
         .finish(String::new);
-    let results = results.into_inner().unwrap();
     let mut samples = vec![vec![Vec::new(); names.len()]; sc.variants.len()];
     for (i, r) in results.into_iter().enumerate() {
-        let vals = r.unwrap().map_err(ScenarioError::Input)?;
+        let vals = r.map_err(ScenarioError::Input)?;
         let (v, _) = jobs[i];
         for (m, x) in vals.into_iter().enumerate() {
             if let Some(x) = x {
@@ -630,6 +619,7 @@ pub fn cli_reproduce(
     as_json: bool,
     progress: bool,
     out: &mut dyn std::io::Write,
+    jobs: Option<usize>,
 ) -> Result<(), ScenarioError> {
     let names: Vec<String> = if names.is_empty() {
         BUILTIN.iter().map(|b| b.0.to_string()).collect()
@@ -639,7 +629,7 @@ pub fn cli_reproduce(
     let scenarios: Vec<Scenario> = names.iter().map(|n| load(n)).collect::<Result<_, _>>()?;
     let mut docs = Vec::new();
     for sc in &scenarios {
-        let o = execute(sc, runs, quick, progress)?;
+        let o = execute(sc, runs, quick, progress, jobs)?;
         if as_json {
             docs.push(o.json());
         } else {
@@ -684,7 +674,7 @@ mod tests {
             .contains(&v.kernel.as_str())
         });
         sc.targets.clear();
-        let o = execute(&sc, Some(1), true, false).unwrap();
+        let o = execute(&sc, Some(1), true, false, None).unwrap();
         let ops = |k: &str| o.mean(k, "bogo_ops_per_sec").unwrap();
         let spo = |k: &str| o.mean(k, "switches_per_op").unwrap();
         assert!(ops("v6.12.81") < 0.9 * ops("v6.6.78"));
@@ -706,6 +696,32 @@ mod tests {
             assert_eq!(d["schema_version"], 1);
             assert_eq!(d["scenarios"].as_array().unwrap().len(), n);
         }
+    }
+
+    /// `reproduce --quick --json` prints the same bytes on one worker thread and on two: each
+    /// (variant, seed) job is an independent simulation and results are kept in job order.
+    /// Kept cheap: two variants, three seeds, 20 ms each.
+    #[test]
+    fn jobs_do_not_change_the_output() {
+        let mut sc = load("delay-dequeue").unwrap();
+        sc.duration = Some("20ms".into());
+        sc.variants
+            .retain(|v| ["v6.6.78", "v6.12.81"].contains(&v.kernel.as_str()));
+        sc.targets.clear();
+        let one = execute(&sc, Some(3), true, false, Some(1)).unwrap();
+        let two = execute(&sc, Some(3), true, false, Some(2)).unwrap();
+        assert_eq!(
+            serde_json::to_string_pretty(&one.json()).unwrap(),
+            serde_json::to_string_pretty(&two.json()).unwrap()
+        );
+        assert_eq!(one.render(), two.render());
+        // and the runs did happen: three samples per variant of a metric every run reports
+        let m = one
+            .metric_names
+            .iter()
+            .position(|n| n == "sched_switch")
+            .unwrap();
+        assert!(one.samples.iter().all(|v| v[m].len() == 3));
     }
 
     #[test]

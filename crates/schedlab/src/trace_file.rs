@@ -141,7 +141,7 @@ impl Body {
 pub struct Sink(Rc<RefCell<Body>>);
 
 impl TraceSink for Sink {
-    fn record(&mut self, r: &TraceRecord) {
+    fn record(&mut self, r: &TraceRecord<&str>) {
         let mut b = self.0.borrow_mut();
         if b.error.is_some() {
             return;

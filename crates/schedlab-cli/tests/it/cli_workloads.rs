@@ -266,3 +266,39 @@ fn compare_refuses_bad_kernels() {
     a[2] = "stress-ng --pipe x";
     refused(&a, &["--pipe", "'x'"]);
 }
+
+#[test]
+fn compare_jobs_do_not_change_the_output() {
+    // each (kernel, seed) is an independent simulation kept in job order: one worker thread
+    // and three print the same bytes, text and JSON
+    for json in [false, true] {
+        let out = |jobs: &str| {
+            let mut a = vec![
+                "compare",
+                "--kernel",
+                "v6.6",
+                "--kernel",
+                "v6.12",
+                "--workload",
+                "stress-ng --pipe 2 --timeout 1s",
+                "--platform",
+                "smp:2",
+                "--runs",
+                "2",
+                "--duration",
+                "10ms",
+                "--jobs",
+                jobs,
+            ];
+            if json {
+                a.push("--json");
+            }
+            let o = run(&a);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        };
+        let one = out("1");
+        assert!(!one.is_empty());
+        assert_eq!(one, out("3"));
+    }
+}

@@ -56,7 +56,7 @@ pub struct Recorder {
 
 pub struct Sink(pub Rc<RefCell<Recorder>>);
 impl TraceSink for Sink {
-    fn record(&mut self, r: &TraceRecord) {
+    fn record(&mut self, r: &TraceRecord<&str>) {
         let mut rec = self.0.borrow_mut();
         if let TraceEvent::SchedSwitch {
             prev_pid, next_pid, ..
@@ -64,7 +64,7 @@ impl TraceSink for Sink {
         {
             rec.switches.push((r.ts_ns, r.cpu, *prev_pid, *next_pid));
         }
-        rec.all.push(r.clone());
+        rec.all.push(r.to_owned_record());
     }
 }
 

@@ -118,7 +118,7 @@ fn two_hogs_on_xeon_fork_onto_different_cores() {
 struct Wakeups(Vec<(i32, u32)>);
 struct Sink(Rc<RefCell<Wakeups>>);
 impl TraceSink for Sink {
-    fn record(&mut self, r: &TraceRecord) {
+    fn record(&mut self, r: &TraceRecord<&str>) {
         match &r.event {
             TraceEvent::SchedWakeup {
                 pid, target_cpu, ..
