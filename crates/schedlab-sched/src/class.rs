@@ -15,7 +15,8 @@
 //! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | own CPU | select.rs | own CPU |
 //! | `migrate_task_rq` | `set_task_cpu()` | – | – | – | fair_pelt.rs | – |
 //! | `update_curr` | accounting of the running task at the end of a run | – | – | – | fair.rs | – |
-//! | `switched_from` / `switched_to` / `prio_changed` | `__sched_setscheduler()` | not yet: no modelled program changes its policy (`set_user_nice` reweights a fair task in exec.rs) | | | | |
+//! | `reweight_task`, `prio_changed` | `set_user_nice()` | – | – | – | fair.rs | – |
+//! | `switched_from` / `switched_to` | `__sched_setscheduler()` | not yet: no modelled program changes its policy or class | | | | |
 //!
 //! The RT and deadline classes have their runqueues and the hooks that keep them (queue,
 //! pick, order); tasks of those policies are still refused at the user surface until their
@@ -159,6 +160,31 @@ impl SchedClass {
             SchedClass::Rt => k.put_prev_task_rt(prev),
             SchedClass::Dl => k.put_prev_task_dl(prev),
             SchedClass::Stop | SchedClass::Idle => {}
+        }
+    }
+
+    /// `.set_next_task` for a task that stays current (the sched_change pattern).
+    pub(crate) fn set_next_task(self, k: &mut Kernel, p: TaskId) {
+        let cpu = k.tasks[p.index()].cpu;
+        match self {
+            SchedClass::Fair => k.set_next_task_fair(p),
+            SchedClass::Rt => k.set_next_task_rt(cpu, p),
+            SchedClass::Dl => k.set_next_task_dl(cpu, p),
+            SchedClass::Stop | SchedClass::Idle => {}
+        }
+    }
+
+    /// `.reweight_task` (from set_load_weight(p, true)).
+    pub(crate) fn reweight_task(self, k: &mut Kernel, p: TaskId) {
+        if self == SchedClass::Fair {
+            k.reweight_task_fair(p);
+        }
+    }
+
+    /// `.prio_changed` (after set_user_nice(), rt_mutex_setprio(), __sched_setscheduler()).
+    pub(crate) fn prio_changed(self, k: &mut Kernel, cpu: usize, p: TaskId, old_prio: i32) {
+        if self == SchedClass::Fair {
+            k.prio_changed_fair(cpu, p, old_prio);
         }
     }
 

@@ -830,4 +830,35 @@ impl Kernel {
             SCHED_PRIO_TO_WMULT[i],
         )
     }
+
+    /// kernel: core.c set_user_nice() — the sched_change pattern around the new weight:
+    /// dequeue (SAVE) and put back if running, `set_load_weight(p, true)` (the class's
+    /// `reweight_task`), enqueue (RESTORE) and set as next again, then the class's
+    /// `prio_changed`.
+    pub(crate) fn set_user_nice(&mut self, t: TaskId, nice: i32) {
+        if self.tasks[t.index()].nice == nice {
+            return;
+        }
+        let cpu = self.tasks[t.index()].cpu;
+        let class = self.tasks[t.index()].class;
+        let queued = self.tasks[t.index()].on_rq == OnRq::Queued;
+        let running = self.rqs[cpu].curr == t;
+        let old_prio = self.tasks[t.index()].prio();
+        self.update_rq_clock(cpu); // task_rq_lock() + update_rq_clock()
+        if queued {
+            self.dequeue_task(cpu, t, DEQUEUE_SAVE | DEQUEUE_NOCLOCK);
+        }
+        if running {
+            class.put_prev_task(self, t);
+        }
+        self.tasks[t.index()].nice = nice;
+        class.reweight_task(self, t);
+        if queued {
+            self.enqueue_task(cpu, t, ENQUEUE_RESTORE | ENQUEUE_NOCLOCK);
+        }
+        if running {
+            class.set_next_task(self, t);
+        }
+        class.prio_changed(self, cpu, t, old_prio);
+    }
 }

@@ -1389,53 +1389,6 @@ impl Kernel {
         self.cpu_continue(cpu);
     }
 
-    /// kernel: core.c set_user_nice() — the sched_change pattern (dequeue SAVE, reweight,
-    /// enqueue RESTORE) and prio_changed_fair.
-    pub(crate) fn set_user_nice(&mut self, t: TaskId, nice: i32) {
-        if self.tasks[t.index()].nice == nice {
-            return;
-        }
-        let cpu = self.tasks[t.index()].cpu;
-        let queued = self.tasks[t.index()].on_rq == OnRq::Queued;
-        let running = self.rqs[cpu].curr == t;
-        let old_nice = self.tasks[t.index()].nice;
-        self.update_rq_clock(cpu); // task_rq_lock() + update_rq_clock()
-        if queued {
-            self.dequeue_task(cpu, t, DEQUEUE_SAVE | DEQUEUE_NOCLOCK);
-        }
-        if running {
-            self.put_prev_task_fair(t);
-        }
-        self.tasks[t.index()].nice = nice;
-        if self.tasks[t.index()].policy != Policy::Idle {
-            let (w, inv) = self.task_load_weight(t);
-            let se = self.tasks[t.index()].se;
-            let cfs = self.se[se.index()].cfs_rq;
-            self.reweight_entity(cfs, se, w, inv);
-        }
-        if queued {
-            self.enqueue_task(cpu, t, ENQUEUE_RESTORE | ENQUEUE_NOCLOCK);
-        }
-        if running {
-            let mut e = Some(self.tasks[t.index()].se);
-            while let Some(x) = e {
-                let c = self.se[x.index()].cfs_rq;
-                self.set_next_entity_pub(c, x);
-                e = self.se[x.index()].parent;
-            }
-        }
-        // prio_changed_fair
-        if queued && self.cfs[self.rqs[cpu].cfs.index()].nr_queued > 1 {
-            if running {
-                if nice > old_nice {
-                    self.resched_curr(cpu);
-                }
-            } else {
-                self.wakeup_preempt(cpu, t, 0, true);
-            }
-        }
-    }
-
     /// kernel: core.c wake_up_process() from interrupt context on the task's CPU (used by tests
     /// and scenarios to wake a task from outside). Returns whether it was sleeping.
     pub fn wake_up_process(&mut self, p: TaskId) -> bool {

@@ -1252,6 +1252,47 @@ impl Kernel {
         }
     }
 
+    /// kernel: fair.c set_next_task_fair() — every level of `t` becomes its cfs_rq's curr
+    /// again (after a change of its parameters while it runs).
+    pub(crate) fn set_next_task_fair(&mut self, t: TaskId) {
+        let mut e = Some(self.tasks[t.index()].se);
+        while let Some(x) = e {
+            let c = self.se[x.index()].cfs_rq;
+            self.set_next_entity_pub(c, x);
+            e = self.se[x.index()].parent;
+        }
+    }
+
+    /// kernel: fair.c reweight_task_fair() — the entity takes the weight of the task's nice
+    /// value (a SCHED_IDLE task keeps its fixed weight).
+    pub(crate) fn reweight_task_fair(&mut self, t: TaskId) {
+        if self.tasks[t.index()].policy == Policy::Idle {
+            return;
+        }
+        let (w, inv) = self.task_load_weight(t);
+        let se = self.tasks[t.index()].se;
+        let cfs = self.se[se.index()].cfs_rq;
+        self.reweight_entity(cfs, se, w, inv);
+    }
+
+    /// kernel: fair.c prio_changed_fair() — after a nice change of a queued task: the running
+    /// task reschedules if it got lighter, a waiting one gets a wakeup-preemption check.
+    pub(crate) fn prio_changed_fair(&mut self, cpu: usize, t: TaskId, old_prio: i32) {
+        if self.tasks[t.index()].on_rq != OnRq::Queued {
+            return;
+        }
+        if self.cfs[self.rqs[cpu].cfs.index()].nr_queued <= 1 {
+            return;
+        }
+        if self.rqs[cpu].curr == t {
+            if self.tasks[t.index()].prio() > old_prio {
+                self.resched_curr(cpu);
+            }
+        } else {
+            self.wakeup_preempt(cpu, t, 0, true);
+        }
+    }
+
     /// kernel: fair.c put_prev_task_fair() — the whole hierarchy of a task leaving the CPU to
     /// a non-fair task or idle.
     pub(crate) fn put_prev_task_fair(&mut self, prev: TaskId) {
