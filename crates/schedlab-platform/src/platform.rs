@@ -1075,8 +1075,13 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         .opt_uint("reference_capacity", 1, u64::from(SCHED_CAPACITY_SCALE))?
         .unwrap_or(u64::from(SCHED_CAPACITY_SCALE)) as u32;
     if let Some(j) = ct.opt_decimal("jitter_sigma", 6)? {
-        costs.jitter_sigma_ppm =
-            u32::try_from(j).map_err(|_| ct.err("jitter_sigma", "too large"))?;
+        // σ of the log-normal cost factor. At σ = 1 a draw three standard deviations out
+        // multiplies a cost by e^3 ≈ 20; larger values stop describing a machine and
+        // overflow the factor table's fixed-point exponent (σ = 1000 gives e^3000).
+        if j > 1_000_000 {
+            return Err(ct.err("jitter_sigma", "must be between 0 and 1"));
+        }
+        costs.jitter_sigma_ppm = j as u32;
     }
     // `calibration`: one factor on every CPU-work cost of the column (not on latencies), fitted
     // to a single baseline measurement and recorded with it in the file.
