@@ -450,8 +450,11 @@ pub struct Kernel {
     pub machine: MachineDesc,
     pub pipe_page_size: u32,
     pub stats: KernelStats,
-    /// Checked invariants stop the run (tests, `--strict`); otherwise they are counted.
+    /// A violated invariant panics with a state dump (tests); otherwise it is counted.
     pub strict: bool,
+    /// A violated invariant ends the run at the end of the event in which it happened
+    /// (`--strict`: the CLI reports `first_warning` in one line and exits 1).
+    pub stop_on_warning: bool,
     pub warnings: u64,
     pub first_warning: Option<String>,
     pub(crate) events: EventQueue<Ev>,
@@ -532,6 +535,7 @@ impl Kernel {
             machine,
             stats: KernelStats::default(),
             strict: false,
+            stop_on_warning: false,
             warnings: 0,
             first_warning: None,
             events: EventQueue::new(),
@@ -869,6 +873,10 @@ impl Kernel {
             if self.check_invariants {
                 self.check_all_invariants();
             }
+            if self.stop_on_warning && self.warnings > 0 {
+                stop = self.now;
+                break;
+            }
         }
         self.now = stop;
         self.account_all(stop);
@@ -942,7 +950,8 @@ impl Kernel {
 
     // ===================================================================== invariants
 
-    /// `SCHED_WARN_ON`: stops the run in strict mode, counts otherwise.
+    /// `SCHED_WARN_ON`: panics in strict mode (tests), counts otherwise; with
+    /// `stop_on_warning` the run loop ends after the current event.
     pub(crate) fn sched_warn_on(&mut self, cond: bool, msg: &str) {
         if !cond {
             return;

@@ -21,6 +21,14 @@ pub fn compare(
     runs: u32,
     as_json: bool,
 ) -> Result<String, RunError> {
+    if runs == 0 || base.seed.checked_add(u64::from(runs) - 1).is_none() {
+        return Err(RunError::Config(format!(
+            "--seed {} with --runs {runs}: the seeds would run past 18446744073709551615 \
+             (the largest --seed for {runs} runs is {})",
+            base.seed,
+            u64::MAX - u64::from(runs.max(1) - 1)
+        )));
+    }
     let mut cols: Vec<Col> = Vec::new();
     for k in kernels {
         let mut col = Col {
@@ -33,7 +41,12 @@ pub fn compare(
             spec.seed = base.seed + i as u64;
             spec.trace = None;
             spec.progress = false;
-            let r = run(&spec)?;
+            // Input warnings are the same for every seed: print them once per kernel.
+            let r = if i == 0 {
+                run(&spec)?
+            } else {
+                crate::run::quiet_warnings(|| run(&spec))?
+            };
             let mut metrics: Vec<(String, String, Better, f64)> = Vec::new();
             for w in &r.workloads {
                 for m in &w.metrics {

@@ -90,6 +90,16 @@ pub(crate) fn parse_file(text: &str, file: &str) -> R<RtAppFile> {
     for (name, m) in &task_members {
         tasks.push(parse_task(&mut cx, name, m, &global)?);
     }
+    let threads: u64 = tasks.iter().map(|t| u64::from(t.instance)).sum();
+    if threads > MAX_INSTANCES {
+        return Err(cx.err(
+            tasks_value.pos,
+            format!(
+                "the tasks' \"instance\" values add up to {threads} threads, more than the \
+                 {MAX_INSTANCES} a default pid_max allows"
+            ),
+        ));
+    }
     check_taskgroup_count(&cx, &tasks)?;
     check_task_refs(&mut cx, &tasks)?;
     for task in &tasks {
@@ -148,10 +158,29 @@ fn int(cx: &Cx, v: &Value, what: &str, expected: &str) -> R<i64> {
     }
 }
 
+/// Longest time any rt-app value may give, in µs: the simulator's cap of 2^33 s
+/// ([`schedlab_engine::MAX_SIM_SECS`]), so that every µs → ns product fits `u64` with room
+/// for the sums the model forms from it.
+pub(crate) const MAX_US: u64 = schedlab_engine::MAX_SIM_SECS * 1_000_000;
+
+/// Most threads one rt-app file may start (Σ `instance`): the default `pid_max`, as for
+/// every other workload ([`crate::cmdline::MAX_TASKS`]).
+pub(crate) const MAX_INSTANCES: u64 = crate::cmdline::MAX_TASKS;
+
 fn micros(cx: &Cx, v: &Value, what: &str) -> R<u64> {
     const EXPECTED: &str = "a non-negative integer number of microseconds";
     let i = int(cx, v, what, EXPECTED)?;
-    u64::try_from(i).map_err(|_| cx.err(v.pos, format!("{what}: expected {EXPECTED}, found {i}")))
+    let us = u64::try_from(i)
+        .map_err(|_| cx.err(v.pos, format!("{what}: expected {EXPECTED}, found {i}")))?;
+    if us > MAX_US {
+        return Err(cx.err(
+            v.pos,
+            format!(
+                "{what}: {us} µs is longer than the {MAX_US} µs (2^33 s) schedlab can simulate"
+            ),
+        ));
+    }
+    Ok(us)
 }
 
 fn string<'v>(cx: &Cx, v: &'v Value, what: &str) -> R<&'v str> {
@@ -432,6 +461,13 @@ fn parse_global(cx: &mut Cx, v: &Value) -> R<Global> {
                                         of seconds";
                 g.duration_s = match int(cx, v, &what, EXPECTED)? {
                     -1 => None,
+                    s if s >= 1 && s as u64 > schedlab_engine::MAX_SIM_SECS => return Err(cx.err(
+                        v.pos,
+                        format!(
+                            "{what}: {s} s is longer than the {} s (2^33 s) schedlab can simulate",
+                            schedlab_engine::MAX_SIM_SECS
+                        ),
+                    )),
                     s if s >= 1 => Some(s as u64),
                     s => {
                         return Err(cx.err(v.pos, format!("{what}: expected {EXPECTED}, found {s}")))
@@ -680,6 +716,14 @@ fn parse_task(cx: &mut Cx, name: &str, tm: &Member, global: &Global) -> R<TaskDe
                         format!("{what}: expected {EXPECTED}, found {i}"),
                     )
                 })?;
+                if u64::from(task.instance) > MAX_INSTANCES {
+                    return Err(cx.err(
+                        m.value.pos,
+                        format!(
+                            "{what}: {i} threads, more than the {MAX_INSTANCES} a default pid_max allows"
+                        ),
+                    ));
+                }
             }
             Class::Delay => task.delay_us = micros(cx, &m.value, &what)?,
             Class::Loop => task.loop_count = loop_count(cx, &m.value)?,

@@ -1069,6 +1069,20 @@ impl Schbench {
 }
 
 impl Workload for Schbench {
+    fn max_tasks(&self, ncpus: usize) -> u64 {
+        // The main thread, m message threads and t workers each (t defaults to ⌈CPUs / m⌉).
+        let m = u64::from(self.opts.message_threads);
+        let t = match self.opts.worker_threads {
+            Some(t) => u64::from(t),
+            None => (ncpus as u64).div_ceil(m.max(1)),
+        };
+        1 + m + m * t
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.opts.warnings.clone()
+    }
+
     fn program(&self) -> &str {
         "schbench"
     }
