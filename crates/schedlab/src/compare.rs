@@ -21,12 +21,15 @@ pub fn compare(
     runs: u32,
     as_json: bool,
 ) -> Result<String, RunError> {
-    if runs == 0 || base.seed.checked_add(u64::from(runs) - 1).is_none() {
+    if let Err(m) = crate::scenario::check_runs(runs) {
+        return Err(RunError::Config(format!("--runs {runs}: {m}")));
+    }
+    if base.seed.checked_add(u64::from(runs) - 1).is_none() {
         return Err(RunError::Config(format!(
             "--seed {} with --runs {runs}: the seeds would run past 18446744073709551615 \
              (the largest --seed for {runs} runs is {})",
             base.seed,
-            u64::MAX - u64::from(runs.max(1) - 1)
+            u64::MAX - u64::from(runs - 1)
         )));
     }
     let mut cols: Vec<Col> = Vec::new();

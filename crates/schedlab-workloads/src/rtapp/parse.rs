@@ -1883,6 +1883,38 @@ mod tests {
     }
 
     #[test]
+    fn times_and_counts_are_capped() {
+        // `{ "global": { ` puts the first global key at column 15; "duration" value at 27.
+        let g = |members: &str| {
+            format!("{{ \"global\": {{ {members} }}, \"tasks\": {{ \"t\": {{ \"run\": 1 }} }} }}")
+        };
+        // 2^33 s = 8589934592 s is the cap; 18446744073 s (the issue's input) is over it.
+        assert!(parse_file(&g("\"duration\": 8589934592"), F).is_ok());
+        assert_fail(&g("\"duration\": 8589934593"), 1, 27, "8589934592 s");
+        assert_fail(&g("\"duration\": 18446744073"), 1, 27, "2^33 s");
+        // µs values: 2^33 s = 8589934592000000 µs; value of "run" at 4:14.
+        assert!(parse_file(&one_task("      \"run\": 8589934592000000"), F).is_ok());
+        assert_fail(
+            &one_task("      \"run\": 9223372036854775807"),
+            4,
+            14,
+            "8589934592000000 µs",
+        );
+        assert_fail(&one_task("      \"sleep\": 8589934592000001"), 4, 16, "2^33 s");
+        assert_fail(&one_task("      \"delay\": 8589934592000001"), 4, 16, "2^33 s");
+        // "instance": at most 32768 threads (the default pid_max), also in total.
+        assert_fail(
+            &one_task("      \"instance\": 4294967295,\n      \"run\": 1"),
+            4,
+            19,
+            "32768",
+        );
+        let two = "{ \"tasks\": { \"a\": { \"instance\": 20000, \"run\": 1 }, \
+                   \"b\": { \"instance\": 20000, \"run\": 1 } } }";
+        assert_fail(two, 1, 12, "40000 threads");
+    }
+
+    #[test]
     fn global_errors() {
         // `{ "global": { ` puts the first global key at column 15.
         let g = |members: &str| {
