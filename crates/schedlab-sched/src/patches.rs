@@ -55,8 +55,8 @@ macro_rules! patches {
             /// Looks a patch up by its commit id (12 characters; a longer prefix is accepted).
             pub fn from_id(id: &str) -> Option<Patch> {
                 let id = id.to_ascii_lowercase();
-                if id.len() < 12 { return None; }
-                let short = &id[..12];
+                // `get`, not `[..12]`: the 12th byte may fall inside a multi-byte character.
+                let short = id.get(..12)?;
                 Patch::ALL.iter().copied().find(|p| p.info().id == short)
             }
 
@@ -299,6 +299,8 @@ mod tests {
             Some(Patch::ClearBuddiesPreemptShort)
         );
         assert_eq!(Patch::from_id("78cde54"), None);
+        // Campaign input: a multi-byte character across the 12th byte panicked.
+        assert_eq!(Patch::from_id("556146ce5e9\u{202e}4"), None);
         assert_eq!(Patch::from_id("000000000000"), None);
     }
 }

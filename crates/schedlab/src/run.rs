@@ -49,16 +49,30 @@ impl RunSpec {
     }
 }
 
+/// `s` with line breaks and other control characters escaped, so that a message quoting
+/// user input (a workload line with a newline in it) stays one line.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     Platform(#[from] PlatformError),
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     Kernel(#[from] KernelSpecError),
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     Workload(#[from] WorkloadError),
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Config(String),
     #[error("trace file {path}: {source}")]
     Trace {
@@ -198,22 +212,28 @@ pub struct RunResult {
 /// (32768), the same cap as one line's ([`schedlab_workloads::cmdline::MAX_TASKS`]).
 pub const MAX_TASKS_PER_RUN: u64 = schedlab_workloads::cmdline::MAX_TASKS;
 
-thread_local! {
-    static QUIET_WARNINGS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
+/// How many [`quiet_warnings`] calls are in progress (process-wide: scenario runs happen on
+/// worker threads).
+static QUIET_WARNINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Runs `f` without printing input warnings on stderr (repeated runs of one configuration,
 /// e.g. compare's second and later seeds; the warnings are still in the results).
 pub fn quiet_warnings<T>(f: impl FnOnce() -> T) -> T {
-    let old = QUIET_WARNINGS.with(|q| q.replace(true));
-    let r = f();
-    QUIET_WARNINGS.with(|q| q.set(old));
-    r
+    use std::sync::atomic::Ordering::SeqCst;
+    struct Guard;
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            QUIET_WARNINGS.fetch_sub(1, SeqCst);
+        }
+    }
+    QUIET_WARNINGS.fetch_add(1, SeqCst);
+    let _g = Guard;
+    f()
 }
 
 impl RunSpec {
     fn print_warnings(&self) -> bool {
-        !QUIET_WARNINGS.with(|q| q.get())
+        QUIET_WARNINGS.load(std::sync::atomic::Ordering::SeqCst) == 0
     }
 }
 
@@ -222,7 +242,11 @@ pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 
 /// Runs one simulation.
 pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
-    let platform = Platform::resolve(&spec.platform)?;
+    run_on(Platform::resolve(&spec.platform)?, spec)
+}
+
+/// [`run`] on an already loaded platform (`spec.platform` is not read).
+pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError> {
     let cfg = KernelConfig::parse(&spec.kernel)?;
     let cfg_warnings = cfg.warnings.clone();
     let machine = MachineDesc::from_platform(&platform);

@@ -186,7 +186,10 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     }
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
-    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
+    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
     (line, col)
 }
 

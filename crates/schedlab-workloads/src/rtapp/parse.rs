@@ -461,13 +461,15 @@ fn parse_global(cx: &mut Cx, v: &Value) -> R<Global> {
                                         of seconds";
                 g.duration_s = match int(cx, v, &what, EXPECTED)? {
                     -1 => None,
-                    s if s >= 1 && s as u64 > schedlab_engine::MAX_SIM_SECS => return Err(cx.err(
-                        v.pos,
-                        format!(
+                    s if s >= 1 && s as u64 > schedlab_engine::MAX_SIM_SECS => {
+                        return Err(cx.err(
+                            v.pos,
+                            format!(
                             "{what}: {s} s is longer than the {} s (2^33 s) schedlab can simulate",
                             schedlab_engine::MAX_SIM_SECS
                         ),
-                    )),
+                        ))
+                    }
                     s if s >= 1 => Some(s as u64),
                     s => {
                         return Err(cx.err(v.pos, format!("{what}: expected {EXPECTED}, found {s}")))
@@ -633,7 +635,16 @@ fn set_prop(
             }
             at.dl[i] = Some(m.key_pos);
         }
-        Prop::Cpus => props.cpus = Some(u32_list(cx, v, &what)?),
+        Prop::Cpus => {
+            let list = u32_list(cx, v, &what)?;
+            // The same limit as a cpulist (`cpus=` placement): CONFIG_NR_CPUS at most 8192,
+            // so that a typo cannot ask for a mask of 2^32 bits.
+            let max = schedlab_platform::cpumask::CPULIST_MAX_CPU;
+            if let Some(c) = list.iter().find(|&&c| c as usize > max) {
+                return Err(cx.err(v.pos, format!("{what}: CPU {c} is above {max}")));
+            }
+            props.cpus = Some(list)
+        }
         Prop::NodesMembind => {
             props.nodes_membind = Some(u32_list(cx, v, &what)?);
             cx.warn(
@@ -1900,8 +1911,18 @@ mod tests {
             14,
             "8589934592000000 µs",
         );
-        assert_fail(&one_task("      \"sleep\": 8589934592000001"), 4, 16, "2^33 s");
-        assert_fail(&one_task("      \"delay\": 8589934592000001"), 4, 16, "2^33 s");
+        assert_fail(
+            &one_task("      \"sleep\": 8589934592000001"),
+            4,
+            16,
+            "2^33 s",
+        );
+        assert_fail(
+            &one_task("      \"delay\": 8589934592000001"),
+            4,
+            16,
+            "2^33 s",
+        );
         // "instance": at most 32768 threads (the default pid_max), also in total.
         assert_fail(
             &one_task("      \"instance\": 4294967295,\n      \"run\": 1"),
@@ -1912,6 +1933,19 @@ mod tests {
         let two = "{ \"tasks\": { \"a\": { \"instance\": 20000, \"run\": 1 }, \
                    \"b\": { \"instance\": 20000, \"run\": 1 } } }";
         assert_fail(two, 1, 12, "40000 threads");
+    }
+
+    #[test]
+    fn cpu_numbers_are_capped() {
+        // Campaign input: "cpus": [4294967295] allocated a 512 MiB mask before the check
+        // against the machine. CPULIST_MAX_CPU = 8191 is the largest CPU a list may name.
+        assert_fail(
+            &one_task("      \"cpus\": [4294967295],\n      \"run\": 1"),
+            4,
+            15,
+            "CPU 4294967295 is above 8191",
+        );
+        assert!(parse_file(&one_task("      \"cpus\": [8191],\n      \"run\": 1"), F).is_ok());
     }
 
     #[test]
