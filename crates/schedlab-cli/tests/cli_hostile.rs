@@ -51,7 +51,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "jitter.toml",
-        "extends = \"smp\"\nname = \"j\"\ndescription = \"d\"\n[costs]\njitter_sigma = 1000\n",
+        "extends = \"rpi5\"\nname = \"j\"\ndescription = \"d\"\n[costs]\njitter_sigma = 1000\n",
     ),
 ];
 
