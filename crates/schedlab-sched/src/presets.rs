@@ -391,9 +391,10 @@ impl KernelConfig {
     pub fn parse(spec: &str) -> Result<KernelConfig, KernelSpecError> {
         let norm = spec.split_whitespace().collect::<Vec<_>>().join(" ");
         let mut tokens = norm.split(' ').filter(|t| !t.is_empty());
-        let first = tokens.next().ok_or(KernelSpecError::Empty {
-            spec: spec.to_string(),
-        })?;
+        // `norm`, not `spec`: a string of blanks and newlines must not break the message.
+        let first = tokens
+            .next()
+            .ok_or(KernelSpecError::Empty { spec: norm.clone() })?;
         // The first token: preset, optionally with +id / -id suffixes glued on.
         let (preset_name, glued) = split_glued(first);
         let preset = preset_def(preset_name).ok_or_else(|| KernelSpecError::UnknownPreset {

@@ -992,6 +992,8 @@ mod tests {
                 "cyclictest -t 1 -D 8589934593",
                 "8589934592",
             ),
+            // Campaign: a kernel string of a newline was quoted in a two-line message.
+            (Front::Kernel, "\n", "empty kernel string"),
             // Campaign: a multi-byte character inside a patch id panicked in Patch::from_id.
             (
                 Front::Kernel,
