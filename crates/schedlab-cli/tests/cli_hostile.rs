@@ -338,7 +338,8 @@ fn argv(case: &[&str], dir: &std::path::Path, trace: &std::path::Path) -> Vec<St
             ("--workload", "rt-app examples/two-hogs.json"),
             ("--duration", "10ms"),
         ] {
-            if !has(flag) && !(flag == "--duration" && has("--no-duration")) {
+            let left_out = flag == "--duration" && has("--no-duration");
+            if !has(flag) && !left_out {
                 v.push(flag.into());
                 v.push(value.into());
             }
@@ -381,10 +382,8 @@ fn hostile_inputs_get_their_exit_code_and_message() {
             why.push("panicked".into());
         }
         match code {
-            2 => {
-                if err.lines().count() != 1 || !out.is_empty() {
-                    why.push("not one line on stderr and nothing on stdout".into());
-                }
+            2 if err.lines().count() != 1 || !out.is_empty() => {
+                why.push("not one line on stderr and nothing on stdout".into());
             }
             1 => {
                 // Input warnings may come first; the failure is the last line, and only one.

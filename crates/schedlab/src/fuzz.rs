@@ -69,7 +69,7 @@ impl Gen {
     pub fn new(seed: u64) -> Gen {
         Gen(seed ^ 0x5eed_1ab5_c4ed_0000)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -78,11 +78,11 @@ impl Gen {
     }
     /// 0..n (n > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
     /// true with probability `num`/`den`.
     pub fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
+        self.next_u64() % den < num
     }
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
@@ -173,10 +173,10 @@ fn number(g: &mut Gen) -> String {
             .to_string();
     }
     if g.chance(1, 8) {
-        return g.next().to_string();
+        return g.next_u64().to_string();
     }
     if g.chance(1, 16) {
-        return (g.next() as i64).to_string();
+        return (g.next_u64() as i64).to_string();
     }
     g.pick(NUMBERS).to_string()
 }
@@ -261,7 +261,8 @@ pub fn gen_kernel(g: &mut Gen) -> String {
                 // glued list on the preset or a token of several ids
                 let mut t = String::new();
                 for _ in 0..1 + g.below(3) {
-                    t.push_str(*g.pick(&["+", "-"]));
+                    let sign: &&str = g.pick(&["+", "-"]);
+                    t.push_str(sign);
                     t.push_str(&patch_id(g));
                 }
                 if g.chance(1, 2) {
@@ -318,7 +319,7 @@ pub fn gen_kernel(g: &mut Gen) -> String {
 
 fn patch_id(g: &mut Gen) -> String {
     if g.chance(1, 15) {
-        return format!("{:012x}", g.next() & 0xffff_ffff_ffff);
+        return format!("{:012x}", g.next_u64() & 0xffff_ffff_ffff);
     }
     let id = g.pick(Patch::ALL).id().to_string();
     if g.chance(1, 20) {
@@ -632,7 +633,8 @@ pub fn gen_rtapp(g: &mut Gen) -> String {
     }
     let mut tasks = Vec::new();
     let names = ["a", "b", "c"];
-    for t in 0..1 + g.below(3) {
+    let ntasks = 1 + g.below(3);
+    for name in names.iter().take(ntasks) {
         let mut members = rtapp_props(g);
         if g.chance(1, 3) {
             let mut phases = Vec::new();
@@ -652,7 +654,7 @@ pub fn gen_rtapp(g: &mut Gen) -> String {
                 members.push(rtapp_event(g, e));
             }
         }
-        tasks.push(format!("\"{}\": {{ {} }}", names[t], members.join(", ")));
+        tasks.push(format!("\"{name}\": {{ {} }}", members.join(", ")));
     }
     let text = format!(
         "{{ \"global\": {{ {} }},\n  \"tasks\": {{ {} }} }}\n",
@@ -858,7 +860,7 @@ fn check_inner(front: Front, input: &str, cache: &mut Cache) -> Result<Verdict, 
             judge_run(run_on(cache.smp2.clone(), &spec("smp:2", input, vec![hog])))
         }
         Front::Workload => {
-            let platform = if input.len() % 2 == 0 {
+            let platform = if input.len().is_multiple_of(2) {
                 cache.smp2.clone()
             } else {
                 cache.rpi5.clone()
