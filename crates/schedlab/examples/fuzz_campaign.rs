@@ -90,9 +90,37 @@ fn main() {
         only.map(|f| format!(" --only {}", f.name()))
             .unwrap_or_default()
     );
+    // What each shard is working on and since when (ms since t0), for the watchdog.
+    let current: Vec<(AtomicU64, AtomicU64)> = (0..threads)
+        .map(|_| (AtomicU64::new(u64::MAX), AtomicU64::new(0)))
+        .collect();
+    let finished = AtomicU64::new(0);
     std::thread::scope(|scope| {
+        // Watchdog: an input still running after 60 s is reported (once) as SLOW.
+        scope.spawn(|| {
+            let mut reported = vec![u64::MAX; threads as usize];
+            while finished.load(Relaxed) < threads {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                let now = t0.elapsed().as_millis() as u64;
+                for (k, (n, since)) in current.iter().enumerate() {
+                    let n = n.load(Relaxed);
+                    if n != u64::MAX
+                        && now.saturating_sub(since.load(Relaxed)) > 60_000
+                        && reported[k] != n
+                    {
+                        reported[k] = n;
+                        let front = only.unwrap_or(MIX[(n % 10) as usize]);
+                        println!(
+                            "SLOW --only {} --seed {n}: still running after 60 s",
+                            front.name()
+                        );
+                    }
+                }
+            }
+        });
         for shard in 0..threads {
             let (dir, tally, done, failed) = (&dir, &tally, &done, &failed);
+            let (current, finished) = (&current, &finished);
             scope.spawn(move || {
                 let dir = dir.join(format!("shard-{shard}"));
                 std::fs::create_dir_all(&dir).expect("temp dir");
@@ -104,6 +132,10 @@ fn main() {
                     let fi = Front::ALL.iter().position(|f| *f == front).unwrap();
                     let input = generate(front, n);
                     let t = Instant::now();
+                    current[shard as usize]
+                        .1
+                        .store(t0.elapsed().as_millis() as u64, Relaxed);
+                    current[shard as usize].0.store(n, Relaxed);
                     let r = catch_unwind(AssertUnwindSafe(|| check(front, &input, &mut cache)));
                     let dt = t.elapsed().as_secs_f64();
                     if dt > local.slowest.0 {
@@ -154,6 +186,8 @@ fn main() {
                 }
                 t.failures += local.failures;
                 failed.fetch_add(local.failures, Relaxed);
+                current[shard as usize].0.store(u64::MAX, Relaxed);
+                finished.fetch_add(1, Relaxed);
                 if local.slowest.0 > t.slowest.0 {
                     t.slowest = local.slowest;
                 }

@@ -994,6 +994,11 @@ mod tests {
                 "cyclictest -t 1 -D 8589934593",
                 "8589934592",
             ),
+            // Campaign: schbench -n 4294967295 drew 2^32 jitter samples per request (a 1 ms
+            // run did not end).
+            (Front::Workload, "schbench -n 4294967295", "1000000"),
+            // ... and -n with a huge -F overflowed one request's work.
+            (Front::Workload, "schbench -n 1000000 -F 4294967295", "2^33 s"),
             // Campaign: a kernel string of a newline was quoted in a two-line message.
             (Front::Kernel, "\n", "empty kernel string"),
             // Campaign: a multi-byte character inside a patch id panicked in Patch::from_id.

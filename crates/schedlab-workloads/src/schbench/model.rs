@@ -784,10 +784,12 @@ impl WorkerProg {
             (sh.operations, sh.matmul_ns, sh.jitter)
         };
         if !jitter {
-            return n * w;
+            return n.saturating_mul(w);
         }
         let sigma = cx.costs().jitter_sigma_ppm;
-        (0..n).map(|_| cx.rng().jitter(w, sigma)).sum()
+        (0..n)
+            .map(|_| cx.rng().jitter(w, sigma))
+            .fold(0u64, u64::saturating_add)
     }
 
     /// `do_work()`: lock this CPU (unless `-L`/`-C`), then the matrix work.
@@ -1135,6 +1137,22 @@ impl Workload for Schbench {
         };
         let size = o.matrix_size();
         let w = matmul_ns(&k.machine.name, size);
+        // One request's work must fit simulated time (and its sum of jittered draws, u64).
+        let request_ns = u128::from(o.operations) * u128::from(w) * 2;
+        if request_ns > u128::from(schedlab_engine::MAX_SIM_NS) {
+            return Err(WorkloadError::option(
+                &self.line,
+                format!(
+                    "schbench: -n {} with a {} x {} matrix: one request is {} s of work, more \
+                     than the {} s (2^33 s) schedlab can simulate",
+                    o.operations,
+                    size,
+                    size,
+                    u128::from(o.operations) * u128::from(w) / 1_000_000_000,
+                    schedlab_engine::MAX_SIM_SECS
+                ),
+            ));
+        }
         let jitter = k.cfg.sim(SimFeature::SIM_JITTER);
         let shared = Shared {
             m,
