@@ -10,4 +10,4 @@ pub mod time;
 
 pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams};
-pub use time::{parse_duration, DurationError, Nanos, SimTime};
+pub use time::{parse_duration, DurationError, Nanos, SimTime, MAX_SIM_NS, MAX_SIM_SECS};

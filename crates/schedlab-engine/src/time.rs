@@ -172,16 +172,37 @@ fn fmt_decimal(n: u64, unit: u64) -> String {
     format!("{}.{}", whole, s.trim_end_matches('0'))
 }
 
-/// Error from [`parse_duration`]: the text it could not read.
+/// Longest simulated time any input may ask for, in seconds: 2^33 s (about 272 years).
+/// Simulated time is `u64` nanoseconds (about 584 years); the cap leaves room for the start-up
+/// and tear-down margins that models add to a run length, so that none of them overflows.
+/// Every front end (`--duration`, scenario durations, workload run lengths, rt-app times)
+/// uses this one cap.
+pub const MAX_SIM_SECS: u64 = 1 << 33;
+
+/// [`MAX_SIM_SECS`] in nanoseconds (8 589 934 592 000 000 000 ns < 2^63).
+pub const MAX_SIM_NS: u64 = MAX_SIM_SECS * 1_000_000_000;
+
+/// Error from [`parse_duration`]: the text it could not read, or a duration beyond
+/// [`MAX_SIM_SECS`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DurationError(pub String);
+pub struct DurationError {
+    pub text: String,
+    pub too_long: bool,
+}
 
 impl fmt::Display for DurationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.too_long {
+            return write!(
+                f,
+                "duration '{}' is longer than the {} s (2^33 s, about 272 years) schedlab can simulate",
+                self.text, MAX_SIM_SECS
+            );
+        }
         write!(
             f,
             "bad duration '{}': expected a number with a unit ns, us, ms, s, m or h (e.g. 10s, 2.5ms)",
-            self.0
+            self.text
         )
     }
 }
@@ -191,7 +212,14 @@ impl std::error::Error for DurationError {}
 /// (the convention of stress-ng's `--timeout` and cyclictest's `-D`).
 /// Decimal fractions are parsed exactly (no floating point).
 pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
-    let err = || DurationError(text.to_string());
+    let too_long = || DurationError {
+        text: text.to_string(),
+        too_long: true,
+    };
+    let err = || DurationError {
+        text: text.to_string(),
+        too_long: false,
+    };
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -219,9 +247,10 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
     let whole: u64 = if whole.is_empty() {
         0
     } else {
-        whole.parse().map_err(|_| err())?
+        // `whole` is all digits here, so parse fails only on overflow.
+        whole.parse().map_err(|_| too_long())?
     };
-    let mut total = whole.checked_mul(scale).ok_or_else(err)?;
+    let mut total = whole.checked_mul(scale).ok_or_else(too_long)?;
     let mut place = scale;
     for d in frac.chars() {
         place /= 10;
@@ -232,7 +261,10 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
             }
             continue;
         }
-        total = total.checked_add(dv * place).ok_or_else(err)?;
+        total = total.checked_add(dv * place).ok_or_else(too_long)?;
+    }
+    if total > MAX_SIM_NS {
+        return Err(too_long());
     }
     Ok(Nanos(total))
 }
@@ -257,6 +289,25 @@ mod tests {
         for bad in ["", "s", "10x", "1.2.3s", "-1s", "0.5ns", "abc"] {
             assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
         }
+    }
+
+    #[test]
+    fn parse_caps_at_2_pow_33_seconds() {
+        // 2^33 s = 8589934592 s is the cap itself; one nanosecond more is refused.
+        assert_eq!(parse_duration("8589934592s").unwrap(), Nanos(MAX_SIM_NS));
+        for long in [
+            "8589934592.000000001s",
+            "8589934593",
+            "143165577m",
+            "18446744073709551615s",
+            "99999999999999999999999",
+        ] {
+            let e = parse_duration(long).unwrap_err();
+            assert!(e.too_long, "{long}");
+            assert!(e.to_string().contains("8589934592 s"), "{e}");
+        }
+        // 143165576 min = 8589934560 s fits.
+        assert!(parse_duration("143165576m").is_ok());
     }
 
     #[test]

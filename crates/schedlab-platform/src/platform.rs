@@ -390,6 +390,26 @@ fn table_entry_mut<'a>(node: &'a mut Node, key: &str) -> Option<&'a mut Node> {
     }
 }
 
+/// Built-in platforms already decoded (a built-in is the same data every time; decoding its
+/// TOML costs more than a short simulation). Bounded: `smp:N` has thousands of values.
+static DECODED: std::sync::Mutex<Vec<(String, Platform)>> = std::sync::Mutex::new(Vec::new());
+const DECODED_MAX: usize = 16;
+
+fn decoded(
+    key: &str,
+    make: impl FnOnce() -> Result<Platform, PlatformError>,
+) -> Result<Platform, PlatformError> {
+    if let Some((_, p)) = DECODED.lock().unwrap().iter().find(|(k, _)| k == key) {
+        return Ok(p.clone());
+    }
+    let p = make()?;
+    let mut c = DECODED.lock().unwrap();
+    if c.len() < DECODED_MAX {
+        c.push((key.to_string(), p.clone()));
+    }
+    Ok(p)
+}
+
 impl Platform {
     /// A built-in platform by name (`rpi5`, `xeon-2s-64`, …; `smp:N` also works here).
     pub fn builtin(name: &str) -> Result<Platform, PlatformError> {
@@ -397,7 +417,7 @@ impl Platform {
             return Platform::smp_str(name, n);
         }
         match BUILTINS.iter().find(|b| b.name == name) {
-            Some(b) => Platform::from_toml_str(b.text, b.file),
+            Some(b) => decoded(b.name, || Platform::from_toml_str(b.text, b.file)),
             None => Err(PlatformError::Unknown {
                 name: name.to_string(),
                 known: known_names(),
@@ -422,7 +442,8 @@ impl Platform {
                 message: format!("N must be 1..={SMP_MAX}"),
             });
         }
-        Platform::from_toml_str(&smp_overlay(n), &format!("smp:{n}"))
+        let name = format!("smp:{n}");
+        decoded(&name, || Platform::from_toml_str(&smp_overlay(n), &name))
     }
 
     /// Parses a platform file; `file_name` is used in error messages and provenance.
@@ -1079,8 +1100,13 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         .opt_uint("reference_capacity", 1, u64::from(SCHED_CAPACITY_SCALE))?
         .unwrap_or(u64::from(SCHED_CAPACITY_SCALE)) as u32;
     if let Some(j) = ct.opt_decimal("jitter_sigma", 6)? {
-        costs.jitter_sigma_ppm =
-            u32::try_from(j).map_err(|_| ct.err("jitter_sigma", "too large"))?;
+        // σ of the log-normal cost factor. At σ = 1 a draw three standard deviations out
+        // multiplies a cost by e^3 ≈ 20; larger values stop describing a machine and
+        // overflow the factor table's fixed-point exponent (σ = 1000 gives e^3000).
+        if j > 1_000_000 {
+            return Err(ct.err("jitter_sigma", "must be between 0 and 1"));
+        }
+        costs.jitter_sigma_ppm = j as u32;
     }
     // `calibration`: one factor on every CPU-work cost of the column (not on latencies), fitted
     // to a single baseline measurement and recorded with it in the file.

@@ -4,26 +4,16 @@
 //! from their source text (`0.35` µs is 350 ns, never a float), (c) merge a file over the
 //! platform it `extends`, and (d) pick up the trailing `# comment` of a value as its provenance.
 //!
-//! Spans come from `toml::Spanned`'s deserializer protocol. Tables created implicitly by a dotted
-//! header (`[a.b.c]` creates `a` and `a.b`) carry no span, so the visitor accepts both forms.
+//! Spans come from toml_edit's document parser (`ImDocument`, the parser the `toml` crate itself
+//! uses), through its public `span()` accessors: a value's span is its literal, a table's is its
+//! header. Tables created implicitly by a dotted header (`[a.b.c]` creates `a` and `a.b`) or by
+//! dotted keys carry no span; their location is the first span found inside them.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::ops::Range;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-
 use crate::error::PlatformError;
-
-// The field names of toml's `Spanned<T>` protocol (serde_spanned). A value deserialized through
-// `deserialize_struct` with these names receives its byte span when the parser knows it.
-const SPANNED_NAME: &str = "$__serde_spanned_private_Spanned";
-const SPANNED_START: &str = "$__serde_spanned_private_start";
-const SPANNED_END: &str = "$__serde_spanned_private_end";
-const SPANNED_VALUE: &str = "$__serde_spanned_private_value";
-const SPANNED_FIELDS: &[&str] = &[SPANNED_START, SPANNED_END, SPANNED_VALUE];
-const DATETIME_KEY: &str = "$__toml_private_datetime";
 
 /// One source text (a platform file or a generated `smp:N` overlay).
 #[derive(Debug, Clone)]
@@ -66,138 +56,64 @@ impl Kind {
     }
 }
 
-struct KindVisitor;
-
-impl<'de> Visitor<'de> for KindVisitor {
-    type Value = Kind;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a TOML value")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Kind, E> {
-        Ok(Kind::Str(v.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Kind, E> {
-        Ok(Kind::Str(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Kind, E> {
-        Ok(Kind::Int(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Kind, E> {
-        i64::try_from(v)
-            .map(Kind::Int)
-            .map_err(|_| E::custom("integer too large"))
-    }
-    fn visit_f64<E: de::Error>(self, _v: f64) -> Result<Kind, E> {
-        Ok(Kind::Float)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Kind, E> {
-        Ok(Kind::Bool(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Kind, A::Error> {
-        let mut v = Vec::new();
-        while let Some(x) = a.next_element::<Node>()? {
-            v.push(x);
-        }
-        Ok(Kind::Array(v))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Kind, A::Error> {
-        let mut v = Vec::new();
-        while let Some(k) = a.next_key::<String>()? {
-            if k == DATETIME_KEY {
-                let _: String = a.next_value()?;
-                return Ok(Kind::Datetime);
-            }
-            let val = a.next_value::<Node>()?;
-            v.push((k, val));
-        }
-        Ok(Kind::Table(v))
+/// A node from a toml_edit item (`None` items do not occur in a parsed document).
+fn node_of_item(item: &toml_edit::Item) -> Node {
+    use toml_edit::Item;
+    match item {
+        Item::Value(v) => node_of_value(v),
+        Item::Table(t) => Node {
+            span: t.span(),
+            src: 0,
+            kind: Kind::Table(
+                t.iter()
+                    .map(|(k, v)| (k.to_string(), node_of_item(v)))
+                    .collect(),
+            ),
+        },
+        Item::ArrayOfTables(a) => Node {
+            span: a.span(),
+            src: 0,
+            kind: Kind::Array(
+                a.iter()
+                    .map(|t| Node {
+                        span: t.span(),
+                        src: 0,
+                        kind: Kind::Table(
+                            t.iter()
+                                .map(|(k, v)| (k.to_string(), node_of_item(v)))
+                                .collect(),
+                        ),
+                    })
+                    .collect(),
+            ),
+        },
+        Item::None => Node {
+            span: None,
+            src: 0,
+            kind: Kind::Table(Vec::new()),
+        },
     }
 }
 
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Kind, D::Error> {
-        d.deserialize_any(KindVisitor)
-    }
-}
-
-struct NodeVisitor;
-
-fn bare(kind: Kind) -> Node {
+fn node_of_value(v: &toml_edit::Value) -> Node {
+    use toml_edit::Value;
+    let kind = match v {
+        Value::String(s) => Kind::Str(s.value().clone()),
+        Value::Integer(i) => Kind::Int(*i.value()),
+        Value::Float(_) => Kind::Float,
+        Value::Boolean(b) => Kind::Bool(*b.value()),
+        Value::Datetime(_) => Kind::Datetime,
+        Value::Array(a) => Kind::Array(a.iter().map(node_of_value).collect()),
+        Value::InlineTable(t) => Kind::Table(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), node_of_value(v)))
+                .collect(),
+        ),
+    };
     Node {
-        span: None,
+        span: v.span(),
         src: 0,
         kind,
-    }
-}
-
-impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a TOML value")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
-        KindVisitor.visit_str(v).map(bare)
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
-        KindVisitor.visit_string(v).map(bare)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
-        KindVisitor.visit_i64(v).map(bare)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
-        KindVisitor.visit_u64(v).map(bare)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
-        KindVisitor.visit_f64(v).map(bare)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
-        KindVisitor.visit_bool(v).map(bare)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Node, A::Error> {
-        KindVisitor.visit_seq(a).map(bare)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
-        // Either the Spanned protocol (start, end, value) or, for a table without a span,
-        // the table's own entries.
-        let Some(first) = a.next_key::<String>()? else {
-            return Ok(bare(Kind::Table(Vec::new())));
-        };
-        if first == SPANNED_START {
-            let start: usize = a.next_value()?;
-            let mut end = start;
-            let mut kind = None;
-            while let Some(k) = a.next_key::<String>()? {
-                if k == SPANNED_END {
-                    end = a.next_value()?;
-                } else if k == SPANNED_VALUE {
-                    kind = Some(a.next_value::<Kind>()?);
-                } else {
-                    return Err(de::Error::custom(format!("unexpected span field `{k}`")));
-                }
-            }
-            let kind = kind.ok_or_else(|| de::Error::custom("span without a value"))?;
-            return Ok(Node {
-                span: Some(start..end),
-                src: 0,
-                kind,
-            });
-        }
-        if first == DATETIME_KEY {
-            let _: String = a.next_value()?;
-            return Ok(bare(Kind::Datetime));
-        }
-        let mut v = vec![(first, a.next_value::<Node>()?)];
-        while let Some(k) = a.next_key::<String>()? {
-            let val = a.next_value::<Node>()?;
-            v.push((k, val));
-        }
-        Ok(bare(Kind::Table(v)))
-    }
-}
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
-        d.deserialize_struct(SPANNED_NAME, SPANNED_FIELDS, NodeVisitor)
     }
 }
 
@@ -233,7 +149,7 @@ impl Docs {
             name: name.to_string(),
             text: text.to_string(),
         });
-        let kind: Kind = toml::from_str(text).map_err(|e| {
+        let doc = toml_edit::ImDocument::parse(text).map_err(|e| {
             let (line, column) = match e.span() {
                 Some(s) => self.line_col(src, s.start),
                 None => (1, 1),
@@ -248,7 +164,12 @@ impl Docs {
         let mut root = Node {
             span: None,
             src,
-            kind,
+            kind: Kind::Table(
+                doc.as_table()
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), node_of_item(v)))
+                    .collect(),
+            ),
         };
         set_src(&mut root, src);
         Ok(root)

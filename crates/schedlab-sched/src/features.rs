@@ -4,7 +4,7 @@
 //! live in their own `SIM_` list so nobody mistakes them for upstream features.
 
 macro_rules! sched_features {
-    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+    ($( $(#[$doc:meta])* $name:ident = $modelled:literal ),* $(,)?) => {
         /// A kernel sched_feature, named exactly as in `/sys/kernel/debug/sched/features`.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -22,63 +22,72 @@ macro_rules! sched_features {
             pub fn from_name(s: &str) -> Option<Feature> {
                 match s { $( stringify!($name) => Some(Feature::$name), )* _ => None }
             }
+
+            /// Whether the model reads the feature. An unmodelled feature is accepted in a
+            /// kernel string and listed (so that a kernel's debugfs line is complete), but
+            /// setting it changes nothing, and the kernel string parser warns.
+            pub const fn modelled(self) -> bool {
+                match self { $( Feature::$name => $modelled ),* }
+            }
         }
     };
 }
 
+// `NAME = modelled`: `true` where the simulated kernel reads the feature (`cfg.feat(F::NAME)`
+// somewhere outside this file, presets.rs and patches.rs; a test checks the sources).
 sched_features! {
     // ---- fair class (fair.md §11.1) ----
     /// Keep lag across sleep/wakeup (placement strategy #1).
-    PLACE_LAG,
+    PLACE_LAG = true,
     /// New tasks get half a request for their first deadline.
-    PLACE_DEADLINE_INITIAL,
+    PLACE_DEADLINE_INITIAL = true,
     /// Keep the relative deadline across non-sleep dequeue/enqueue (82e9d0456e06).
-    PLACE_REL_DEADLINE,
+    PLACE_REL_DEADLINE = true,
     /// Slice protection of curr against wakeup preemption.
-    RUN_TO_PARITY,
+    RUN_TO_PARITY = true,
     /// A shorter-slice wakee may override curr's protection (85e511df3cec).
-    PREEMPT_SHORT,
+    PREEMPT_SHORT = true,
     /// Wakee nominated as next buddy.
-    NEXT_BUDDY,
+    NEXT_BUDDY = true,
     /// The pick honours cfs_rq->next (2a77e4be12cb).
-    PICK_BUDDY,
+    PICK_BUDDY = true,
     /// (SMP) a next buddy counts as cache hot for migration.
-    CACHE_HOT_BUDDY,
+    CACHE_HOT_BUDDY = true,
     /// Keep ineligible sleepers queued (152e11f6df29).
-    DELAY_DEQUEUE,
+    DELAY_DEQUEUE = true,
     /// Clip positive lag to 0 at final delayed dequeue / requeue (54a58a787791).
-    DELAY_ZERO,
+    DELAY_ZERO = true,
     /// Overflow-checked weighted sums (4823725d9d1d).
-    PARANOID_AVG,
+    PARANOID_AVG = false,
     /// Allow wakeup preemption at all.
-    WAKEUP_PREEMPTION,
+    WAKEUP_PREEMPTION = true,
     /// Slice-end high-resolution timer for fair tasks.
-    HRTICK,
+    HRTICK = false,
     /// Same for deadline tasks.
-    HRTICK_DL,
+    HRTICK_DL = false,
     /// Tick runs while an hrtick is armed (no effect under EEVDF).
-    DOUBLE_TICK,
+    DOUBLE_TICK = false,
     // ---- other classes and SMP (fair.md §11.2, smp.md App. A) ----
-    NONTASK_CAPACITY,
-    TTWU_QUEUE,
-    SIS_PROP,
-    SIS_UTIL,
-    WARN_DOUBLE_CLOCK,
-    RT_PUSH_IPI,
-    RT_RUNTIME_SHARE,
-    LB_MIN,
-    ATTACH_AGE_LOAD,
-    WA_IDLE,
-    WA_WEIGHT,
-    WA_BIAS,
-    UTIL_EST,
-    UTIL_EST_FASTUP,
-    LATENCY_WARN,
-    HZ_BW,
+    NONTASK_CAPACITY = false,
+    TTWU_QUEUE = true,
+    SIS_PROP = false,
+    SIS_UTIL = true,
+    WARN_DOUBLE_CLOCK = false,
+    RT_PUSH_IPI = false,
+    RT_RUNTIME_SHARE = false,
+    LB_MIN = true,
+    ATTACH_AGE_LOAD = false,
+    WA_IDLE = true,
+    WA_WEIGHT = true,
+    WA_BIAS = true,
+    UTIL_EST = true,
+    UTIL_EST_FASTUP = false,
+    LATENCY_WARN = false,
+    HZ_BW = false,
     /// Randomized proportional newidle balance (33cf66d88306).
-    NI_RANDOM,
+    NI_RANDOM = true,
     /// Newidle ratio credits elapsed time (9fe89f022c05).
-    NI_RATE,
+    NI_RATE = true,
 }
 
 /// A set of features, indexed by `Feature as usize`.

@@ -55,8 +55,8 @@ macro_rules! patches {
             /// Looks a patch up by its commit id (12 characters; a longer prefix is accepted).
             pub fn from_id(id: &str) -> Option<Patch> {
                 let id = id.to_ascii_lowercase();
-                if id.len() < 12 { return None; }
-                let short = &id[..12];
+                // `get`, not `[..12]`: the 12th byte may fall inside a multi-byte character.
+                let short = id.get(..12)?;
                 Patch::ALL.iter().copied().find(|p| p.info().id == short)
             }
 
@@ -75,14 +75,14 @@ patches! {
     DeadlineSortedTree = ("2227a957e1d5", "sched/eevdf: Sort the rbtree by virtual deadline", "v6.8",
         "fair.c __enqueue_entity, __pick_eevdf (deadline order, min_vruntime augmentation, tie to the tree entity)", true, []),
     PickFastPath = ("ee4373dc902c", "sched/eevdf: O(1) fastpath for task selection", "v6.8",
-        "fair.c __pick_eevdf (leftmost shortcut; same result)", true, []),
+        "fair.c __pick_eevdf (leftmost shortcut; same result)", false, []),
     // ------------------------------------------------------------------ v6.12
     DelayedDequeue = ("152e11f6df29", "sched/fair: Implement delayed dequeue", "v6.12",
         "fair.c dequeue_entity, pick_next_entity, core.c ttwu_runnable", true, [Add(F::DELAY_DEQUEUE, true)]),
     DelayZero = ("54a58a787791", "sched/fair: Implement DELAY_ZERO", "v6.12",
         "fair.c finish_delayed_dequeue_entity, requeue_delayed_entity", true, [Add(F::DELAY_ZERO, true)]),
     EnqueueDelayed = ("781773e3b680", "sched/fair: Implement ENQUEUE_DELAYED", "v6.12",
-        "fair.c enqueue_task_fair, requeue_delayed_entity", true, []),
+        "fair.c enqueue_task_fair, requeue_delayed_entity (the model always requeues a delayed task this way when DELAY_DEQUEUE is on)", false, []),
     PlaceRelDeadline = ("82e9d0456e06", "sched/fair: Avoid re-setting virtual deadline on 'migrations'", "v6.12",
         "fair.c dequeue_entity, place_entity", true, [Add(F::PLACE_REL_DEADLINE, true)]),
     CustomSlice = ("857b158dc5e8", "sched/eevdf: Use sched_attr::sched_runtime to set request/slice suggestion", "v6.12",
@@ -98,7 +98,7 @@ patches! {
     PeltTaskRunnableDelayed = ("fc1892becd56", "sched/eevdf: Fixup PELT vs DELAYED_DEQUEUE", "v6.12",
         "pelt.c se_runnable (delayed tasks not runnable)", true, []),
     UtilEstDelayed = ("729288bc6856", "sched/fair: Fix util_est accounting for DELAY_DEQUEUE", "v6.12",
-        "fair.c util_est_dequeue at block of a delayed task", true, []),
+        "fair.c util_est_dequeue at block of a delayed task (the model always accounts it this way)", false, []),
     RemoveHzBw = ("a58501fb8320", "sched/fair: Remove HZ_BW feature hedge", "v6.12",
         "features.h", false, [Remove(F::HZ_BW)]),
     FairServer = ("a110a81c52a9", "sched/deadline: Deferrable dl server", "v6.12",
@@ -183,7 +183,7 @@ patches! {
         "fair.c update_sg_wakeup_stats", true, []),
     // ------------------------------------------------------------------ v7.0
     SeparateVprot = ("80390ead2080", "sched/fair: Separate se->vlag from se->vprot", "v7.0",
-        "sched.h (no behaviour change)", false, []),
+        "sched.h se->vprot apart from se->vlag (before it, saving a lag overwrote the protection marker)", true, []),
     ZeroVruntimeTracking = ("b3d99f43c72b", "sched/fair: Fix zero_vruntime tracking", "v7.0",
         "fair.c avg_vruntime moves zero_vruntime", true, []),
     ZeroVruntimeTrackingFix = ("1319ea57529e", "sched/fair: Fix zero_vruntime tracking fix", "v7.0",
@@ -216,11 +216,11 @@ patches! {
     RevertReweightPlacement = ("101f3498b4bd", "sched/fair: Revert 6d71a9c61604 (sched/fair: Fix EEVDF entity placement bug causing scheduling lag)", "v7.1",
         "fair.c reweight_entity (avg-relative, lag preserving)", true, []),
     HrtickDuration = ("558c18d3fbb6", "sched/eevdf: Fix HRTICK duration", "v7.1",
-        "fair.c hrtick_start_fair (time to the virtual deadline)", true, []),
+        "fair.c hrtick_start_fair (time to the virtual deadline; HRTICK is not modelled)", false, []),
     HrtickUpdate = ("97015376642f", "sched/fair: Simplify hrtick_update()", "v7.1",
         "fair.c hrtick_update", false, []),
     HrtickHard = ("5d88e424ec1b", "sched/fair: Make hrtick resched hard", "v7.1",
-        "fair.c entity_tick (hrtick expiry: resched_curr)", true, []),
+        "fair.c entity_tick (hrtick expiry: resched_curr; HRTICK is not modelled)", false, []),
     HrtickDefault = ("9213aa4784cf", "sched: Default enable HRTICK when deferred rearming is enabled", "v7.1",
         "features.h HRTICK/HRTICK_DL default (only with CONFIG_HRTIMER_REARM_DEFERRED)", false, []),
     DelayedNegativeLag = ("059258b0d424", "sched/fair: Prevent negative lag increase during delayed dequeue", "v7.1",
@@ -228,13 +228,13 @@ patches! {
     DelayedNegativeLagFix = ("c5cd6fd75b6a", "sched/fair: Fix the negative lag increase fix", "v7.1",
         "fair.c update_entity_lag (DELAY_ZERO cap)", true, []),
     EnqueueOverflow = ("556146ce5e94", "sched/fair: Avoid overflow in enqueue_entity()", "v7.1",
-        "fair.c enqueue_entity (reference point; no decision change in exact arithmetic)", false, []),
+        "fair.c enqueue_entity (reference point; no decision change in exact arithmetic)", true, []),
     ForkRelDeadline = ("3da56dc063cd", "sched/fair: Clear rel_deadline when initializing forked entities", "v7.1",
         "core.c __sched_fork (rel_deadline = 0)", true, []),
     EligibleOverflow = ("b6eee96843e8", "sched/fair: Fix overflow in vruntime_eligible()", "v7.1",
         "fair.c vruntime_eligible (128-bit product; schedlab always computes exactly)", false, []),
     WakeupPreemptDelayed = ("ac8e69e69363", "sched/fair: Fix wakeup_preempt_fair() vs delayed dequeue", "v7.1",
-        "fair.c wakeup_preempt_fair (delayed wakee; details unverified)", false, []),
+        "fair.c wakeup_preempt_fair (delayed wakee; details unverified)", true, []),
     WakeupPreemptDelayedFix = ("9f6d929ee2c6", "sched/fair: Fix wakeup_preempt_fair() for not waking up task", "v7.1",
         "fair.c wakeup_preempt_fair", false, []),
     ClearBuddiesPreemptShort = ("78cde54ea5f0", "sched/eevdf: Clear buddies for preempt_short", "v7.1",
@@ -301,6 +301,150 @@ mod tests {
             Some(Patch::ClearBuddiesPreemptShort)
         );
         assert_eq!(Patch::from_id("78cde54"), None);
+        // Campaign input: a multi-byte character across the 12th byte panicked.
+        assert_eq!(Patch::from_id("556146ce5e9\u{202e}4"), None);
         assert_eq!(Patch::from_id("000000000000"), None);
+    }
+}
+
+/// The `modelled` flags of patches and features against the code that reads them: a flag
+/// that says "modelled" must have a reader, and a reader must not hide behind "not modelled".
+#[cfg(test)]
+mod truth {
+    use super::*;
+    use crate::features::Feature;
+
+    /// Every source file of the crate except the three that only declare patches and
+    /// features (presets.rs counts only for its `has(Patch::…)` tests, see below).
+    const SOURCES: &[(&str, &str)] = &[
+        ("balance.rs", include_str!("balance.rs")),
+        ("class.rs", include_str!("class.rs")),
+        ("core.rs", include_str!("core.rs")),
+        ("deadline.rs", include_str!("deadline.rs")),
+        ("debug.rs", include_str!("debug.rs")),
+        ("exec.rs", include_str!("exec.rs")),
+        ("fair.rs", include_str!("fair.rs")),
+        ("fair_pelt.rs", include_str!("fair_pelt.rs")),
+        ("idle.rs", include_str!("idle.rs")),
+        ("invariants.rs", include_str!("invariants.rs")),
+        ("ipc.rs", include_str!("ipc.rs")),
+        ("lib.rs", include_str!("lib.rs")),
+        ("machine.rs", include_str!("machine.rs")),
+        ("mutex.rs", include_str!("mutex.rs")),
+        ("pelt.rs", include_str!("pelt.rs")),
+        ("rt.rs", include_str!("rt.rs")),
+        ("sched.rs", include_str!("sched.rs")),
+        ("select.rs", include_str!("select.rs")),
+        ("sim.rs", include_str!("sim.rs")),
+        ("stats.rs", include_str!("stats.rs")),
+        ("stop_task.rs", include_str!("stop_task.rs")),
+        ("sys.rs", include_str!("sys.rs")),
+        ("syscalls.rs", include_str!("syscalls.rs")),
+        ("sysctl.rs", include_str!("sysctl.rs")),
+        ("trace.rs", include_str!("trace.rs")),
+        ("tree.rs", include_str!("tree.rs")),
+    ];
+    const PRESETS_RS: &str = include_str!("presets.rs");
+    const LIB_RS: &str = include_str!("lib.rs");
+
+    /// Whether `word` occurs in `text` as a whole identifier path (not as a prefix of a
+    /// longer name: `P::HNrDelayed` must not match `P::HNrDelayedFix`).
+    fn mentions(text: &str, word: &str) -> bool {
+        text.match_indices(word).any(|(i, _)| {
+            let next = text[i + word.len()..].chars().next();
+            !matches!(next, Some(c) if c.is_alphanumeric() || c == '_')
+        })
+    }
+
+    fn feature_read(f: Feature) -> bool {
+        let (a, b) = (format!("Feature::{}", f.name()), format!("F::{}", f.name()));
+        SOURCES
+            .iter()
+            .any(|(_, src)| mentions(src, &a) || mentions(src, &b))
+    }
+
+    fn patch_read(p: Patch) -> bool {
+        let name = format!("{p:?}");
+        let tests = [
+            format!("has(Patch::{name})"),
+            format!("has(P::{name})"),
+            format!("has(crate::patches::Patch::{name})"),
+        ];
+        SOURCES
+            .iter()
+            .map(|(_, s)| *s)
+            .chain([PRESETS_RS])
+            .any(|src| tests.iter().any(|t| mentions(src, t)))
+    }
+
+    #[test]
+    fn the_sources_were_read() {
+        // A guard against an empty or renamed list: the file list names every module that
+        // lib.rs declares except the declaration files.
+        for (name, src) in SOURCES {
+            assert!(!src.is_empty(), "{name}");
+            let module = name.trim_end_matches(".rs");
+            if module != "lib" {
+                assert!(
+                    mentions(LIB_RS, &format!("mod {module}")),
+                    "{name} is not a module"
+                );
+            }
+        }
+        for line in LIB_RS.lines() {
+            let Some(m) = line
+                .trim()
+                .strip_prefix("pub mod ")
+                .or(line.trim().strip_prefix("mod "))
+            else {
+                continue;
+            };
+            let m = m.trim_end_matches(';');
+            let file = format!("{m}.rs");
+            assert!(
+                SOURCES.iter().any(|(n, _)| *n == file)
+                    || ["features.rs", "patches.rs", "presets.rs"].contains(&file.as_str()),
+                "module {m} is missing from the list of sources this test reads"
+            );
+        }
+    }
+
+    #[test]
+    fn feature_flags_match_the_code() {
+        for f in Feature::ALL {
+            assert_eq!(
+                f.modelled(),
+                feature_read(*f),
+                "sched_feature {}: modelled = {} but the sources {} it",
+                f.name(),
+                f.modelled(),
+                if feature_read(*f) {
+                    "read"
+                } else {
+                    "never read"
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn patch_flags_match_the_code() {
+        for p in Patch::ALL {
+            let i = p.info();
+            // A patch acts through its own `has()` test or through a feature it adds, sets
+            // or removes that the model reads.
+            let via_feature = i.features.iter().any(|fe| match *fe {
+                FeatEdit::Add(f, _) | FeatEdit::Set(f, _) | FeatEdit::Remove(f) => f.modelled(),
+            });
+            let acts = patch_read(*p) || via_feature;
+            assert_eq!(
+                i.modelled,
+                acts,
+                "patch {} ({p:?}): modelled = {} but the code {}",
+                i.id,
+                i.modelled,
+                if acts { "acts on it" } else { "never tests it" }
+            );
+        }
     }
 }

@@ -311,6 +311,9 @@ pub struct KernelConfig {
     pub sysctl: Sysctls,
     pub preempt: Option<PreemptModel>,
     pub hz: Option<u32>,
+    /// Tokens accepted with a warning (no effect, contradictory, or not modelled), one line
+    /// each, for stderr and the JSON `warnings`.
+    pub warnings: Vec<String>,
 }
 
 impl KernelConfig {
@@ -381,12 +384,20 @@ impl KernelConfig {
     }
 
     /// Parses a kernel string. See the module docs.
+    ///
+    /// Patches are resolved first, whatever their position: the kernel is rebuilt from its
+    /// preset chain leaving out every `-ID` patch (so a feature that patch removed, or whose
+    /// default it changed, is as the earlier kernel had it), then `+ID` patches are applied in
+    /// the order given. Features and tunables follow in the order written. Tokens that change
+    /// nothing or contradict an earlier one are accepted with a warning in
+    /// [`KernelConfig::warnings`].
     pub fn parse(spec: &str) -> Result<KernelConfig, KernelSpecError> {
         let norm = spec.split_whitespace().collect::<Vec<_>>().join(" ");
         let mut tokens = norm.split(' ').filter(|t| !t.is_empty());
-        let first = tokens.next().ok_or(KernelSpecError::Empty {
-            spec: spec.to_string(),
-        })?;
+        // `norm`, not `spec`: a string of blanks and newlines must not break the message.
+        let first = tokens
+            .next()
+            .ok_or(KernelSpecError::Empty { spec: norm.clone() })?;
         // The first token: preset, optionally with +id / -id suffixes glued on.
         let (preset_name, glued) = split_glued(first);
         let preset = preset_def(preset_name).ok_or_else(|| KernelSpecError::UnknownPreset {
@@ -398,9 +409,102 @@ impl KernelConfig {
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
+
+        // Pass 1: patch tokens, in order; everything else is kept for pass 2.
+        let mut patch_tokens: Vec<(char, Patch)> = Vec::new();
+        let mut rest: Vec<&str> = Vec::new();
+        let lookup = |sign: char, id: &str| {
+            Patch::from_id(id).ok_or_else(|| KernelSpecError::UnknownPatch {
+                spec: norm.clone(),
+                token: format!("{sign}{id}"),
+            })
+        };
+        for (sign, id) in glued {
+            patch_tokens.push((sign, lookup(sign, id)?));
+        }
+        for tok in tokens {
+            let list = if let Some(ids) = tok.strip_prefix('+') {
+                split_patch_list('+', ids)
+            } else if tok.starts_with('-') && tok.len() > 1 {
+                split_patch_list('-', &tok[1..])
+            } else {
+                rest.push(tok);
+                continue;
+            };
+            for (sign, id) in list {
+                patch_tokens.push((sign, lookup(sign, id)?));
+            }
+        }
+
+        let mut warnings = Vec::new();
+        let mut base = PatchSet::default();
+        let mut scratch = FeatureSet::empty();
+        apply_preset(preset, &mut base, &mut scratch, &[]);
+        // The last token naming a patch decides; repeats, contradictions and no-ops warn.
+        let mut last: Vec<(Patch, char)> = Vec::new();
+        for &(sign, p) in &patch_tokens {
+            let tok = format!("{sign}{}", p.id());
+            if let Some((_, prev)) = last.iter_mut().find(|(q, _)| *q == p) {
+                if *prev == sign {
+                    warnings.push(format!("{tok}: given twice"));
+                } else {
+                    warnings.push(format!(
+                        "{prev}{id} then {tok}: contradictory patch tokens, the last ({tok}) wins",
+                        id = p.id()
+                    ));
+                }
+                *prev = sign;
+                continue;
+            }
+            last.push((p, sign));
+            if sign == '+' && base.has(p) {
+                warnings.push(format!(
+                    "{tok}: {} already carries it (no effect)",
+                    preset.name
+                ));
+            } else if sign == '-' && !base.has(p) {
+                warnings.push(format!(
+                    "{tok}: {} does not carry it (no effect)",
+                    preset.name
+                ));
+            }
+            if !p.info().modelled {
+                warnings.push(format!(
+                    "{tok}: patch {} is listed but not modelled: it changes nothing in the simulation",
+                    p.id()
+                ));
+            }
+        }
+        let removed: Vec<Patch> = last
+            .iter()
+            .filter(|(p, s)| *s == '-' && base.has(*p))
+            .map(|(p, _)| *p)
+            .collect();
         let mut patches = PatchSet::default();
         let mut features = FeatureSet::empty();
-        apply_preset(preset, &mut patches, &mut features);
+        apply_preset(preset, &mut patches, &mut features, &removed);
+        for &(_, p) in &patch_tokens {
+            let wanted = last.iter().any(|(q, s)| *q == p && *s == '+');
+            if wanted && !patches.has(p) {
+                patches.add(p);
+                apply_feature_edits(p.info().features, &mut features);
+            }
+        }
+        for &r in &removed {
+            // Patch::ALL is in release order: these came after r and were written on top of it.
+            let later = patches
+                .iter()
+                .filter(|q| (*q as usize) > (r as usize) && q.info().modelled)
+                .count();
+            if later > 0 && r.info().modelled {
+                warnings.push(format!(
+                    "-{}: {} still carries {later} later modelled patches written on top of it; \
+                     this combination never existed as a kernel (--strict checks its invariants)",
+                    r.id(),
+                    preset.name
+                ));
+            }
+        }
 
         let mut sim = [false; SimFeature::COUNT];
         for f in SimFeature::ALL {
@@ -415,20 +519,26 @@ impl KernelConfig {
             sysctl: Sysctls::default(),
             preempt: None,
             hz: None,
+            warnings,
         };
-        for (sign, id) in glued {
-            cfg.apply_patch_token(sign, id, &norm)?;
-        }
-        for tok in tokens {
-            if let Some(id) = tok.strip_prefix('+') {
-                for (sign, id) in split_patch_list('+', id) {
-                    cfg.apply_patch_token(sign, id, &norm)?;
-                }
-            } else if tok.starts_with('-') && tok.len() > 1 {
-                for (sign, id) in split_patch_list('-', &tok[1..]) {
-                    cfg.apply_patch_token(sign, id, &norm)?;
-                }
-            } else if let Some((k, v)) = tok.split_once('=') {
+        // Pass 2: features and tunables in the order written.
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for tok in rest {
+            let key = match tok.split_once('=') {
+                Some((k, _)) => k.to_string(),
+                None => tok.strip_prefix("NO_").unwrap_or(tok).to_string(),
+            };
+            if let Some((_, prev)) = seen.iter().find(|(k, _)| *k == key) {
+                let w = if prev == tok {
+                    format!("{tok}: given twice")
+                } else {
+                    format!("{prev} then {tok}: contradictory tokens, the last ({tok}) wins")
+                };
+                cfg.warnings.push(w);
+            }
+            seen.retain(|(k, _)| *k != key);
+            seen.push((key, tok.to_string()));
+            if let Some((k, v)) = tok.split_once('=') {
                 cfg.apply_sysctl(k, v, &norm)?;
             } else if tok
                 .chars()
@@ -442,37 +552,42 @@ impl KernelConfig {
                 });
             }
         }
+        cfg.check_preempt(&norm)?;
         Ok(cfg)
     }
 
-    fn apply_patch_token(
-        &mut self,
-        sign: char,
-        id: &str,
-        spec: &str,
-    ) -> Result<(), KernelSpecError> {
-        let p = Patch::from_id(id).ok_or_else(|| KernelSpecError::UnknownPatch {
+    /// `preempt=` against what the kernel version offers (rt-dl.md §1.9): PREEMPT_RT is in
+    /// mainline from v6.12 (before, only out of tree); LAZY needs 7c70cb94d29c; with
+    /// 7dadeaa6e851 NONE and VOLUNTARY are gone.
+    fn check_preempt(&self, spec: &str) -> Result<(), KernelSpecError> {
+        let Some(m) = self.preempt else {
+            return Ok(());
+        };
+        let bad = |reason: String| KernelSpecError::BadValue {
             spec: spec.to_string(),
-            token: format!("{sign}{id}"),
-        })?;
-        if sign == '+' {
-            if !self.patches.has(p) {
-                self.patches.add(p);
-                apply_feature_edits(p.info().features, &mut self.features);
-            }
-        } else if self.patches.has(p) {
-            self.patches.remove(p);
-            // Undo what the patch did to features.h: a feature it introduced disappears, a
-            // default it flipped goes back.
-            for fe in p.info().features {
-                match *fe {
-                    FeatEdit::Add(f, _) => self.features.remove(f),
-                    FeatEdit::Set(f, v) => {
-                        self.features.set(f, !v);
-                    }
-                    FeatEdit::Remove(f) => self.features.define(f, false),
-                }
-            }
+            name: "preempt".to_string(),
+            value: m.name().to_string(),
+            reason,
+        };
+        if m == PreemptModel::Rt && !preset_derives_from(self.preset, "v6.12") {
+            return Err(bad(format!(
+                "PREEMPT_RT is in mainline from v6.12; {} had it only as an out-of-tree patch set",
+                self.preset
+            )));
+        }
+        if m == PreemptModel::Lazy && !self.has(Patch::PreemptLazy) {
+            return Err(bad(format!(
+                "this kernel has no lazy preemption (needs +{})",
+                Patch::PreemptLazy.id()
+            )));
+        }
+        if matches!(m, PreemptModel::None | PreemptModel::Voluntary)
+            && self.has(Patch::RestrictPreemptModes)
+        {
+            return Err(bad(format!(
+                "not selectable with {} (only full, lazy, rt)",
+                Patch::RestrictPreemptModes.id()
+            )));
         }
         Ok(())
     }
@@ -490,6 +605,7 @@ impl KernelConfig {
             spec: spec.to_string(),
             token: tok.to_string(),
         })?;
+        let was = self.features.exists(f).then(|| self.features.on(f));
         if !self.features.set(f, on) {
             let hint = Patch::ALL
                 .iter()
@@ -506,6 +622,17 @@ impl KernelConfig {
                 feature: name.to_string(),
                 hint,
             });
+        }
+        if !f.modelled() {
+            self.warnings.push(format!(
+                "{tok}: sched_feature {name} is accepted but not modelled: the run is as if it \
+                 were left at its default"
+            ));
+        } else if was == Some(on) {
+            self.warnings.push(format!(
+                "{tok}: {name} is already {} in this kernel (no effect)",
+                if on { "on" } else { "off" }
+            ));
         }
         Ok(())
     }
@@ -524,14 +651,27 @@ impl KernelConfig {
         match k {
             "base_slice_ns" => {
                 let n = num()?;
-                // debugfs accepts any value; the kernel clamps the internal slice to >= 0.1 ms
-                // for custom slices only. Refuse 0, which would make every request empty.
-                if n == 0 {
-                    return Err(bad("must be > 0"));
+                // debugfs base_slice_ns is a u32 (debugfs_create_u32 in debug.c), so the
+                // kernel refuses more than 4294967295; that bound also keeps the lag and
+                // deadline arithmetic of the model in range. Refuse 0, which would make every
+                // request empty.
+                if n == 0 || n > u64::from(u32::MAX) {
+                    return Err(bad(
+                        "must be 1..=4294967295 (debugfs base_slice_ns is a u32)",
+                    ));
                 }
                 self.sysctl.base_slice_ns = Some(n);
             }
-            "migration_cost_ns" => self.sysctl.migration_cost_ns = num()?,
+            "migration_cost_ns" => {
+                // debugfs migration_cost_ns is a u32 as well.
+                let n = num()?;
+                if n > u64::from(u32::MAX) {
+                    return Err(bad(
+                        "must be 0..=4294967295 (debugfs migration_cost_ns is a u32)",
+                    ));
+                }
+                self.sysctl.migration_cost_ns = n;
+            }
             "nr_migrate" => {
                 let n = num()?;
                 if n == 0 || n > u32::MAX as u64 {
@@ -550,19 +690,29 @@ impl KernelConfig {
                 let n: i64 = v
                     .parse()
                     .map_err(|_| bad("expected an integer (-1 = unlimited)"))?;
-                if n < -1 {
-                    return Err(bad("must be -1 or >= 0"));
+                // proc_dointvec_minmax: an int.
+                if n < -1 || n > i64::from(i32::MAX) {
+                    return Err(bad("must be -1..=2147483647"));
                 }
                 self.sysctl.sched_rt_runtime_us = n;
             }
             "sched_rt_period_us" => {
                 let n = num()?;
-                if n == 0 {
-                    return Err(bad("must be > 0"));
+                // proc_dointvec_minmax with 1..=INT_MAX.
+                if n == 0 || n > i32::MAX as u64 {
+                    return Err(bad("must be 1..=2147483647"));
                 }
                 self.sysctl.sched_rt_period_us = n;
             }
-            "timer_slack_ns" => self.sysctl.timer_slack_ns = num()?,
+            "timer_slack_ns" => {
+                // Deviation: prctl takes an unsigned long; schedlab caps the slack at
+                // 4294967295 ns (4.3 s) so that expiry + slack stays within simulated time.
+                let n = num()?;
+                if n > u64::from(u32::MAX) {
+                    return Err(bad("must be 0..=4294967295 (schedlab's cap, 4.3 s)"));
+                }
+                self.sysctl.timer_slack_ns = n;
+            }
             "preempt" => {
                 self.preempt = Some(
                     PreemptModel::parse(v)
@@ -605,21 +755,40 @@ fn apply_feature_edits(edits: &[FeatEdit], fs: &mut FeatureSet) {
     }
 }
 
-fn apply_preset(def: &PresetDef, patches: &mut PatchSet, features: &mut FeatureSet) {
+/// Builds a preset from its chain of bases, leaving out the patches in `without`.
+fn apply_preset(
+    def: &PresetDef,
+    patches: &mut PatchSet,
+    features: &mut FeatureSet,
+    without: &[Patch],
+) {
     if let Some(b) = def.base {
         apply_preset(
             preset_def(b).expect("preset base exists"),
             patches,
             features,
+            without,
         );
     }
     for p in def.patches {
-        if !patches.has(*p) {
+        if !patches.has(*p) && !without.contains(p) {
             patches.add(*p);
             apply_feature_edits(p.info().features, features);
         }
     }
     apply_feature_edits(def.features, features);
+}
+
+/// Whether preset `name` is `ancestor` or built on it.
+pub fn preset_derives_from(name: &str, ancestor: &str) -> bool {
+    let mut cur = preset_def(name);
+    while let Some(p) = cur {
+        if p.name == ancestor {
+            return true;
+        }
+        cur = p.base.and_then(preset_def);
+    }
+    false
 }
 
 /// `v6.18+78cde54ea5f0-059258b0d424` -> ("v6.18", [('+', ..), ('-', ..)]). Only a '+' can
@@ -742,8 +911,10 @@ mod tests {
 
     #[test]
     fn preempt_resolution() {
-        let k = KernelConfig::parse("v6.12 preempt=lazy").unwrap();
-        assert!(k.resolve_preempt(PreemptModel::Full).is_err());
+        // Lazy preemption came with 7c70cb94d29c (v6.13): refused on v6.12 at parse time.
+        let e = KernelConfig::parse("v6.12 preempt=lazy").unwrap_err();
+        assert!(e.to_string().contains("7c70cb94d29c"), "{e}");
+        assert!(KernelConfig::parse("v6.12+7c70cb94d29c preempt=lazy").is_ok());
         let k = KernelConfig::parse("v7.0").unwrap();
         assert_eq!(
             k.resolve_preempt(PreemptModel::Voluntary).unwrap(),
@@ -754,6 +925,103 @@ mod tests {
             k.resolve_preempt(PreemptModel::Voluntary).unwrap(),
             PreemptModel::Voluntary
         );
+    }
+
+    #[test]
+    fn preempt_rt_from_v6_12() {
+        // rt-dl.md §1.9: PREEMPT_RT is in mainline from v6.12; v6.6 only out of tree.
+        let e = KernelConfig::parse("v6.6 preempt=rt").unwrap_err();
+        assert!(e.to_string().contains("preempt=rt"), "{e}");
+        assert!(e.to_string().contains("v6.12"), "{e}");
+        assert!(KernelConfig::parse("v6.6.78 preempt=rt").is_err());
+        assert!(KernelConfig::parse("v6.12 preempt=rt").is_ok());
+        assert!(KernelConfig::parse("v6.12.75 preempt=rt").is_ok());
+        // 7dadeaa6e851 (v7.0): no VOLUNTARY.
+        assert!(KernelConfig::parse("v7.0 preempt=voluntary").is_err());
+    }
+
+    #[test]
+    fn removing_a_patch_rebuilds_from_the_preset_chain() {
+        // v6.6 has HZ_BW (on, fair.md §11.2); a58501fb8320 (in v6.12) removes it, so v6.12
+        // without it has HZ_BW as v6.6 had it.
+        assert!(KernelConfig::parse("v6.6").unwrap().feat(F::HZ_BW));
+        assert!(!KernelConfig::parse("v6.12")
+            .unwrap()
+            .features
+            .exists(F::HZ_BW));
+        let k = KernelConfig::parse("v6.12 -a58501fb8320").unwrap();
+        assert!(k.features.exists(F::HZ_BW) && k.feat(F::HZ_BW));
+        // v6.19 turns NEXT_BUDDY on (aceccac58ad7) and off again (4f70f106bca1): without the
+        // second, it stays on.
+        let k = KernelConfig::parse("v6.19 -4f70f106bca1").unwrap();
+        assert!(k.feat(F::NEXT_BUDDY));
+        // A patch token's position does not matter.
+        assert_eq!(
+            KernelConfig::parse("v6.12 NO_DELAY_DEQUEUE -a58501fb8320")
+                .unwrap()
+                .features,
+            KernelConfig::parse("v6.12 -a58501fb8320 NO_DELAY_DEQUEUE")
+                .unwrap()
+                .features
+        );
+    }
+
+    fn warned(spec: &str, needle: &str) -> bool {
+        let k = KernelConfig::parse(spec).unwrap();
+        k.warnings.iter().any(|w| w.contains(needle))
+    }
+
+    #[test]
+    fn no_op_and_contradictory_tokens_warn() {
+        assert!(warned(
+            "v6.12 NO_DELAY_DEQUEUE DELAY_DEQUEUE",
+            "contradictory"
+        ));
+        assert!(warned("v6.12 +152e11f6df29", "already carries"));
+        assert!(warned("v6.6 -152e11f6df29", "does not carry"));
+        assert!(warned("v6.6 +152e11f6df29 -152e11f6df29", "contradictory"));
+        assert!(warned("v6.6+152e11f6df29-152e11f6df29", "contradictory"));
+        assert!(warned("v6.12 DELAY_DEQUEUE", "already on"));
+        assert!(warned(
+            "v6.12 base_slice_ns=1000000 base_slice_ns=2000000",
+            "contradictory"
+        ));
+        // The last one wins.
+        let k = KernelConfig::parse("v6.6 +152e11f6df29 -152e11f6df29").unwrap();
+        assert!(!k.has(Patch::DelayedDequeue));
+        assert!(KernelConfig::parse("v6.12 NO_DELAY_DEQUEUE")
+            .unwrap()
+            .warnings
+            .is_empty());
+    }
+
+    #[test]
+    fn unmodelled_features_and_patches_warn() {
+        assert!(warned("v6.6 NO_ATTACH_AGE_LOAD", "not modelled"));
+        assert!(warned("v6.6 HRTICK", "not modelled"));
+        assert!(warned("v6.12 +c1f43c342e1f", "not modelled"));
+        // Removing a patch that later ones build on says so.
+        assert!(warned("v7.1 -2227a957e1d5 -ee4373dc902c", "never existed"));
+    }
+
+    #[test]
+    fn tunables_are_range_checked() {
+        // debugfs base_slice_ns and migration_cost_ns are u32 (debug.c debugfs_create_u32).
+        assert!(KernelConfig::parse("v6.18 base_slice_ns=4294967295").is_ok());
+        for bad in [
+            "v6.18 base_slice_ns=4294967296",
+            "v6.18 base_slice_ns=18446744073709551615",
+            "v6.18 base_slice_ns=9223372036854775807",
+            "v6.18 migration_cost_ns=4294967296",
+            "v6.18 timer_slack_ns=4294967296",
+            "v6.18 sched_rt_period_us=2147483648",
+            "v6.18 sched_rt_runtime_us=2147483648",
+        ] {
+            let e = KernelConfig::parse(bad).unwrap_err().to_string();
+            let tok = bad.split(' ').nth(1).unwrap();
+            assert!(e.contains(tok), "{e}");
+            assert!(e.contains("..="), "{e}");
+        }
     }
 
     #[test]

@@ -483,7 +483,8 @@ impl Kernel {
         self.rqs[cpu].resched == Resched::Full
     }
 
-    /// `SCHED_WARN_ON`: stops the run in strict mode, counts otherwise.
+    /// `SCHED_WARN_ON`: panics in strict mode (tests), counts otherwise; with
+    /// `stop_on_warning` the run loop ends after the current event.
     pub(crate) fn sched_warn_on(&mut self, cond: bool, msg: &str) {
         if !cond {
             return;

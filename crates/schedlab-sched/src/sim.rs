@@ -179,8 +179,11 @@ pub struct Kernel {
     pub machine: MachineDesc,
     pub pipe_page_size: u32,
     pub stats: KernelStats,
-    /// Checked invariants stop the run (tests, `--strict`); otherwise they are counted.
+    /// A violated invariant panics with a state dump (tests); otherwise it is counted.
     pub strict: bool,
+    /// A violated invariant ends the run at the end of the event in which it happened
+    /// (`--strict`: the CLI reports `first_warning` in one line and exits 1).
+    pub stop_on_warning: bool,
     pub warnings: u64,
     pub first_warning: Option<String>,
     pub(crate) events: EventQueue<Ev>,
@@ -264,6 +267,7 @@ impl Kernel {
             machine,
             stats: KernelStats::default(),
             strict: false,
+            stop_on_warning: false,
             warnings: 0,
             first_warning: None,
             events: EventQueue::new(),
@@ -425,6 +429,10 @@ impl Kernel {
             self.stats.events += 1;
             if self.check_invariants {
                 self.check_all_invariants();
+            }
+            if self.stop_on_warning && self.warnings > 0 {
+                stop = self.now;
+                break;
             }
             countdown -= 1;
             if countdown == 0 {

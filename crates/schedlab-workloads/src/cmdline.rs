@@ -349,7 +349,7 @@ impl<'a, K: Copy + PartialEq> Scanner<'a, K> {
 /// 2^33 s ≈ 272 years. Simulated time is `u64` nanoseconds (≈ 584 years); the cap leaves room
 /// for the start-up and tear-down margins the models add to a run length, so that none of
 /// them overflows. Deviation: the real programs accept longer runs.
-pub const MAX_RUN_SECS: u64 = 1 << 33;
+pub const MAX_RUN_SECS: u64 = schedlab_engine::MAX_SIM_SECS;
 
 /// Most tasks one command line may create: `PID_MAX_DEFAULT` (32768), the default `pid_max`
 /// of a machine with up to 32 CPUs, beyond which the real program's `fork()`/`clone()` fails.

@@ -102,6 +102,19 @@ pub trait Workload {
     fn duration_hint(&self) -> Option<u64> {
         None
     }
+    /// Whether the program runs until stopped unless its own options give a run length
+    /// (cyclictest without `-D` or `-l`): such a line needs `--duration`.
+    fn needs_duration(&self) -> bool {
+        false
+    }
+    /// Most tasks the workload can create on a machine with `ncpus` CPUs (counted against
+    /// the cap on all lines of a run, [`crate::cmdline::MAX_TASKS`]).
+    fn max_tasks(&self, ncpus: usize) -> u64;
+    /// Things about the command line worth telling the user (ignored words, fallbacks), one
+    /// line each; the caller prints them on stderr and in the JSON `warnings`.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A bad workload line or a workload that cannot run as configured.

@@ -23,13 +23,18 @@ pub fn compare(
     as_json: bool,
     jobs: Option<usize>,
 ) -> Result<String, RunError> {
-    // every kernel (with the platform and the workloads) is checked before anything runs
-    if base.seed.checked_add(u64::from(runs.max(1) - 1)).is_none() {
+    if let Err(m) = crate::scenario::check_runs(runs) {
+        return Err(RunError::Config(format!("--runs {runs}: {m}")));
+    }
+    if base.seed.checked_add(u64::from(runs) - 1).is_none() {
         return Err(RunError::Config(format!(
-            "--seed {} with --runs {runs}: the seeds would pass 2^64-1",
-            base.seed
+            "--seed {} with --runs {runs}: the seeds would run past 18446744073709551615 \
+             (the largest --seed for {runs} runs is {})",
+            base.seed,
+            u64::MAX - u64::from(runs - 1)
         )));
     }
+    // every kernel (with the platform and the workloads) is checked before anything runs
     for k in kernels {
         let mut spec = base.clone();
         spec.kernel = k.clone();
@@ -56,7 +61,9 @@ pub fn compare(
             spec.seed = base.seed + u64::from(i);
             spec.trace = None;
             spec.progress = false;
-            run(&spec)
+            // jobs run on several threads: nothing is printed from inside a run, the
+            // warnings are printed below in job order
+            crate::run::quiet_warnings(|| run(&spec))
         },
         |d| {
             bar.lock()
@@ -67,6 +74,15 @@ pub fn compare(
     bar.into_inner()
         .unwrap_or_else(|p| p.into_inner())
         .finish(String::new);
+    // Input warnings are the same for every seed: print each kernel's once, from its first
+    // seed's run, in kernel order (the same bytes whatever the number of jobs).
+    for (j, r) in results.iter().enumerate() {
+        if let (Ok(r), (_, 0)) = (r, job_list[j]) {
+            for w in &r.input_warnings {
+                eprintln!("schedlab: warning: {w}");
+            }
+        }
+    }
     let mut results = results.into_iter();
     let mut cols: Vec<Col> = Vec::new();
     for k in kernels {

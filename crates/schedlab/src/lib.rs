@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod fuzz;
 pub mod jobs;
 pub mod listing;
 pub mod progress;

@@ -76,13 +76,18 @@ pub fn features() -> String {
         .map(|p| KernelConfig::parse(p).unwrap())
         .collect();
     let mut s = String::new();
-    let _ = write!(s, "{:<24}", "FEATURE");
+    let _ = write!(s, "{:<24} {:<6}", "FEATURE", "MODEL");
     for p in MAIN_PRESETS {
         let _ = write!(s, " {:>6}", p);
     }
     s.push('\n');
     for f in Feature::ALL {
-        let _ = write!(s, "{:<24}", f.name());
+        let _ = write!(
+            s,
+            "{:<24} {:<6}",
+            f.name(),
+            if f.modelled() { "yes" } else { "listed" }
+        );
         for c in &cfgs {
             let v = if !c.features.exists(*f) {
                 "-"
@@ -95,6 +100,7 @@ pub fn features() -> String {
         }
         s.push('\n');
     }
+    s.push_str("\nMODEL 'listed': accepted and shown as the kernel has it, but the model never reads it; setting it\nchanges nothing and gives a warning.\n");
     s.push_str("\nSimulator-only knobs (not upstream features):\n");
     for f in schedlab_sched::SimFeature::ALL {
         let _ = writeln!(
@@ -144,6 +150,9 @@ pub fn workloads() -> String {
 pub fn show_kernel(k: &KernelConfig) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "kernel '{}' (preset {})", k.spec, k.preset);
+    for w in &k.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
     let _ = writeln!(
         s,
         "\nfeatures (as /sys/kernel/debug/sched/features):\n  {}",
@@ -152,7 +161,14 @@ pub fn show_kernel(k: &KernelConfig) -> String {
     let _ = writeln!(s, "\npatches:");
     for p in k.patches.iter() {
         let i = p.info();
-        let _ = writeln!(s, "  {} {:<10} {}", i.id, i.release, i.subject);
+        let _ = writeln!(
+            s,
+            "  {} {:<10} {:<6} {}",
+            i.id,
+            i.release,
+            if i.modelled { "" } else { "listed" },
+            i.subject
+        );
     }
     let _ = writeln!(
         s,

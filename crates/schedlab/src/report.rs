@@ -258,6 +258,7 @@ pub fn json(r: &RunResult) -> Value {
         "tasks": tasks,
         "cpus": cpus,
         "workloads": workloads,
+        "warnings": r.input_warnings,
         "sched": {
             "sched_switch": r.nr_switches,
             "sched_migrate_task": r.nr_migrations,

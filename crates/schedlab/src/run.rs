@@ -53,16 +53,30 @@ impl RunSpec {
     }
 }
 
+/// `s` with line breaks and other control characters escaped, so that a message quoting
+/// user input (a workload line with a newline in it) stays one line.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     Platform(#[from] PlatformError),
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     Kernel(#[from] KernelSpecError),
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     Workload(#[from] WorkloadError),
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Config(String),
     #[error("trace file {path}: {source}")]
     Trace {
@@ -193,6 +207,38 @@ pub struct RunResult {
     pub warnings: u64,
     pub first_warning: Option<String>,
     pub trace_path: Option<PathBuf>,
+    /// Input accepted with a warning (kernel string tokens with no effect or not modelled,
+    /// ignored workload words), one line each; also printed on stderr.
+    pub input_warnings: Vec<String>,
+}
+
+/// Most tasks all workload lines of one run may create together: the default `pid_max`
+/// (32768), the same cap as one line's ([`schedlab_workloads::cmdline::MAX_TASKS`]).
+pub const MAX_TASKS_PER_RUN: u64 = schedlab_workloads::cmdline::MAX_TASKS;
+
+/// How many [`quiet_warnings`] calls are in progress (process-wide: scenario runs happen on
+/// worker threads).
+static QUIET_WARNINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Runs `f` without printing input warnings on stderr (repeated runs of one configuration,
+/// e.g. compare's second and later seeds; the warnings are still in the results).
+pub fn quiet_warnings<T>(f: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::Ordering::SeqCst;
+    struct Guard;
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            QUIET_WARNINGS.fetch_sub(1, SeqCst);
+        }
+    }
+    QUIET_WARNINGS.fetch_add(1, SeqCst);
+    let _g = Guard;
+    f()
+}
+
+impl RunSpec {
+    fn print_warnings(&self) -> bool {
+        QUIET_WARNINGS.load(std::sync::atomic::Ordering::SeqCst) == 0
+    }
 }
 
 /// The checks of a workload's placement that need the platform: what is not modelled yet, and
@@ -258,8 +304,13 @@ pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 
 /// Runs one simulation.
 pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
-    let platform = Platform::resolve(&spec.platform)?;
+    run_on(Platform::resolve(&spec.platform)?, spec)
+}
+
+/// [`run`] on an already loaded platform (`spec.platform` is not read).
+pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError> {
     let cfg = KernelConfig::parse(&spec.kernel)?;
+    let cfg_warnings = cfg.warnings.clone();
     let machine = MachineDesc::from_platform(&platform);
     let mut k = Kernel::new(cfg, machine, spec.seed).map_err(|e| {
         RunError::Config(format!(
@@ -267,7 +318,10 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
             spec.kernel, platform.name
         ))
     })?;
-    k.strict = spec.strict;
+    // --strict: check every invariant after every event and stop at the first violation,
+    // which is reported as RunError::Invariant (one line, exit 1), not as a panic.
+    k.strict = false;
+    k.stop_on_warning = spec.strict;
     k.check_invariants = spec.strict;
 
     let mut workloads: Vec<(String, Placement, Box<dyn Workload>)> = Vec::new();
@@ -278,6 +332,54 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         let (placement, w) = parse_workload(line)?;
         check_placement(line, &placement, k.ncpus, &platform.name)?;
         workloads.push((line.clone(), placement, w));
+    }
+    // One cap on the tasks of a run, whatever the number of lines (each line is also
+    // checked on its own by its option parser).
+    let mut total_tasks: u64 = 0;
+    for (line, placement, w) in &workloads {
+        let ncpus = placement
+            .cpus
+            .as_ref()
+            .map(|m| m.weight())
+            .unwrap_or(k.ncpus);
+        total_tasks = total_tasks.saturating_add(w.max_tasks(ncpus));
+        if total_tasks > MAX_TASKS_PER_RUN {
+            return Err(RunError::Config(format!(
+                "workload '{line}': the workloads create up to {total_tasks} tasks in total, \
+                 more than the {MAX_TASKS_PER_RUN} schedlab allows in one run (the default pid_max)"
+            )));
+        }
+        if spec.duration_ns.is_none() && w.needs_duration() {
+            return Err(RunError::Config(format!(
+                "workload '{line}': {} runs until stopped: give it a run length of its own or \
+                 --duration",
+                w.program()
+            )));
+        }
+    }
+    if let Some(d) = spec.duration_ns {
+        if d > schedlab_engine::MAX_SIM_NS {
+            return Err(RunError::Config(format!(
+                "--duration {d} ns is longer than the {} s (2^33 s) schedlab can simulate",
+                schedlab_engine::MAX_SIM_SECS
+            )));
+        }
+    }
+    let mut input_warnings: Vec<String> = cfg_warnings
+        .iter()
+        .map(|w| format!("kernel '{}': {w}", spec.kernel))
+        .collect();
+    for (line, _, w) in &workloads {
+        input_warnings.extend(
+            w.warnings()
+                .into_iter()
+                .map(|m| format!("workload '{line}': {m}")),
+        );
+    }
+    if spec.print_warnings() {
+        for w in &input_warnings {
+            eprintln!("schedlab: warning: {w}");
+        }
     }
     let duration = spec.duration_ns.unwrap_or_else(|| {
         workloads
@@ -340,7 +442,20 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
         None => None,
     };
 
-    let results = collect(&k, &platform, spec, stop, &workloads, trace_path);
+    let mut results = collect(&k, &platform, spec, stop, &workloads, trace_path);
+    // Warnings that setup added (cyclictest's, once it knows the CPU count).
+    for (line, _, w) in &workloads {
+        for m in w.warnings() {
+            let m = format!("workload '{line}': {m}");
+            if !input_warnings.contains(&m) {
+                if spec.print_warnings() {
+                    eprintln!("schedlab: warning: {m}");
+                }
+                input_warnings.push(m);
+            }
+        }
+    }
+    results.input_warnings = input_warnings;
     Ok(results)
 }
 
@@ -502,5 +617,6 @@ fn collect(
         warnings: k.warnings,
         first_warning: k.first_warning.clone(),
         trace_path,
+        input_warnings: Vec::new(),
     }
 }

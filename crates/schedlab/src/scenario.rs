@@ -121,14 +121,20 @@ impl ScenarioError {
 /// Parses a scenario file; errors name the file, line and key.
 pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
     let s: Scenario = toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
-        let line = e
+        // toml's public error span (byte range of the offending key or value).
+        let msg = e.message().trim().replace('\n', "; ");
+        let at = e
             .span()
-            .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1)
-            .map(|l| format!(":{l}"))
+            .map(|sp| {
+                let (line, col) = line_col(text, sp.start);
+                format!(":{line}:{col}")
+            })
             .unwrap_or_default();
-        ScenarioError::Input(format!("{file}{line}: {msg}"))
+        ScenarioError::Input(format!("{file}{at}: {msg}"))
     })?;
+    for (key, n) in [("runs", s.runs), ("quick_runs", s.quick_runs)] {
+        check_runs(n).map_err(|m| ScenarioError::Input(format!("{file}: {key} = {n}: {m}")))?;
+    }
     let kernels: Vec<&str> = s.variants.iter().map(|v| v.kernel.as_str()).collect();
     let check = |k: &str, what: &str| -> Result<(), ScenarioError> {
         if kernels.contains(&k) {
@@ -163,6 +169,86 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
     }
     Ok(s)
 }
+
+/// Most seeds per configuration (`runs`, `quick_runs`, `--runs`): each seed is one full
+/// run, and the result table keeps every sample.
+pub const MAX_RUNS: u32 = 10_000;
+
+/// `runs` must be 1..=[`MAX_RUNS`].
+pub fn check_runs(n: u32) -> Result<(), String> {
+    if n == 0 || n > MAX_RUNS {
+        return Err(format!("must be 1..={MAX_RUNS}"));
+    }
+    Ok(())
+}
+
+/// 1-based line and column (in characters) of byte `offset` of `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
+/// Checks the scenario's metric names against what its workloads produce, with a 1 ms run of
+/// the first variant (the metric names do not depend on the run length).
+fn check_metric_names(
+    sc: &Scenario,
+    workloads: &[String],
+    names: &[String],
+) -> Result<(), ScenarioError> {
+    let spec = RunSpec {
+        platform: sc.platform.clone(),
+        kernel: sc.variants[0].kernel.clone(),
+        workloads: workloads.to_vec(),
+        duration_ns: Some(1_000_000),
+        seed: 1,
+        strict: false,
+        trace: None,
+        trace_limit: None,
+        progress: false,
+    };
+    let r = crate::run::quiet_warnings(|| run(&spec))?;
+    let mut all: Vec<&String> = names.iter().collect();
+    all.extend(sc.published.iter().map(|p| &p.metric));
+    all.extend(sc.targets.iter().map(|t| &t.metric));
+    for n in all {
+        if metric_of(&r, n).is_none() {
+            let mut known: Vec<String> = r
+                .workloads
+                .iter()
+                .flat_map(|w| w.metrics.iter().map(|m| m.name.clone()))
+                .collect();
+            known.extend(BUILTIN_METRICS.iter().map(|m| m.to_string()));
+            return Err(ScenarioError::Input(format!(
+                "{}: unknown metric '{n}' (known for these workloads: {})",
+                sc.name,
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Metrics every run has, whatever its workloads (see `metric_of`).
+const BUILTIN_METRICS: &[&str] = &[
+    "sched_switch",
+    "sched_migrate_task",
+    "delayed_requeue_fraction",
+    "delayed_requeue_busy_while_idle",
+    "mean_runnable_per_cpu",
+    "wakeup_preempt_fraction",
+    "idle_fraction",
+    "user_s",
+    "system_s",
+];
 
 /// The built-in scenario `name`, or a scenario file at that path.
 pub fn load(name: &str) -> Result<Scenario, ScenarioError> {
@@ -274,6 +360,7 @@ pub fn execute(
     jobs_limit: Option<usize>,
 ) -> Result<Outcome, ScenarioError> {
     let runs = runs.unwrap_or(if quick { sc.quick_runs } else { sc.runs });
+    check_runs(runs).map_err(|m| ScenarioError::Input(format!("--runs {runs}: {m}")))?;
     let workloads = if quick && !sc.quick_workloads.is_empty() {
         &sc.quick_workloads
     } else {
@@ -301,6 +388,7 @@ pub fn execute(
             names.push(e.clone());
         }
     }
+    check_metric_names(sc, workloads, &names)?;
     let jobs: Vec<(usize, u64)> = (0..sc.variants.len())
         .flat_map(|v| (1..=runs as u64).map(move |s| (v, s)))
         .collect();

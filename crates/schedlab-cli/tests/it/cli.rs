@@ -365,7 +365,7 @@ fn lists_and_help_work() {
     let row = s.lines().find(|l| l.starts_with("DELAY_DEQUEUE ")).unwrap();
     assert_eq!(
         row.split_whitespace().collect::<Vec<_>>(),
-        vec!["DELAY_DEQUEUE", "-", "T", "T", "T", "T", "T"]
+        vec!["DELAY_DEQUEUE", "yes", "-", "T", "T", "T", "T", "T"]
     );
     assert!(run(&["show", "platform", "rpi5"]).status.success());
     assert!(run(&["help", "run"]).status.success());

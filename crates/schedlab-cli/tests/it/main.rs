@@ -4,5 +4,6 @@
 mod common;
 
 mod cli;
+mod cli_hostile;
 mod cli_smp;
 mod cli_workloads;

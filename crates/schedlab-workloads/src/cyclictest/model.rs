@@ -306,6 +306,28 @@ pub fn percentile(samples: &BTreeMap<u64, u64>, p: f64) -> Option<u64> {
 }
 
 impl Workload for Cyclictest {
+    fn max_tasks(&self, ncpus: usize) -> u64 {
+        // The main thread plus one measurement thread per -t (-t without a number: per CPU).
+        1 + u64::from(self.opts.resolve(ncpus as u32).num_threads)
+    }
+
+    fn needs_duration(&self) -> bool {
+        self.opts.duration_secs.is_none() && self.opts.loops.is_none()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut w: Vec<String> = self
+            .opts
+            .warnings
+            .iter()
+            .map(|m| format!("cyclictest: {m}"))
+            .collect();
+        if let Some(r) = &self.resolved {
+            w.extend(r.warnings.iter().map(|m| format!("cyclictest: {m}")));
+        }
+        w
+    }
+
     fn program(&self) -> &str {
         "cyclictest"
     }

@@ -175,6 +175,15 @@ impl Hackbench {
 }
 
 impl Workload for Hackbench {
+    fn max_tasks(&self, _ncpus: usize) -> u64 {
+        // The main task plus a sender and a receiver per fd per group.
+        1 + 2 * u64::from(self.opts.groups) * u64::from(self.opts.fds)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.opts.warnings.clone()
+    }
+
     fn program(&self) -> &str {
         match self.opts.flavor {
             super::Flavor::RtTests => "hackbench",

@@ -118,6 +118,17 @@ impl RtApp {
 }
 
 impl Workload for RtApp {
+    fn max_tasks(&self, _ncpus: usize) -> u64 {
+        // The main process plus every thread started at the beginning (Σ instance); threads
+        // created later by "fork" events are not counted.
+        1 + self
+            .file
+            .tasks
+            .iter()
+            .map(|t| u64::from(t.instance))
+            .sum::<u64>()
+    }
+
     fn program(&self) -> &str {
         "rt-app"
     }

@@ -90,6 +90,16 @@ pub(crate) fn parse_file(text: &str, file: &str) -> R<RtAppFile> {
     for (name, m) in &task_members {
         tasks.push(parse_task(&mut cx, name, m, &global)?);
     }
+    let threads: u64 = tasks.iter().map(|t| u64::from(t.instance)).sum();
+    if threads > MAX_INSTANCES {
+        return Err(cx.err(
+            tasks_value.pos,
+            format!(
+                "the tasks' \"instance\" values add up to {threads} threads, more than the \
+                 {MAX_INSTANCES} a default pid_max allows"
+            ),
+        ));
+    }
     check_taskgroup_count(&cx, &tasks)?;
     check_task_refs(&mut cx, &tasks)?;
     for task in &tasks {
@@ -148,10 +158,29 @@ fn int(cx: &Cx, v: &Value, what: &str, expected: &str) -> R<i64> {
     }
 }
 
+/// Longest time any rt-app value may give, in µs: the simulator's cap of 2^33 s
+/// ([`schedlab_engine::MAX_SIM_SECS`]), so that every µs → ns product fits `u64` with room
+/// for the sums the model forms from it.
+pub(crate) const MAX_US: u64 = schedlab_engine::MAX_SIM_SECS * 1_000_000;
+
+/// Most threads one rt-app file may start (Σ `instance`): the default `pid_max`, as for
+/// every other workload ([`crate::cmdline::MAX_TASKS`]).
+pub(crate) const MAX_INSTANCES: u64 = crate::cmdline::MAX_TASKS;
+
 fn micros(cx: &Cx, v: &Value, what: &str) -> R<u64> {
     const EXPECTED: &str = "a non-negative integer number of microseconds";
     let i = int(cx, v, what, EXPECTED)?;
-    u64::try_from(i).map_err(|_| cx.err(v.pos, format!("{what}: expected {EXPECTED}, found {i}")))
+    let us = u64::try_from(i)
+        .map_err(|_| cx.err(v.pos, format!("{what}: expected {EXPECTED}, found {i}")))?;
+    if us > MAX_US {
+        return Err(cx.err(
+            v.pos,
+            format!(
+                "{what}: {us} µs is longer than the {MAX_US} µs (2^33 s) schedlab can simulate"
+            ),
+        ));
+    }
+    Ok(us)
 }
 
 fn string<'v>(cx: &Cx, v: &'v Value, what: &str) -> R<&'v str> {
@@ -432,6 +461,15 @@ fn parse_global(cx: &mut Cx, v: &Value) -> R<Global> {
                                         of seconds";
                 g.duration_s = match int(cx, v, &what, EXPECTED)? {
                     -1 => None,
+                    s if s >= 1 && s as u64 > schedlab_engine::MAX_SIM_SECS => {
+                        return Err(cx.err(
+                            v.pos,
+                            format!(
+                            "{what}: {s} s is longer than the {} s (2^33 s) schedlab can simulate",
+                            schedlab_engine::MAX_SIM_SECS
+                        ),
+                        ))
+                    }
                     s if s >= 1 => Some(s as u64),
                     s => {
                         return Err(cx.err(v.pos, format!("{what}: expected {EXPECTED}, found {s}")))
@@ -597,7 +635,16 @@ fn set_prop(
             }
             at.dl[i] = Some(m.key_pos);
         }
-        Prop::Cpus => props.cpus = Some(u32_list(cx, v, &what)?),
+        Prop::Cpus => {
+            let list = u32_list(cx, v, &what)?;
+            // The same limit as a cpulist (`cpus=` placement): CONFIG_NR_CPUS at most 8192,
+            // so that a typo cannot ask for a mask of 2^32 bits.
+            let max = schedlab_platform::cpumask::CPULIST_MAX_CPU;
+            if let Some(c) = list.iter().find(|&&c| c as usize > max) {
+                return Err(cx.err(v.pos, format!("{what}: CPU {c} is above {max}")));
+            }
+            props.cpus = Some(list)
+        }
         Prop::NodesMembind => {
             props.nodes_membind = Some(u32_list(cx, v, &what)?);
             cx.warn(
@@ -680,6 +727,14 @@ fn parse_task(cx: &mut Cx, name: &str, tm: &Member, global: &Global) -> R<TaskDe
                         format!("{what}: expected {EXPECTED}, found {i}"),
                     )
                 })?;
+                if u64::from(task.instance) > MAX_INSTANCES {
+                    return Err(cx.err(
+                        m.value.pos,
+                        format!(
+                            "{what}: {i} threads, more than the {MAX_INSTANCES} a default pid_max allows"
+                        ),
+                    ));
+                }
             }
             Class::Delay => task.delay_us = micros(cx, &m.value, &what)?,
             Class::Loop => task.loop_count = loop_count(cx, &m.value)?,
@@ -1836,6 +1891,61 @@ mod tests {
             3,
             "duplicate key \"tasks\"",
         );
+    }
+
+    #[test]
+    fn times_and_counts_are_capped() {
+        // `{ "global": { ` puts the first global key at column 15; "duration" value at 27.
+        let g = |members: &str| {
+            format!("{{ \"global\": {{ {members} }}, \"tasks\": {{ \"t\": {{ \"run\": 1 }} }} }}")
+        };
+        // 2^33 s = 8589934592 s is the cap; 18446744073 s (the issue's input) is over it.
+        assert!(parse_file(&g("\"duration\": 8589934592"), F).is_ok());
+        assert_fail(&g("\"duration\": 8589934593"), 1, 27, "8589934592 s");
+        assert_fail(&g("\"duration\": 18446744073"), 1, 27, "2^33 s");
+        // µs values: 2^33 s = 8589934592000000 µs; value of "run" at 4:14.
+        assert!(parse_file(&one_task("      \"run\": 8589934592000000"), F).is_ok());
+        assert_fail(
+            &one_task("      \"run\": 9223372036854775807"),
+            4,
+            14,
+            "8589934592000000 µs",
+        );
+        assert_fail(
+            &one_task("      \"sleep\": 8589934592000001"),
+            4,
+            16,
+            "2^33 s",
+        );
+        assert_fail(
+            &one_task("      \"delay\": 8589934592000001"),
+            4,
+            16,
+            "2^33 s",
+        );
+        // "instance": at most 32768 threads (the default pid_max), also in total.
+        assert_fail(
+            &one_task("      \"instance\": 4294967295,\n      \"run\": 1"),
+            4,
+            19,
+            "32768",
+        );
+        let two = "{ \"tasks\": { \"a\": { \"instance\": 20000, \"run\": 1 }, \
+                   \"b\": { \"instance\": 20000, \"run\": 1 } } }";
+        assert_fail(two, 1, 12, "40000 threads");
+    }
+
+    #[test]
+    fn cpu_numbers_are_capped() {
+        // Campaign input: "cpus": [4294967295] allocated a 512 MiB mask before the check
+        // against the machine. CPULIST_MAX_CPU = 8191 is the largest CPU a list may name.
+        assert_fail(
+            &one_task("      \"cpus\": [4294967295],\n      \"run\": 1"),
+            4,
+            15,
+            "CPU 4294967295 is above 8191",
+        );
+        assert!(parse_file(&one_task("      \"cpus\": [8191],\n      \"run\": 1"), F).is_ok());
     }
 
     #[test]

@@ -734,7 +734,9 @@ impl WorkerProg {
             let sh = self.sh.borrow();
             (sh.operations, sh.matmul_ns)
         };
-        (0..n).map(|_| cx.cost_jitter(w)).sum()
+        (0..n)
+            .map(|_| cx.cost_jitter(w))
+            .fold(0u64, u64::saturating_add)
     }
 
     /// `do_work()`: lock this CPU (unless `-L`/`-C`), then the matrix work.
@@ -1016,6 +1018,20 @@ impl Schbench {
 }
 
 impl Workload for Schbench {
+    fn max_tasks(&self, ncpus: usize) -> u64 {
+        // The main thread, m message threads and t workers each (t defaults to ⌈CPUs / m⌉).
+        let m = u64::from(self.opts.message_threads);
+        let t = match self.opts.worker_threads {
+            Some(t) => u64::from(t),
+            None => (ncpus as u64).div_ceil(m.max(1)),
+        };
+        1 + m + m * t
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.opts.warnings.clone()
+    }
+
     fn program(&self) -> &str {
         "schbench"
     }
@@ -1071,6 +1087,22 @@ impl Workload for Schbench {
             .program_cost("schbench", "w_matmul")
             .unwrap_or(W_MATMUL_DEFAULT_NS);
         let w = matmul_ns(w_matmul, size);
+        // One request's work must fit simulated time (and its sum of jittered draws, u64).
+        let request_ns = u128::from(o.operations) * u128::from(w) * 2;
+        if request_ns > u128::from(schedlab_engine::MAX_SIM_NS) {
+            return Err(WorkloadError::option(
+                &self.line,
+                format!(
+                    "schbench: -n {} with a {} x {} matrix: one request is {} s of work, more \
+                     than the {} s (2^33 s) schedlab can simulate",
+                    o.operations,
+                    size,
+                    size,
+                    u128::from(o.operations) * u128::from(w) / 1_000_000_000,
+                    schedlab_engine::MAX_SIM_SECS
+                ),
+            ));
+        }
         let shared = Shared {
             m,
             t,

@@ -41,6 +41,9 @@ pub enum CpuPin {
     Cpus(Vec<u32>),
 }
 
+/// Most matrix multiplications per request (`-n`) schedlab accepts (schbench's default is 5).
+pub const MAX_OPERATIONS: u32 = 1_000_000;
+
 /// A parsed schbench command line, with schbench's own adjustments applied (`-C` implies
 /// no locking, warmup forced to 0 where schbench forces it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,7 +269,22 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
                     o.requests_per_sec = 10;
                 }
             }
-            Key::Operations => o.operations = non_neg()? as u64,
+            Key::Operations => {
+                // schedlab's cap: the model draws the cost jitter once per operation, so a
+                // request of 2^32 operations took minutes of wall time per simulated request.
+                let n = non_neg()?;
+                if n > MAX_OPERATIONS {
+                    return Err(OptionError::BadValue {
+                        program: PROG,
+                        option: opt,
+                        reason: format!(
+                            "{n} operations per request, more than the {MAX_OPERATIONS} schedlab \
+                             models"
+                        ),
+                    });
+                }
+                o.operations = u64::from(n);
+            }
             Key::SleepUsec => o.sleep_usec = non_neg()? as u64,
             Key::CacheFootprint => o.cache_footprint_kb = non_neg()? as u64,
             Key::CacheFootprintLong => o.warnings.push(format!(
@@ -470,5 +488,10 @@ mod tests {
             p("-m 4294967295 -t 4294967295"),
             Err(OptionError::Invalid { .. })
         ));
+        // Campaign input: -n 4294967295 drew 2^32 jitter samples per request (a 1 ms run
+        // did not end). 10^6 is accepted, one more is not.
+        assert_eq!(p("-n 1000000").unwrap().operations, 1_000_000);
+        let e = p("-n 1000001").unwrap_err().to_string();
+        assert!(e.contains("-n") && e.contains("1000000"), "{e}");
     }
 }

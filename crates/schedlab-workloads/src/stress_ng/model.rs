@@ -188,6 +188,12 @@ impl StressNg {
 }
 
 impl Workload for StressNg {
+    fn max_tasks(&self, ncpus: usize) -> u64 {
+        // The main process plus a writer and a reader per instance.
+        let n = self.opts.pipe.resolve(ncpus as u32, ncpus as u32);
+        1 + 2 * u64::from(n)
+    }
+
     fn program(&self) -> &str {
         "stress-ng"
     }

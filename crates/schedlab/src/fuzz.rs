@@ -1,0 +1,1024 @@
+//! Generated hostile input for every front end (kernel strings, workload lines, rt-app JSON,
+//! platform TOML, scenario TOML) and the oracle that judges what schedlab did with it.
+//!
+//! Each generator turns a `u64` seed into one input, so the property tests (proptest picks the
+//! seeds and shrinks them) and the long campaign (`examples/fuzz_campaign.rs`, seeds 0..N)
+//! share them. Inputs are built from the real vocabulary (presets, patch ids, feature names,
+//! every modelled option of every program, rt-app keys, platform and scenario files) mixed with
+//! boundary numbers and random mutations, so that most of them get past the first check.
+//!
+//! The oracle: an input either runs (simulated for at most [`SIM_NS`]) or is refused with a
+//! non-empty one-line message that the CLI maps to exit code 2. A panic (including an
+//! arithmetic overflow in a build with overflow checks), an error that maps to exit 1 or a
+//! multi-line message is a failure.
+
+use crate::run::{run_on, RunError, RunSpec};
+use schedlab_platform::Platform;
+use schedlab_sched::features::Feature;
+use schedlab_sched::patches::Patch;
+use schedlab_sched::presets::PRESETS;
+use schedlab_sched::KernelConfig;
+use std::path::{Path, PathBuf};
+
+/// Longest simulated time of one generated input: 1 ms.
+pub const SIM_NS: u64 = 1_000_000;
+
+/// The front ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Front {
+    Kernel,
+    Workload,
+    RtApp,
+    Platform,
+    Scenario,
+}
+
+impl Front {
+    pub const ALL: [Front; 5] = [
+        Front::Kernel,
+        Front::Workload,
+        Front::RtApp,
+        Front::Platform,
+        Front::Scenario,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Front::Kernel => "kernel",
+            Front::Workload => "workload",
+            Front::RtApp => "rt-app",
+            Front::Platform => "platform",
+            Front::Scenario => "scenario",
+        }
+    }
+}
+
+/// What became of one input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Parsed and simulated.
+    Ran,
+    /// Refused with this one-line message (exit code 2).
+    Refused(String),
+}
+
+/// SplitMix64: a small deterministic generator for the inputs (not the simulator's RNG).
+#[derive(Clone, Debug)]
+pub struct Gen(u64);
+
+impl Gen {
+    pub fn new(seed: u64) -> Gen {
+        Gen(seed ^ 0x5eed_1ab5_c4ed_0000)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// 0..n (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    /// true with probability `num`/`den`.
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.next_u64() % den < num
+    }
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// Numbers at and around every boundary the parsers know.
+const NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "7",
+    "8",
+    "10",
+    "20",
+    "99",
+    "100",
+    "1000",
+    "4096",
+    "32767",
+    "32768",
+    "32769",
+    "65536",
+    "1000000",
+    "2147483647",
+    "2147483648",
+    "4294967295",
+    "4294967296",
+    "8589934592",
+    "8589934593",
+    "8589934592000000",
+    "8589934592000001",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073",
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999999",
+    "-1",
+    "-2",
+    "-2147483648",
+    "-9223372036854775808",
+    "1.5",
+    "0.0001",
+    "1e3",
+    "0x10",
+    "010",
+    "+5",
+    "",
+    "x",
+    "NaN",
+    "inf",
+];
+
+const DURATIONS: &[&str] = &[
+    "1",
+    "1s",
+    "10ms",
+    "1us",
+    "1ns",
+    "0",
+    "0s",
+    "2.5ms",
+    "1m",
+    "1h",
+    "1d",
+    "1w",
+    "1y",
+    "10x",
+    "-1s",
+    "8589934592",
+    "8589934593",
+    "143165577m",
+    "1.0000000001s",
+    "s",
+    "",
+];
+
+fn number(g: &mut Gen) -> String {
+    // Half of the numbers are ordinary, so that most inputs get past their first check.
+    if g.chance(1, 2) {
+        return g
+            .pick(&[
+                "1", "2", "4", "10", "50", "100", "500", "1000", "5000", "20000",
+            ])
+            .to_string();
+    }
+    if g.chance(1, 8) {
+        return g.next_u64().to_string();
+    }
+    if g.chance(1, 16) {
+        return (g.next_u64() as i64).to_string();
+    }
+    g.pick(NUMBERS).to_string()
+}
+
+fn duration(g: &mut Gen) -> String {
+    if g.chance(1, 2) {
+        g.pick(DURATIONS).to_string()
+    } else {
+        format!(
+            "{}{}",
+            number(g),
+            g.pick(&["", "s", "ms", "us", "ns", "m", "h"])
+        )
+    }
+}
+
+/// Random edits of a text: delete, duplicate or swap a span, insert a character or a
+/// boundary number, truncate.
+pub fn mutate(g: &mut Gen, text: &str, edits: usize) -> String {
+    let mut s: Vec<char> = text.chars().collect();
+    for _ in 0..edits {
+        let n = s.len();
+        let at = if n == 0 { 0 } else { g.below(n + 1) };
+        match g.below(7) {
+            0 if n > 0 => {
+                let len = 1 + g.below(8.min(n - at.min(n - 1)));
+                let end = (at + len).min(n);
+                s.drain(at.min(n - 1)..end);
+            }
+            1 if n > 0 => {
+                let start = at.min(n - 1);
+                let end = (start + 1 + g.below(16)).min(n);
+                let piece: Vec<char> = s[start..end].to_vec();
+                s.splice(start..start, piece);
+            }
+            2 => {
+                let c = *g.pick(&[
+                    '"', '\'', '{', '}', '[', ']', ',', ':', '=', '\n', '#', '\\', '-', '+', ' ',
+                    '\0', 'é', '\u{202e}', '.', '_',
+                ]);
+                s.insert(at, c);
+            }
+            3 => {
+                let num: Vec<char> = number(g).chars().collect();
+                s.splice(at..at, num);
+            }
+            4 if n > 0 => s.truncate(at),
+            _ => {
+                // Replace a run of digits with a boundary number.
+                if let Some(i) = (at..n).find(|&i| s[i].is_ascii_digit()) {
+                    let mut j = i;
+                    while j < n && (s[j].is_ascii_digit() || s[j] == '.') {
+                        j += 1;
+                    }
+                    let num: Vec<char> = number(g).chars().collect();
+                    s.splice(i..j, num);
+                }
+            }
+        }
+    }
+    s.into_iter().collect()
+}
+
+// ------------------------------------------------------------------------------ kernel strings
+
+/// A kernel string: a preset (sometimes wrong), patch, feature and tunable tokens.
+pub fn gen_kernel(g: &mut Gen) -> String {
+    let mut s = if g.chance(1, 20) {
+        g.pick(&["v6.7", "", "V6.6", "v6.12.y", "6.12", "v7.1x"])
+            .to_string()
+    } else {
+        g.pick(PRESETS).name.to_string()
+    };
+    let ntok = g.below(6);
+    for _ in 0..ntok {
+        let tok = match g.below(10) {
+            0 | 1 => {
+                let id = patch_id(g);
+                format!("{}{id}", g.pick(&["+", "-"]))
+            }
+            2 => {
+                // glued list on the preset or a token of several ids
+                let mut t = String::new();
+                for _ in 0..1 + g.below(3) {
+                    let sign: &&str = g.pick(&["+", "-"]);
+                    t.push_str(sign);
+                    t.push_str(&patch_id(g));
+                }
+                if g.chance(1, 2) {
+                    s.push_str(&t);
+                    continue;
+                }
+                t
+            }
+            3..=5 => {
+                let f = g.pick(Feature::ALL).name();
+                let f = if g.chance(1, 30) { "NOT_A_FEATURE" } else { f };
+                let sim = ["SIM_JITTER", "SIM_RUN_AHEAD", "SIM_PIPE_MUTEX"];
+                let f = if g.chance(1, 10) { g.pick(&sim) } else { f };
+                format!("{}{f}", if g.chance(1, 2) { "NO_" } else { "" })
+            }
+            6..=8 => {
+                let k = *g.pick(&[
+                    "base_slice_ns",
+                    "migration_cost_ns",
+                    "nr_migrate",
+                    "tunable_scaling",
+                    "sched_rt_runtime_us",
+                    "sched_rt_period_us",
+                    "timer_slack_ns",
+                    "preempt",
+                    "CONFIG_HZ",
+                    "HZ",
+                    "bogus",
+                ]);
+                let v = if k == "preempt" && g.chance(3, 4) {
+                    g.pick(&["none", "voluntary", "full", "lazy", "rt", "RT", ""])
+                        .to_string()
+                } else if k.contains("HZ") && g.chance(1, 2) {
+                    g.pick(&["100", "250", "300", "1000", "0", "1024"])
+                        .to_string()
+                } else {
+                    number(g)
+                };
+                format!("{k}={v}")
+            }
+            _ => mutate(g, "NO_DELAY_DEQUEUE", 1),
+        };
+        s.push(' ');
+        s.push_str(&tok);
+    }
+    if g.chance(1, 10) {
+        s = {
+            let e = 1 + g.below(3);
+            mutate(g, &s, e)
+        };
+    }
+    s
+}
+
+fn patch_id(g: &mut Gen) -> String {
+    if g.chance(1, 15) {
+        return format!("{:012x}", g.next_u64() & 0xffff_ffff_ffff);
+    }
+    let id = g.pick(Patch::ALL).id().to_string();
+    if g.chance(1, 20) {
+        id.to_uppercase()
+    } else {
+        id
+    }
+}
+
+// ------------------------------------------------------------------------------ workload lines
+
+/// (program words, options with values, options without values) for every modelled program.
+struct Program {
+    words: &'static str,
+    with_value: &'static [&'static str],
+    switches: &'static [&'static str],
+}
+
+const PROGRAMS: &[Program] = &[
+    Program {
+        words: "stress-ng",
+        with_value: &[
+            "--pipe",
+            "-p",
+            "--timeout",
+            "-t",
+            "--pipe-ops",
+            "--pipe-data-size",
+            "--pipe-size",
+            "--cpu",
+            "--taskset",
+        ],
+        switches: &["--metrics-brief", "-M", "--metrics", "--verify", "--pi"],
+    },
+    Program {
+        words: "hackbench",
+        with_value: &[
+            "-g",
+            "--groups",
+            "-l",
+            "--loops",
+            "-f",
+            "--fds",
+            "-s",
+            "--datasize",
+            "--gr",
+        ],
+        switches: &[
+            "-p",
+            "--pipe",
+            "-T",
+            "--threads",
+            "-P",
+            "--processes",
+            "-i",
+            "--inet",
+            "-F",
+            "-h",
+        ],
+    },
+    Program {
+        words: "perf bench sched messaging",
+        with_value: &["-g", "--group", "-l", "--nr_loops", "-f", "--fds"],
+        switches: &["-p", "--pipe", "-t", "--thread", "--no-pipe", "--no-thread"],
+    },
+    Program {
+        words: "schbench",
+        with_value: &[
+            "-m", "-t", "-r", "-w", "-i", "-z", "-F", "-n", "-s", "-p", "-M", "-W", "-R", "-A",
+            "-j",
+        ],
+        switches: &["-L", "-C", "-J", "--cache_footprint", "--pin", "--help"],
+    },
+    Program {
+        words: "cyclictest",
+        with_value: &[
+            "-t",
+            "-i",
+            "-d",
+            "-D",
+            "-l",
+            "-p",
+            "-h",
+            "-H",
+            "-a",
+            "--policy",
+            "--secaligned",
+            "-x",
+        ],
+        switches: &[
+            "-q",
+            "-m",
+            "--mlockall",
+            "--priospread",
+            "-S",
+            "--mainaffinity",
+            "--latency",
+            "--laptop",
+            "--default-system",
+            "-c",
+            "-M",
+            "-u",
+            "-n",
+            "-t",
+            "-a",
+            "--json",
+        ],
+    },
+];
+
+const EXAMPLES: &[&str] = &[
+    "one-hog.json",
+    "two-hogs.json",
+    "eight-hogs.json",
+    "pipeline.json",
+    "periodic-vs-hog.json",
+    "short-slice-waker.json",
+    "nice-0-vs-5.json",
+];
+
+/// The repository's `examples/` directory.
+pub fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// A workload line: placement tokens, a program and its options with boundary values.
+pub fn gen_workload(g: &mut Gen) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for _ in 0..g.below(3) {
+        let t = match g.below(6) {
+            0 => format!(
+                "nice={}",
+                g.pick(&["0", "19", "-20", "20", "-21", "5", "x"])
+            ),
+            1 => format!(
+                "policy={}",
+                g.pick(&[
+                    "other",
+                    "batch",
+                    "idle",
+                    "fifo:80",
+                    "rr:1",
+                    "deadline:1ms/10ms/10ms",
+                    "fifo",
+                    "bogus"
+                ])
+            ),
+            2 => format!("slice={}", duration(g)),
+            3 => format!(
+                "cpus={}",
+                g.pick(&["0", "0-1", "1", "0,1", "0-3", "5", "0-4095", "a", "", "1-0"])
+            ),
+            4 => format!("cgroup={}", g.pick(&["/a", "rel"])),
+            _ => format!("{}={}", g.pick(&["foo", "nice", "slice"]), number(g)),
+        };
+        words.push(t);
+    }
+    if g.chance(1, 5) {
+        let ex = examples_dir().join(g.pick(EXAMPLES));
+        words.push("rt-app".into());
+        words.push(if g.chance(1, 10) {
+            "/nonexistent/x.json".into()
+        } else {
+            ex.display().to_string()
+        });
+    } else {
+        let p = g.pick(PROGRAMS);
+        words.push(p.words.to_string());
+        for _ in 0..g.below(6) {
+            if g.chance(1, 2) {
+                let o = *g.pick(p.with_value);
+                let v = if g.chance(1, 3) {
+                    duration(g)
+                } else {
+                    number(g)
+                };
+                if o.starts_with("--") && g.chance(1, 2) {
+                    words.push(format!("{o}={v}"));
+                } else {
+                    words.push(o.to_string());
+                    words.push(v);
+                }
+            } else {
+                words.push(g.pick(p.switches).to_string());
+            }
+        }
+        if g.chance(1, 20) {
+            words.push("stray".into());
+        }
+    }
+    let line = words
+        .into_iter()
+        .map(|w| {
+            if w.is_empty() || w.contains(' ') {
+                format!("'{w}'")
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    if g.chance(1, 12) {
+        {
+            let e = 1 + g.below(3);
+            mutate(g, &line, e)
+        }
+    } else {
+        line
+    }
+}
+
+// ------------------------------------------------------------------------------ rt-app JSON
+
+fn json_value(g: &mut Gen) -> String {
+    match g.below(8) {
+        0..=3 => number(g),
+        4 => format!(
+            "\"{}\"",
+            g.pick(&["m", "c", "b", "t", "SCHED_OTHER", "CPU0", ""])
+        ),
+        5 => g
+            .pick(&["true", "false", "null", "[]", "{}", "[0, 1]"])
+            .to_string(),
+        _ => number(g),
+    }
+}
+
+fn json_num(g: &mut Gen) -> String {
+    let n = number(g);
+    if n.is_empty() || n.parse::<f64>().is_err() {
+        "1".into()
+    } else {
+        n
+    }
+}
+
+fn rtapp_event(g: &mut Gen, i: usize) -> String {
+    let v = |g: &mut Gen| {
+        if g.chance(1, 6) {
+            json_value(g)
+        } else {
+            json_num(g)
+        }
+    };
+    match g.below(14) {
+        0..=3 => format!("\"run{i}\": {}", v(g)),
+        4 | 5 => format!("\"sleep{i}\": {}", v(g)),
+        6 => format!("\"runtime{i}\": {}", v(g)),
+        7 => format!(
+            "\"timer{i}\": {{ \"ref\": \"{}\", \"period\": {}, \"mode\": \"{}\" }}",
+            g.pick(&["t", "unique", "x"]),
+            v(g),
+            g.pick(&["relative", "absolute", "bogus"])
+        ),
+        8 => format!("\"lock{i}\": \"m\", \"unlock{i}\": \"m\""),
+        9 => format!("\"lock{i}\": \"m\", \"signal{i}\": \"c\", \"wait{i}\": {{ \"ref\": \"c\", \"mutex\": \"m\" }}, \"unlock{i}\": \"m\""),
+        10 => format!("\"barrier{i}\": \"b\""),
+        11 => format!("\"yield{i}\": \"\""),
+        12 => format!("\"fork{i}\": \"{}\"", g.pick(&["a", "b", "zz"])),
+        _ => format!("\"suspend{i}\": \"a\", \"resume{i}\": \"{}\"", g.pick(&["a", "b"])),
+    }
+}
+
+fn rtapp_props(g: &mut Gen) -> Vec<String> {
+    let mut v = Vec::new();
+    for _ in 0..g.below(3) {
+        v.push(match g.below(7) {
+            0 => format!("\"instance\": {}", json_num(g)),
+            1 => format!("\"loop\": {}", json_num(g)),
+            2 => format!("\"delay\": {}", json_num(g)),
+            3 => format!("\"priority\": {}", json_num(g)),
+            4 => format!(
+                "\"policy\": \"{}\"",
+                g.pick(&[
+                    "SCHED_OTHER",
+                    "SCHED_IDLE",
+                    "SCHED_BATCH",
+                    "SCHED_FIFO",
+                    "SCHED_DEADLINE",
+                    "x"
+                ])
+            ),
+            5 => format!("\"cpus\": [{}]", json_num(g)),
+            _ => format!("\"dl-runtime\": {}", json_num(g)),
+        });
+    }
+    v
+}
+
+/// An rt-app JSON file: a global section and tasks with phases and events.
+pub fn gen_rtapp(g: &mut Gen) -> String {
+    let mut global = Vec::new();
+    if g.chance(2, 3) {
+        global.push(format!("\"duration\": {}", json_num(g)));
+    }
+    if g.chance(1, 3) {
+        global.push(format!(
+            "\"calibration\": {}",
+            if g.chance(1, 2) {
+                format!("\"CPU{}\"", g.below(4))
+            } else {
+                json_num(g)
+            }
+        ));
+    }
+    if g.chance(1, 5) {
+        global.push(format!(
+            "\"default_policy\": \"{}\"",
+            g.pick(&["SCHED_OTHER", "SCHED_FIFO", "x"])
+        ));
+    }
+    let mut tasks = Vec::new();
+    let names = ["a", "b", "c"];
+    let ntasks = 1 + g.below(3);
+    for name in names.iter().take(ntasks) {
+        let mut members = rtapp_props(g);
+        if g.chance(1, 3) {
+            let mut phases = Vec::new();
+            for p in 0..1 + g.below(3) {
+                let mut pm = Vec::new();
+                if g.chance(1, 2) {
+                    pm.push(format!("\"loop\": {}", json_num(g)));
+                }
+                for e in 0..1 + g.below(4) {
+                    pm.push(rtapp_event(g, e));
+                }
+                phases.push(format!("\"p{p}\": {{ {} }}", pm.join(", ")));
+            }
+            members.push(format!("\"phases\": {{ {} }}", phases.join(", ")));
+        } else {
+            for e in 0..1 + g.below(4) {
+                members.push(rtapp_event(g, e));
+            }
+        }
+        tasks.push(format!("\"{name}\": {{ {} }}", members.join(", ")));
+    }
+    let text = format!(
+        "{{ \"global\": {{ {} }},\n  \"tasks\": {{ {} }} }}\n",
+        global.join(", "),
+        tasks.join(",\n    ")
+    );
+    if g.chance(1, 6) {
+        {
+            let e = 1 + g.below(4);
+            mutate(g, &text, e)
+        }
+    } else {
+        text
+    }
+}
+
+// ------------------------------------------------------------------------------ platform TOML
+
+const PLATFORM_FILES: &[(&str, &str)] = &[
+    ("smp.toml", include_str!("../../../platforms/smp.toml")),
+    ("rpi5.toml", include_str!("../../../platforms/rpi5.toml")),
+    ("rb5.toml", include_str!("../../../platforms/rb5.toml")),
+    (
+        "altra-80.toml",
+        include_str!("../../../platforms/altra-80.toml"),
+    ),
+    ("host.toml", include_str!("../../../platforms/host.toml")),
+];
+
+/// A platform file: a built-in one (or a small file extending one) with values replaced by
+/// boundary numbers, lines deleted or duplicated, characters inserted.
+pub fn gen_platform(g: &mut Gen) -> String {
+    let base = if g.chance(1, 4) {
+        let ext = *g.pick(&["rpi5", "smp", "rb5", "nosuch", "host"]);
+        format!(
+            "extends = \"{ext}\"\nname = \"fz\"\ndescription = \"generated\"\n[kernel]\nhz = {}\n[costs]\njitter_sigma = {}\nc_tick = {}\n",
+            g.pick(&["250", "1000", "0", "17"]),
+            g.pick(&["0.1", "0", "1", "1000", "1.000001", "-1"]),
+            json_num(g),
+        )
+    } else {
+        g.pick(PLATFORM_FILES).1.to_string()
+    };
+    let mut lines: Vec<String> = base.lines().map(str::to_string).collect();
+    for _ in 0..1 + g.below(3) {
+        if lines.is_empty() {
+            break;
+        }
+        let i = g.below(lines.len());
+        match g.below(5) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            2 | 3 => {
+                // Replace the value of a `key = value` line.
+                if let Some((k, _)) = lines[i].clone().split_once('=') {
+                    let v = if g.chance(1, 4) {
+                        format!("\"{}\"", duration(g))
+                    } else {
+                        number(g)
+                    };
+                    lines[i] = format!("{k}= {v}");
+                }
+            }
+            _ => lines[i] = mutate(g, &lines[i], 1),
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+// ------------------------------------------------------------------------------ scenario TOML
+
+const SCENARIO: &str = include_str!("../../../scenarios/delay-dequeue.toml");
+
+/// A scenario file: the built-in one or a small one, with values replaced and lines mutated.
+pub fn gen_scenario(g: &mut Gen) -> String {
+    let base = if g.chance(1, 2) {
+        let k = gen_kernel(g).replace('"', "");
+        format!(
+            "name = \"fz\"\ntitle = \"t\"\nseed = \"s\"\nplatform = \"{}\"\nworkloads = [\"{}\"]\nduration = \"{}\"\nruns = {}\nbaseline = \"v6.6\"\nmetrics = [\"{}\"]\n\n[[variant]]\nkernel = \"v6.6\"\nlabel = \"a\"\n\n[[variant]]\nkernel = \"{k}\"\nlabel = \"b\"\nrelative_to = \"v6.6\"\n",
+            g.pick(&["smp:2", "smp:1", "rpi5", "smp:0", "nosuch"]),
+            gen_workload(g).replace(['"', '\\'], ""),
+            duration(g),
+            g.pick(&["1", "0", "3", "4000000000", "-1", "10001"]),
+            g.pick(&["sched_switch", "bogo_ops_per_sec", "messages_per_sec", "nosuch", "time_s", "idle_fraction"]),
+        )
+    } else {
+        SCENARIO.to_string()
+    };
+    let mut lines: Vec<String> = base.lines().map(str::to_string).collect();
+    for _ in 0..g.below(3) {
+        let i = g.below(lines.len());
+        match g.below(4) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                if let Some((k, _)) = lines[i].clone().split_once('=') {
+                    lines[i] = format!("{k}= {}", number(g));
+                }
+            }
+            _ => lines[i] = mutate(g, &lines[i], 1),
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+// ------------------------------------------------------------------------------ the oracle
+
+/// Generates the input of `front` for `seed`.
+pub fn generate(front: Front, seed: u64) -> String {
+    let mut g = Gen::new(seed);
+    match front {
+        Front::Kernel => gen_kernel(&mut g),
+        Front::Workload => gen_workload(&mut g),
+        Front::RtApp => gen_rtapp(&mut g),
+        Front::Platform => gen_platform(&mut g),
+        Front::Scenario => gen_scenario(&mut g),
+    }
+}
+
+/// Built-in platforms loaded once (resolving one parses its TOML).
+pub struct Cache {
+    smp2: Platform,
+    rpi5: Platform,
+    dir: PathBuf,
+    n: u64,
+}
+
+impl Cache {
+    /// `dir`: where rt-app files are written to be run (one file, rewritten per input).
+    pub fn new(dir: &Path) -> Cache {
+        Cache {
+            smp2: Platform::resolve("smp:2").expect("smp:2"),
+            rpi5: Platform::resolve("rpi5").expect("rpi5"),
+            dir: dir.to_path_buf(),
+            n: 0,
+        }
+    }
+}
+
+fn spec(platform: &str, kernel: &str, workloads: Vec<String>) -> RunSpec {
+    RunSpec {
+        platform: platform.to_string(),
+        kernel: kernel.to_string(),
+        workloads,
+        duration_ns: Some(SIM_NS),
+        seed: 1,
+        strict: false,
+        trace: None,
+        trace_limit: None,
+        progress: false,
+    }
+}
+
+/// The CLI's exit code for a run error (crates/schedlab-cli/src/main.rs `run_error`).
+fn exit_code(e: &RunError) -> u8 {
+    match e {
+        RunError::Invariant(_) | RunError::Trace { .. } => 1,
+        _ => 2,
+    }
+}
+
+fn refused(code: u8, msg: String) -> Result<Verdict, String> {
+    if code != 2 {
+        return Err(format!("exit code {code} for bad input: {msg}"));
+    }
+    if msg.trim().is_empty() || msg.contains('\n') {
+        return Err(format!("message is not one line: {msg:?}"));
+    }
+    Ok(Verdict::Refused(msg))
+}
+
+fn judge_run(r: Result<crate::RunResult, RunError>) -> Result<Verdict, String> {
+    match r {
+        Ok(res) => {
+            if res.sim_time_ns > SIM_NS {
+                return Err(format!("simulated {} ns, more than asked", res.sim_time_ns));
+            }
+            Ok(Verdict::Ran)
+        }
+        Err(e) => refused(exit_code(&e), e.to_string()),
+    }
+}
+
+/// Parses, validates and (if valid) simulates one input for at most [`SIM_NS`]; `Err` is a
+/// failure of the oracle (a panic propagates).
+pub fn check(front: Front, input: &str, cache: &mut Cache) -> Result<Verdict, String> {
+    // Warnings of generated inputs would flood stderr.
+    crate::run::quiet_warnings(|| check_inner(front, input, cache))
+}
+
+fn check_inner(front: Front, input: &str, cache: &mut Cache) -> Result<Verdict, String> {
+    let hog = format!("rt-app {}", examples_dir().join("two-hogs.json").display());
+    match front {
+        Front::Kernel => {
+            if let Err(e) = KernelConfig::parse(input) {
+                return refused(2, e.to_string());
+            }
+            judge_run(run_on(cache.smp2.clone(), &spec("smp:2", input, vec![hog])))
+        }
+        Front::Workload => {
+            let platform = if input.len().is_multiple_of(2) {
+                cache.smp2.clone()
+            } else {
+                cache.rpi5.clone()
+            };
+            judge_run(run_on(
+                platform,
+                &spec("", "v6.18", vec![input.to_string()]),
+            ))
+        }
+        Front::RtApp => {
+            if let Err(e) = schedlab_workloads::rtapp::parse_rtapp(input, "fuzz.json") {
+                return refused(2, e.to_string());
+            }
+            cache.n += 1;
+            let path = cache.dir.join("fuzz-rtapp.json");
+            std::fs::write(&path, input).map_err(|e| format!("writing {path:?}: {e}"))?;
+            let line = format!("rt-app {}", path.display());
+            judge_run(run_on(
+                cache.smp2.clone(),
+                &spec("smp:2", "v6.18", vec![line]),
+            ))
+        }
+        Front::Platform => match Platform::from_toml_str(input, "fuzz.toml") {
+            Err(e) => refused(2, e.to_string()),
+            Ok(p) => judge_run(run_on(p, &spec("fuzz.toml", "v6.18", vec![hog]))),
+        },
+        Front::Scenario => {
+            let mut sc = match crate::scenario::parse(input, "fuzz.toml") {
+                Err(e) => return refused(e.code(), e.to_string()),
+                Ok(sc) => sc,
+            };
+            // At most 1 ms per run, one seed, the first variant.
+            sc.duration = Some("1ms".into());
+            sc.variants.truncate(1);
+            sc.quick_workloads.clear();
+            match crate::scenario::execute(&sc, Some(1), false, false, Some(1)) {
+                Ok(_) => Ok(Verdict::Ran),
+                Err(e) => refused(e.code(), e.to_string()),
+            }
+        }
+    }
+}
+
+/// Property tests of every front end: proptest picks the seeds (and shrinks a failing one),
+/// the generators above build the inputs, the oracle judges them.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn cache() -> Cache {
+        let dir = std::env::temp_dir().join(format!("schedlab-fuzz-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Cache::new(&dir)
+    }
+
+    fn holds(front: Front, seed: u64) -> Result<(), TestCaseError> {
+        let input = generate(front, seed);
+        // One cache per case: the rt-app front end rewrites one file in it.
+        let mut c = cache();
+        match check(front, &input, &mut c) {
+            Ok(_) => Ok(()),
+            Err(why) => Err(TestCaseError::fail(format!("{why}\ninput: {input:?}"))),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 192, failure_persistence: None, ..ProptestConfig::default() })]
+        #[test]
+        fn kernel_strings(seed in any::<u64>()) { holds(Front::Kernel, seed)?; }
+        #[test]
+        fn workload_lines(seed in any::<u64>()) { holds(Front::Workload, seed)?; }
+        #[test]
+        fn rtapp_files(seed in any::<u64>()) { holds(Front::RtApp, seed)?; }
+        #[test]
+        fn platform_files(seed in any::<u64>()) { holds(Front::Platform, seed)?; }
+    }
+
+    proptest! {
+        // A scenario runs a pre-check and two variants: fewer cases.
+        #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+        #[test]
+        fn scenario_files(seed in any::<u64>()) { holds(Front::Scenario, seed)?; }
+    }
+
+    /// The generators reach past the first check: a share of every front end's inputs runs
+    /// (over the first 300 seeds; the shares the campaign prints are similar).
+    #[test]
+    fn generated_inputs_often_run() {
+        let mut c = cache();
+        for f in Front::ALL {
+            let ran = (0..300)
+                .filter(|&s| check(f, &generate(f, s), &mut c) == Ok(Verdict::Ran))
+                .count();
+            assert!(ran >= 15, "{}: only {ran} of 300 ran", f.name());
+        }
+    }
+
+    /// Inputs that found bugs, kept as regression tests.
+    #[test]
+    fn regressions() {
+        let mut c = cache();
+        // A workload line with a newline in it (campaign seed 231): the message quoted the
+        // line as it was and came out on two lines.
+        let r = check(Front::Workload, "slice=1.5us slice\n= schbench", &mut c);
+        assert!(
+            matches!(r, Ok(Verdict::Refused(ref m)) if m.contains("\\n")),
+            "{r:?}"
+        );
+        // Numbers the issue found unchecked.
+        for (front, input, words) in [
+            (Front::Kernel, "v6.18 base_slice_ns=18446744073709551615", "4294967295"),
+            (Front::Kernel, "v6.18 base_slice_ns=9223372036854775807", "4294967295"),
+            (
+                Front::RtApp,
+                "{ \"tasks\": { \"a\": { \"instance\": 4294967295, \"run\": 1 } } }",
+                "32768",
+            ),
+            (
+                Front::RtApp,
+                "{ \"global\": { \"duration\": 18446744073 }, \"tasks\": { \"a\": { \"run\": 1 } } }",
+                "2^33 s",
+            ),
+            (
+                Front::RtApp,
+                "{ \"tasks\": { \"a\": { \"run\": 9223372036854775807 } } }",
+                "2^33 s",
+            ),
+            (
+                Front::Workload,
+                "cyclictest -t 1 -D 8589934593",
+                "8589934592",
+            ),
+            // Campaign: schbench -n 4294967295 drew 2^32 jitter samples per request (a 1 ms
+            // run did not end).
+            (Front::Workload, "schbench -n 4294967295", "1000000"),
+            // ... and -n with a huge -F overflowed one request's work.
+            (Front::Workload, "schbench -n 1000000 -F 4294967295", "2^33 s"),
+            // Campaign: a kernel string of a newline was quoted in a two-line message.
+            (Front::Kernel, "\n", "empty kernel string"),
+            // Campaign: a multi-byte character inside a patch id panicked in Patch::from_id.
+            (
+                Front::Kernel,
+                "v6.12.y-late +781773e3b680+556146ce5e9\u{202e}4 bogus=4",
+                "unknown patch",
+            ),
+            // Campaign: "cpus": [4294967295] allocated a 512 MiB CPU mask (20 s, then refused).
+            (
+                Front::RtApp,
+                "{ \"tasks\": { \"a\": { \"cpus\": [4294967295], \"run\": 1 } } }",
+                "above 8191",
+            ),
+        ] {
+            match check(front, input, &mut c) {
+                Ok(Verdict::Refused(m)) => assert!(m.contains(words), "{input}: {m}"),
+                r => panic!("{input}: {r:?}"),
+            }
+        }
+    }
+}
