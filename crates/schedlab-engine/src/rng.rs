@@ -8,6 +8,10 @@
 //! The generator is xoshiro256** seeded through SplitMix64. Everything here is integer
 //! arithmetic, including the log-normal cost jitter, so results are bit-identical on every
 //! machine (the platform `libm` is never called).
+//!
+//! Hand-written on purpose, not taken from the `rand` crates: every published figure depends on
+//! the exact stream, and a dependency update that changed a generator or a distribution's
+//! algorithm (which `rand` allows between versions) would silently change every result.
 
 /// SplitMix64 step: used to expand seeds.
 #[inline]

@@ -1,6 +1,7 @@
 //! The JSON reader under the rt-app front end: strict JSON plus json-c's C comments, objects
 //! kept as ordered member lists (duplicates included), and a 1-based line:column on every key
-//! and value. serde_json gives none of the last three, and rt-app files need all of them.
+//! and value. serde_json gives none of the last three, and rt-app files need all of them:
+//! rt-app itself (json-c) accepts duplicate keys and comments, so real files use them.
 //!
 //! Columns count Unicode scalar values (a tab is one column), which is what editors that show
 //! "Ln, Col" and `grep -n`-style tools agree on for ASCII files.
