@@ -15,8 +15,8 @@
 //! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | own CPU | select.rs | own CPU |
 //! | `migrate_task_rq` | `set_task_cpu()` | – | – | – | fair_pelt.rs | – |
 //! | `update_curr` | accounting of the running task at the end of a run | – | – | – | fair.rs | – |
-//! | `reweight_task`, `prio_changed` | `set_user_nice()` | – | – | – | fair.rs | – |
-//! | `switched_from` / `switched_to` | `__sched_setscheduler()` | not yet: no modelled program changes its policy or class | | | | |
+//! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | – | fair.rs | – |
+//! | `switched_from` / `switched_to` | `__sched_setscheduler()` (check_class_changed) | – | – | rt.rs | fair.rs | – |
 //!
 //! The RT and deadline classes have their runqueues and the hooks that keep them (queue,
 //! pick, order); tasks of those policies are still refused at the user surface until their
@@ -185,6 +185,19 @@ impl SchedClass {
     pub(crate) fn prio_changed(self, k: &mut Kernel, cpu: usize, p: TaskId, old_prio: i32) {
         if self == SchedClass::Fair {
             k.prio_changed_fair(cpu, p, old_prio);
+        }
+    }
+
+    /// `.switched_from` (after the class changed; check_class_changed()). Nothing the model
+    /// keeps needs undoing yet (no PELT detach, no RT pull).
+    pub(crate) fn switched_from(self, _k: &mut Kernel, _p: TaskId) {}
+
+    /// `.switched_to` (after the class changed; check_class_changed()).
+    pub(crate) fn switched_to(self, k: &mut Kernel, cpu: usize, p: TaskId) {
+        match self {
+            SchedClass::Fair => k.switched_to_fair(cpu, p),
+            SchedClass::Rt => k.switched_to_rt(cpu, p),
+            _ => {}
         }
     }
 

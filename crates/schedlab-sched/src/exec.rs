@@ -133,6 +133,7 @@ pub(crate) enum Effect {
     WaitChild,
     SetNice(i32),
     SetSlice(u64),
+    SetScheduler(Policy, i32, u32),
     /// `sched_exec()` at the start of `execve()`: exec balancing.
     SchedExec,
     /// The rest of `execve()` (`c_exec`, charged on the CPU the task now runs on).
@@ -507,6 +508,15 @@ impl Kernel {
                 plan.push(Do(Effect::SetSlice(s)));
                 plan.push(Ret(SysResult::None));
             }
+            Op::SetScheduler {
+                policy,
+                nice,
+                rt_priority,
+            } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_syscall.0), Mode::Kernel));
+                plan.push(Do(Effect::SetScheduler(policy, nice, rt_priority)));
+                plan.push(Ret(SysResult::None));
+            }
         }
         // the plan is empty here (an operation is planned when the last one is done)
         self.plan_scratch = self.tasks[t.index()].exec.plan.replace_empty(buf);
@@ -800,6 +810,11 @@ impl Kernel {
             }
             Effect::SetSlice(s) => {
                 self.apply_custom_slice(t, s);
+                Outcome::Continue
+            }
+            Effect::SetScheduler(policy, nice, rt_priority) => {
+                // a reschedule it asks for takes effect on the return to user space
+                self.__sched_setscheduler(t, policy, nice.clamp(-20, 19), rt_priority.min(99));
                 Outcome::Continue
             }
             Effect::WakeupPreempt { p, wake_flags } => {

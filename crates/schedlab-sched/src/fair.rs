@@ -1264,13 +1264,13 @@ impl Kernel {
     }
 
     /// kernel: fair.c reweight_task_fair() — the entity takes the weight of the task's nice
-    /// value (a SCHED_IDLE task keeps its fixed weight).
+    /// value or policy (`set_load_weight()`'s weight: SCHED_IDLE has a fixed one).
     pub(crate) fn reweight_task_fair(&mut self, t: TaskId) {
-        if self.tasks[t.index()].policy == Policy::Idle {
-            return;
-        }
         let (w, inv) = self.task_load_weight(t);
         let se = self.tasks[t.index()].se;
+        if self.se[se.index()].load.weight == w {
+            return; // a nice change of a SCHED_IDLE task: its weight stays WEIGHT_IDLEPRIO
+        }
         let cfs = self.se[se.index()].cfs_rq;
         self.reweight_entity(cfs, se, w, inv);
     }
@@ -1290,6 +1290,20 @@ impl Kernel {
             }
         } else {
             self.wakeup_preempt(cpu, t, 0, true);
+        }
+    }
+
+    /// kernel: fair.c switched_to_fair() — a task that joined the fair class (from RT):
+    /// reschedule if it runs, else a wakeup-preemption check.
+    /// Deviation: no `attach_task_cfs_rq()` of its PELT signals.
+    pub(crate) fn switched_to_fair(&mut self, cpu: usize, p: TaskId) {
+        if self.tasks[p.index()].on_rq != OnRq::Queued {
+            return;
+        }
+        if self.rqs[cpu].curr == p {
+            self.resched_curr(cpu);
+        } else {
+            self.wakeup_preempt(cpu, p, 0, true);
         }
     }
 

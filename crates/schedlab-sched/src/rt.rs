@@ -93,6 +93,18 @@ impl Kernel {
         }
     }
 
+    /// kernel: rt.c switched_to_rt() — a task that joined the RT class: if it is queued and
+    /// not running, it preempts a running task of lower priority. (No push to another CPU.)
+    pub(crate) fn switched_to_rt(&mut self, cpu: usize, p: TaskId) {
+        let curr = self.rqs[cpu].curr;
+        if curr == p || self.tasks[p.index()].on_rq != OnRq::Queued {
+            return;
+        }
+        if self.tasks[p.index()].prio() < self.tasks[curr.index()].prio() {
+            self.resched_curr(cpu);
+        }
+    }
+
     /// kernel: rt.c task_tick_rt(). Not yet: the SCHED_RR slice (`sched_rr_timeslice_ms`)
     /// and RT bandwidth.
     pub(crate) fn task_tick_rt(&mut self, _cpu: usize, _curr: TaskId) {}

@@ -90,6 +90,13 @@ pub enum Op {
     SetNice(i32),
     /// `sched_setattr()` with a runtime (custom slice) for a fair task; 0 = default.
     SetSlice(u64),
+    /// `sched_setscheduler()` / `sched_setattr()` on the calling task: a new policy with its
+    /// nice value (fair policies) or RT priority (SCHED_FIFO/SCHED_RR).
+    SetScheduler {
+        policy: Policy,
+        nice: i32,
+        rt_priority: u32,
+    },
 }
 
 /// What the previous operation returned.
