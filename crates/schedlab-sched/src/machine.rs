@@ -199,3 +199,46 @@ impl Kernel {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::sim::MachineDesc;
+    use crate::Kernel;
+
+    fn kernel() -> Kernel {
+        let cfg = KernelConfig::parse("v6.12").unwrap();
+        let mut m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
+        for c in &mut m.costs {
+            c.c_syscall.0 = 1_000;
+            c.jitter_sigma_ppm = 100_000;
+        }
+        Kernel::new(cfg, m, 7).unwrap()
+    }
+
+    /// Each CPU draws its cost jitter from its own stream: what CPU 1 draws does not depend on
+    /// how many draws CPU 0 made before (with one shared stream, the five draws on CPU 0 would
+    /// have moved CPU 1's).
+    #[test]
+    fn one_cpus_jitter_does_not_depend_on_anothers() {
+        let mut a = kernel();
+        a.executing = Some(0);
+        let on0: Vec<u64> = (0..5).map(|_| a.cost(0, |c| c.c_syscall.0)).collect();
+        // the jitter is on: the draws are not all the median
+        assert!(on0.iter().any(|&v| v != 1_000), "{on0:?}");
+        a.executing = Some(1);
+        let after: Vec<u64> = (0..3).map(|_| a.cost(1, |c| c.c_syscall.0)).collect();
+        let mut b = kernel();
+        b.executing = Some(1);
+        let alone: Vec<u64> = (0..3).map(|_| b.cost(1, |c| c.c_syscall.0)).collect();
+        assert_eq!(after, alone);
+        // an IPI's latency is drawn by the sender: CPU 0 drawing a cost of CPU 1 uses CPU 0's
+        // stream and leaves CPU 1's untouched
+        let mut c = kernel();
+        c.executing = Some(0);
+        let _ = c.cost(1, |c| c.c_syscall.0);
+        c.executing = Some(1);
+        let next: Vec<u64> = (0..3).map(|_| c.cost(1, |c| c.c_syscall.0)).collect();
+        assert_eq!(next, alone);
+    }
+}
