@@ -36,17 +36,20 @@ enum Action {
 impl Kernel {
     // ===================================================================== weights (§1)
 
-    /// kernel: fair.c __calc_delta() — `delta * weight / lw.weight` in the version's rounding.
-    ///
-    /// Variant A (≤ v7.0): inverse multiply with `WMULT_CONST = 2^32 - 1` and the table
-    /// inverse for tasks; the factor is renormalised so that the product fits 64 bits, then
-    /// `(delta * fact) >> shift` is an exact floor (computed in 128 bits).
-    /// Variant B (db4551e2ba34, v7.1): full-weight divide `delta * weight / lw.weight`.
+    /// kernel: fair.c __calc_delta() — `delta * weight / lw.weight` in the version's rounding,
+    /// one function per variant, chosen by the patch that changed it.
     pub fn __calc_delta(&self, delta: u64, weight: u64, lw: &LoadWeight) -> u64 {
         if self.cfg.has(P::FullWeightCalcDelta) {
-            debug_assert!(delta < (1 << 44));
-            return ((delta as u128 * weight as u128) / lw.weight.max(1) as u128) as u64;
+            Self::__calc_delta_db4551e2ba34(delta, weight, lw)
+        } else {
+            Self::__calc_delta_wmult(delta, weight, lw)
         }
+    }
+
+    /// Up to v7.0: inverse multiply with `WMULT_CONST = 2^32 - 1` and the table inverse for
+    /// tasks; the factor is renormalised so that the product fits 64 bits, then
+    /// `(delta * fact) >> shift` is an exact floor (computed in 128 bits).
+    fn __calc_delta_wmult(delta: u64, weight: u64, lw: &LoadWeight) -> u64 {
         let inv = if lw.inv_weight != 0 {
             lw.inv_weight as u64
         } else {
@@ -73,6 +76,13 @@ impl Kernel {
             fact >>= fs;
         }
         ((delta as u128 * fact as u128) >> shift) as u64
+    }
+
+    /// db4551e2ba34 ("Use full weight to __calc_delta()", v7.1): the full-weight divide
+    /// `delta * weight / lw.weight`.
+    fn __calc_delta_db4551e2ba34(delta: u64, weight: u64, lw: &LoadWeight) -> u64 {
+        debug_assert!(delta < (1 << 44));
+        ((delta as u128 * weight as u128) / lw.weight.max(1) as u128) as u64
     }
 
     /// kernel: fair.c calc_delta_fair() — real time to virtual time for `se`.
