@@ -326,22 +326,16 @@ mod tests {
         }
     }
 
-    /// A fair, an RT and a deadline task made runnable on one CPU at the same instant run in
-    /// class order: the deadline task first, then the FIFO task, then the fair one; then the
-    /// CPU idles. Each runs 1 ms (zero costs), so they start at 0, 1 and 2 ms.
-    #[test]
-    fn classes_are_picked_in_order_on_one_cpu() {
+    /// Starts one RunOnceThenSleep task per (name, policy, RT priority) on a 1-CPU kernel, in
+    /// that order, and runs 10 ms; returns the log of (name, first run time) and the kernel.
+    fn run_once_each(tasks: &[(&'static str, Policy, u32)]) -> (Vec<(&'static str, u64)>, Kernel) {
         let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
         let mut k = Kernel::new(cfg, MachineDesc::ideal(1, 1000, PreemptModel::Full), 1).unwrap();
         k.strict = true;
         k.check_invariants = true;
         let log = Rc::new(RefCell::new(Vec::new()));
         let mut ids = Vec::new();
-        for (name, policy, prio) in [
-            ("fair", Policy::Normal, 0),
-            ("fifo", Policy::Fifo, 50),
-            ("deadline", Policy::Deadline, 0),
-        ] {
+        for &(name, policy, prio) in tasks {
             let attrs = TaskAttrs {
                 comm: Some(name.into()),
                 policy: Some(policy),
@@ -355,8 +349,22 @@ mod tests {
             k.start_task(t);
         }
         k.run_until(10_000_000);
+        let out = log.borrow().clone();
+        (out, k)
+    }
+
+    /// A fair, an RT and a deadline task made runnable on one CPU at the same instant run in
+    /// class order: the deadline task first, then the FIFO task, then the fair one; then the
+    /// CPU idles. Each runs 1 ms (zero costs), so they start at 0, 1 and 2 ms.
+    #[test]
+    fn classes_are_picked_in_order_on_one_cpu() {
+        let (log, k) = run_once_each(&[
+            ("fair", Policy::Normal, 0),
+            ("fifo", Policy::Fifo, 50),
+            ("deadline", Policy::Deadline, 0),
+        ]);
         assert_eq!(
-            *log.borrow(),
+            log,
             [("deadline", 0), ("fifo", 1_000_000), ("fair", 2_000_000)]
         );
         assert!(k.cpu_is_idle(0));
@@ -367,30 +375,12 @@ mod tests {
     /// 20, queued in that order, run 20 first, then the two 10s in arrival order.
     #[test]
     fn rt_picks_the_highest_priority_then_fifo_order() {
-        let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
-        let mut k = Kernel::new(cfg, MachineDesc::ideal(1, 1000, PreemptModel::Full), 1).unwrap();
-        k.strict = true;
-        k.check_invariants = true;
-        let log = Rc::new(RefCell::new(Vec::new()));
-        let mut ids = Vec::new();
-        for (name, prio) in [("a10", 10), ("b10", 10), ("c20", 20)] {
-            let attrs = TaskAttrs {
-                comm: Some(name.into()),
-                policy: Some(Policy::Fifo),
-                rt_priority: Some(prio),
-                ..Default::default()
-            };
-            let prog = Box::new(RunOnceThenSleep(name, log.clone(), false));
-            ids.push(k.create_task(prog, &attrs, None, false));
-        }
-        for &t in &ids {
-            k.start_task(t);
-        }
-        k.run_until(10_000_000);
+        let (log, _) = run_once_each(&[
+            ("a10", Policy::Fifo, 10),
+            ("b10", Policy::Fifo, 10),
+            ("c20", Policy::Fifo, 20),
+        ]);
         // c20 (prio 99 - 20 = 79) beats the two prio-89 tasks; those run in arrival order
-        assert_eq!(
-            *log.borrow(),
-            [("c20", 0), ("a10", 1_000_000), ("b10", 2_000_000)]
-        );
+        assert_eq!(log, [("c20", 0), ("a10", 1_000_000), ("b10", 2_000_000)]);
     }
 }

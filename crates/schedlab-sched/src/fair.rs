@@ -7,6 +7,7 @@
 use crate::features::Feature as F;
 use crate::patches::Patch as P;
 use crate::sched::*;
+use crate::trace::emit;
 use crate::tree::{self, before, TreeOrder};
 use crate::Kernel;
 use schedlab_trace::TraceEvent;
@@ -1878,15 +1879,7 @@ impl Kernel {
             eligible: lag >= 0,
             reason,
         };
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            "d..2.",
-            ev,
-        );
+        emit!(self, cpu, "d..2.", ev);
     }
 }
 

@@ -7,6 +7,15 @@ use crate::sim::TraceSink;
 use crate::Kernel;
 use schedlab_trace::{TraceEvent, TraceRecord, IDLE_COMM};
 
+/// [`Kernel::emit`] with the kernel's own fields: the event borrows `self.tasks`, so the sink
+/// (`self.trace`) is handed over as a separate field borrow.
+macro_rules! emit {
+    ($k:expr, $cpu:expr, $flags:expr, $ev:expr) => {
+        Kernel::emit(&mut $k.trace, &$k.tasks, &$k.rqs, $k.now, $cpu, $flags, $ev)
+    };
+}
+pub(crate) use emit;
+
 impl Kernel {
     #[inline]
     pub(crate) fn count_op(&mut self, op: FairOp) {
@@ -78,15 +87,7 @@ impl Kernel {
             (Resched::Lazy, true) => "dl.3.",
             (Resched::None, true) => "d..3.",
         };
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            flags,
-            ev,
-        );
+        emit!(self, cpu, flags, ev);
     }
 
     pub(crate) fn trace_wakeup_new(&mut self, p: TaskId, cpu: usize) {
@@ -104,15 +105,7 @@ impl Kernel {
             .parent
             .map(|x| self.tasks[x.index()].cpu)
             .unwrap_or(cpu);
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            from,
-            "d..3.",
-            ev,
-        );
+        emit!(self, from, "d..3.", ev);
     }
 
     pub(crate) fn trace_switch(&mut self, cpu: usize, prev: TaskId, next: TaskId) {
@@ -137,15 +130,7 @@ impl Kernel {
             next_pid: if nt.is_idle_task { 0 } else { nt.pid },
             next_prio: nt.prio(),
         };
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            "d..2.",
-            ev,
-        );
+        emit!(self, cpu, "d..2.", ev);
     }
 
     pub(crate) fn trace_migrate(&mut self, p: TaskId, from: usize, to: usize) {
@@ -161,15 +146,7 @@ impl Kernel {
             dest_cpu: to as u32,
         };
         let cpu = self.executing.unwrap_or(to);
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            "d..4.",
-            ev,
-        );
+        emit!(self, cpu, "d..4.", ev);
     }
 
     pub(crate) fn trace_fork(&mut self, parent: TaskId, child: TaskId, cpu: usize) {
@@ -182,15 +159,7 @@ impl Kernel {
             child_comm: self.tasks[child.index()].comm.as_str(),
             child_pid: self.tasks[child.index()].pid,
         };
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            ".....",
-            ev,
-        );
+        emit!(self, cpu, ".....", ev);
     }
 
     pub(crate) fn trace_exit(&mut self, t: TaskId, cpu: usize) {
@@ -204,15 +173,7 @@ impl Kernel {
             prio: task.prio(),
             group_dead: true,
         };
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            ".....",
-            ev,
-        );
+        emit!(self, cpu, ".....", ev);
     }
 
     /// `schedlab_delay_dequeue`: `se` blocked while ineligible and stays queued with
@@ -234,15 +195,7 @@ impl Kernel {
             pid: self.tasks[t.index()].pid,
             lag,
         };
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            "d..2.",
-            ev,
-        );
+        emit!(self, cpu, "d..2.", ev);
     }
 
     /// `schedlab_requeue`: a delayed entity was woken in place (`replaced`: re-placed at V).
@@ -264,14 +217,6 @@ impl Kernel {
             lag,
             replaced,
         };
-        Self::emit(
-            &mut self.trace,
-            &self.tasks,
-            &self.rqs,
-            self.now,
-            cpu,
-            "d..4.",
-            ev,
-        );
+        emit!(self, cpu, "d..4.", ev);
     }
 }
