@@ -873,11 +873,6 @@ impl Kernel {
 
     // ============================================================================ hooks
 
-    /// Whether stopper work (an active balance) is queued on `cpu`.
-    pub(crate) fn active_balance_pending(&self, cpu: usize) -> bool {
-        matches!(self.lb.active_balance.get(cpu), Some(Some(_)))
-    }
-
     /// IPI on `cpu` (after the wake list): the stopper's wakeup of an active balance, and a
     /// kicked nohz idle balance (`nohz_csd_func` + `sched_balance_softirq`).
     pub(crate) fn on_ipi_balance(&mut self, cpu: usize) {

@@ -442,7 +442,18 @@ impl Kernel {
         // `put`: prev is still its class's current task and is put back before anything
         // else runs
         let mut put = !self.tasks[prev.index()].is_idle_task;
-        for class in SchedClass::ORDER {
+        // The kernel's fast path: prev is not above the fair class and every queued task is
+        // fair (`rq->nr_running == rq->cfs.h_nr_queued`; a runnable stopper would count in
+        // nr_running, here its queued works are checked) — only fair, then idle, can pick.
+        let fair_only = !self.tasks[prev.index()].class.above(SchedClass::Fair)
+            && self.rqs[cpu].nr_running == self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued
+            && !self.stop_work_pending(cpu);
+        let classes: &[SchedClass] = if fair_only {
+            &[SchedClass::Fair, SchedClass::Idle]
+        } else {
+            &SchedClass::ORDER
+        };
+        for &class in classes {
             if let Some(next) = class.pick_next_task(self, cpu, prev, &mut put) {
                 return next;
             }

@@ -590,4 +590,15 @@ impl Kernel {
             }
         }
     }
+
+    /// Whether stopper work is queued on `cpu` (the stop task would be runnable, and
+    /// `pick_task_stop()` would return it; see stop_task.rs).
+    pub(crate) fn stop_work_pending(&self, cpu: usize) -> bool {
+        self.active_balance_pending(cpu) || self.rqs[cpu].stop_migration.is_some()
+    }
+
+    /// Whether stopper work (an active balance) is queued on `cpu`.
+    pub(crate) fn active_balance_pending(&self, cpu: usize) -> bool {
+        matches!(self.lb.active_balance.get(cpu), Some(Some(_)))
+    }
 }

@@ -8,11 +8,6 @@ use crate::sched::*;
 use crate::Kernel;
 
 impl Kernel {
-    /// Whether stopper work is queued on `cpu` (`pick_task_stop()` would return the stopper).
-    pub(crate) fn stop_work_pending(&self, cpu: usize) -> bool {
-        self.active_balance_pending(cpu) || self.rqs[cpu].stop_migration.is_some()
-    }
-
     /// The stopper runs its queued works: sched_exec()'s `migration_cpu_stop()`, then an
     /// active balance. kernel: stop_machine.c cpu_stopper_thread()
     pub(crate) fn cpu_stopper_run(&mut self, cpu: usize) {

@@ -316,14 +316,17 @@ impl Workload for Cyclictest {
     }
 
     fn warnings(&self) -> Vec<String> {
-        let mut w: Vec<String> = self
-            .opts
-            .warnings
-            .iter()
-            .map(|m| format!("cyclictest: {m}"))
-            .collect();
+        // the option parser's messages already name the program
+        fn prefixed(m: &str) -> String {
+            if m.starts_with("cyclictest: ") {
+                m.to_string()
+            } else {
+                format!("cyclictest: {m}")
+            }
+        }
+        let mut w: Vec<String> = self.opts.warnings.iter().map(|m| prefixed(m)).collect();
         if let Some(r) = &self.resolved {
-            w.extend(r.warnings.iter().map(|m| format!("cyclictest: {m}")));
+            w.extend(r.warnings.iter().map(|m| prefixed(m)));
         }
         w
     }
