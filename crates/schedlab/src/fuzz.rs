@@ -1010,6 +1010,18 @@ mod tests {
             (Front::Workload, "schbench -n 4294967295", "1000000"),
             // ... and -n with a huge -F overflowed one request's work.
             (Front::Workload, "schbench -n 1000000 -F 4294967295", "2^33 s"),
+            // Campaign (rt-app seed 3736097, platform seed 9296318): a key or value with a
+            // newline in it was quoted in a two-line message.
+            (
+                Front::RtApp,
+                "{ \"tasks\": { \"a\": { \"ru\\n0\" \"run\": 1 } } }",
+                "\\n",
+            ),
+            (
+                Front::Platform,
+                "extends = \"\\nosuch\"\nname = \"x\"\n",
+                "\\n",
+            ),
             // Campaign: a kernel string of a newline was quoted in a two-line message.
             (Front::Kernel, "\n", "empty kernel string"),
             // Campaign: a multi-byte character inside a patch id panicked in Patch::from_id.
