@@ -5,7 +5,8 @@
 pub enum PlatformError {
     /// `--platform NAME` that is neither a built-in, `smp:N`, nor a path.
     #[error(
-        "unknown platform `{name}` (built-in: {known}; or `smp:N`, or a path to a .toml file)"
+        "unknown platform `{}` (built-in: {known}; or `smp:N`, or a path to a .toml file)",
+        one_line(name)
     )]
     Unknown { name: String, known: String },
 
@@ -18,7 +19,7 @@ pub enum PlatformError {
     },
 
     /// TOML syntax error (line and column from the toml crate's span).
-    #[error("{file}:{line}:{column}: {message}")]
+    #[error("{file}:{line}:{column}: {}", one_line(message))]
     Syntax {
         file: String,
         line: usize,
@@ -28,7 +29,7 @@ pub enum PlatformError {
 
     /// A value that parses as TOML but is not a valid platform description.
     /// Rendered as `platforms/x.toml:12: cpu_class[1].capacity: must be 1..=1024`.
-    #[error("{file}:{line}: {key}: {message}")]
+    #[error("{file}:{line}: {}: {}", one_line(key), one_line(message))]
     Invalid {
         file: String,
         line: usize,
@@ -37,6 +38,21 @@ pub enum PlatformError {
     },
 
     /// A malformed platform spec on the command line (`smp:0`, `smp:x`).
-    #[error("platform `{spec}`: {message}")]
+    #[error("platform `{}`: {}", one_line(spec), one_line(message))]
     BadSpec { spec: String, message: String },
+}
+
+/// `s` with control characters escaped (`\n` for a newline), so that a message quoting a
+/// value from a file stays one line (campaign: `extends = "\nosuch"`).
+pub(crate) fn one_line(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let e: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            e
+        })
+        .collect()
 }

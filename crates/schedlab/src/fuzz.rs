@@ -964,6 +964,17 @@ mod tests {
     #[test]
     fn regressions() {
         let mut c = cache();
+        // Campaign (rt-app seed 1221536): instances forked from one task share an absolute
+        // timer whose period is the 2^33 s cap; each adds a period and the sum passed u64.
+        let shared_timer = "{ \"global\": { \"duration\": 1 },\n  \"tasks\": { \
+            \"b\": { \"runtime0\": 1, \"timer1\": { \"ref\": \"x\", \"period\": 8589934592000000, \
+            \"mode\": \"absolute\" }, \"sleep2\": 1 },\n    \"c\": { \"fork0\": \"b\" } } }\n";
+        assert_eq!(check(Front::RtApp, shared_timer, &mut c), Ok(Verdict::Ran));
+        let seed_input = generate(Front::RtApp, 1221536);
+        assert!(
+            check(Front::RtApp, &seed_input, &mut c).is_ok(),
+            "{seed_input}"
+        );
         // A workload line with a newline in it (campaign seed 231): the message quoted the
         // line as it was and came out on two lines.
         let r = check(Front::Workload, "slice=1.5us slice\n= schbench", &mut c);
@@ -1000,6 +1011,18 @@ mod tests {
             (Front::Workload, "schbench -n 4294967295", "1000000"),
             // ... and -n with a huge -F overflowed one request's work.
             (Front::Workload, "schbench -n 1000000 -F 4294967295", "2^33 s"),
+            // Campaign (rt-app seed 3736097, platform seed 9296318): a key or value with a
+            // newline in it was quoted in a two-line message.
+            (
+                Front::RtApp,
+                "{ \"tasks\": { \"a\": { \"ru\\n0\" \"run\": 1 } } }",
+                "\\n",
+            ),
+            (
+                Front::Platform,
+                "extends = \"\\nosuch\"\nname = \"x\"\n",
+                "\\n",
+            ),
             // Campaign: a kernel string of a newline was quoted in a two-line message.
             (Front::Kernel, "\n", "empty kernel string"),
             // Campaign: a multi-byte character inside a patch id panicked in Patch::from_id.

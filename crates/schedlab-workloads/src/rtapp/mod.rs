@@ -58,7 +58,7 @@ pub use report::{Row, Summary, ThreadLog, ThreadRecord, DEFAULT_LOG_ROWS};
 #[derive(Debug, thiserror::Error)]
 pub enum RtAppError {
     /// Bad syntax or content, at a position in the file.
-    #[error("{file}:{pos}: {message}")]
+    #[error("{file}:{pos}: {}", crate::rtapp::one_line(message))]
     Invalid {
         file: String,
         pos: Pos,
@@ -71,6 +71,20 @@ pub enum RtAppError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// `s` with control characters escaped (`\n` for a newline), so that a message quoting a
+/// key or value from the file stays one line (campaign: a key with a newline in it).
+pub(crate) fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 impl RtAppError {

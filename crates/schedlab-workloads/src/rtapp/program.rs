@@ -486,10 +486,17 @@ impl ThreadProg {
                     ts.init = true;
                     ts.t_next = self.t_first;
                 }
-                ts.t_next += period * 1000;
+                // Instances sharing a timer each add a period, and a period may be as long as
+                // the 2^33 s cap (campaign input): the sum stops at twice the cap, past the end
+                // of any run, where expiry + timer slack still fits u64.
+                ts.t_next = ts
+                    .t_next
+                    .saturating_add(period * 1000)
+                    .min(2 * schedlab_engine::MAX_SIM_NS);
                 ch.clock(cx);
                 let next = ts.t_next;
-                self.row.slack_us = us_signed(next as i64 - now as i64);
+                let slack = (i128::from(next) - i128::from(now)).clamp(-(1 << 62), 1 << 62);
+                self.row.slack_us = us_signed(slack as i64);
                 if now < next {
                     (Some(Op::SleepUntil(next)), Active::TimerSleep(next))
                 } else {
