@@ -905,6 +905,9 @@ fn read_idle_state(ctx: &Ctx, node: &Node, path: &str) -> Result<IdleState, Plat
     })
 }
 
+/// The most one cost value may be (1 s).
+pub const MAX_COST_NS: u64 = 1_000_000_000;
+
 /// Reads cost values of a `[costs]`-like table into `c`; returns the fields set, in order.
 /// Bare numbers are µs; `"n/a"` marks an optional field as not applicable.
 fn read_costs(
@@ -932,7 +935,19 @@ fn read_costs(
                 t.ctx.record(node, &path);
                 None
             }
-            _ => Some(Nanos(t.ctx.as_duration_ns(node, &path)?)),
+            _ => {
+                let ns = t.ctx.as_duration_ns(node, &path)?;
+                // One kernel operation costing more than a second is a typo, and a cost near
+                // 2^64 ns would overflow the clock arithmetic it is added to.
+                if ns > MAX_COST_NS {
+                    return Err(t.ctx.err(
+                        node,
+                        &path,
+                        &format!("{ns} ns is more than the 1 s one kernel operation may cost"),
+                    ));
+                }
+                Some(Nanos(ns))
+            }
         };
         c.set(field.name, v);
         set.push(field.name);
@@ -2042,6 +2057,17 @@ mod tests {
             e.starts_with("v.toml:1: name: required in a file that extends `rpi5`"),
             "{e}"
         );
+    }
+
+    /// A cost near 2^64 ns (fuzz campaign, platform seed 3930658) is refused, not added to
+    /// the clock until it overflows.
+    #[test]
+    fn a_cost_above_one_second_is_refused() {
+        let e = err("[costs]\nc_atomic = \"18446744073709551615ns\"\n");
+        assert!(e.contains("costs.c_atomic"), "{e}");
+        assert!(e.contains("more than the 1 s"), "{e}");
+        // one second itself is accepted
+        assert!(load("[costs]\nc_atomic = \"1s\"\n").is_ok());
     }
 
     #[test]
