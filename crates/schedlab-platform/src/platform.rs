@@ -943,7 +943,7 @@ fn read_costs(
                     return Err(t.ctx.err(
                         node,
                         &path,
-                        &format!("{ns} ns is more than the 1 s one kernel operation may cost"),
+                        format!("{ns} ns is more than the 1 s one kernel operation may cost"),
                     ));
                 }
                 Some(Nanos(ns))
