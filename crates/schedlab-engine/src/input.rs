@@ -50,6 +50,21 @@ pub fn read_input_file(path: &Path) -> io::Result<String> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not valid UTF-8 text"))
 }
 
+/// `s` with control characters escaped (`\n` for a newline), so that an error message quoting
+/// a key, value or line from user input stays one line (the fuzz campaign found keys, values
+/// and workload lines with newlines in them).
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,7 @@
 //! Errors for user input: every variant names the file, line and key (or the spec) at fault.
 
+use schedlab_engine::input::one_line;
+
 /// A platform that could not be found, read, parsed or validated.
 #[derive(Debug, thiserror::Error)]
 pub enum PlatformError {
@@ -40,19 +42,4 @@ pub enum PlatformError {
     /// A malformed platform spec on the command line (`smp:0`, `smp:x`).
     #[error("platform `{}`: {}", one_line(spec), one_line(message))]
     BadSpec { spec: String, message: String },
-}
-
-/// `s` with control characters escaped (`\n` for a newline), so that a message quoting a
-/// value from a file stays one line (campaign: `extends = "\nosuch"`).
-pub(crate) fn one_line(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            let e: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            e
-        })
-        .collect()
 }

@@ -41,19 +41,20 @@ pub fn compare(
         crate::run::validate(&spec)?;
     }
     let total = kernels.len() as u64 * u64::from(runs);
-    let bar = std::sync::Mutex::new(crate::progress::Bar::new(
+    let bar = crate::progress::Bar::new(
         base.progress,
         total,
         "compare [{bar:40}] {pos}/{len} runs {msg}",
         "",
-    ));
+    );
     // one job per (kernel, seed), in the order the columns and samples are filled
     let job_list: Vec<(usize, u32)> = (0..kernels.len())
         .flat_map(|k| (0..runs).map(move |i| (k, i)))
         .collect();
-    let results = crate::jobs::run_indexed(
+    let results = crate::jobs::run_with_bar(
         job_list.len(),
         jobs.unwrap_or_else(crate::jobs::default_jobs),
+        bar,
         |j| {
             let (k, i) = job_list[j];
             let mut spec = base.clone();
@@ -65,15 +66,7 @@ pub fn compare(
             // warnings are printed below in job order
             crate::run::quiet_warnings(|| run(&spec))
         },
-        |d| {
-            bar.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .set(d as u64, String::new)
-        },
     );
-    bar.into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .finish(String::new);
     // Input warnings are the same for every seed: print each kernel's once, from its first
     // seed's run, in kernel order (the same bytes whatever the number of jobs).
     for (j, r) in results.iter().enumerate() {

@@ -57,6 +57,25 @@ where
         .collect()
 }
 
+/// [`run_indexed`] with a progress bar that counts the finished jobs and is drawn to its end
+/// afterwards (the bar only observes).
+pub fn run_with_bar<T, F>(n: usize, jobs: usize, bar: crate::progress::Bar, f: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(usize) -> T + Sync,
+{
+    let bar = Mutex::new(bar);
+    let results = run_indexed(n, jobs, f, |d| {
+        bar.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .set(d as u64, String::new)
+    });
+    bar.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .finish(String::new);
+    results
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 //! into place only when the run succeeded, so a failed run never leaves a half-written file.
 
 use crate::trace_file::TraceFile;
+pub use schedlab_engine::input::one_line;
 use schedlab_platform::{Platform, PlatformError};
 use schedlab_sched::fair::FairOp;
 use schedlab_sched::pelt::UTIL_AVG_UNCHANGED;
@@ -51,20 +52,6 @@ impl RunSpec {
             progress: false,
         }
     }
-}
-
-/// `s` with line breaks and other control characters escaped, so that a message quoting
-/// user input (a workload line with a newline in it) stays one line.
-pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Why a run could not be done.

@@ -392,15 +392,16 @@ pub fn execute(
     let jobs: Vec<(usize, u64)> = (0..sc.variants.len())
         .flat_map(|v| (1..=runs as u64).map(move |s| (v, s)))
         .collect();
-    let bar = std::sync::Mutex::new(crate::progress::Bar::new(
+    let bar = crate::progress::Bar::new(
         progress,
         jobs.len() as u64,
         "{prefix} [{bar:40}] {pos}/{len} runs",
         &sc.name,
-    ));
-    let results = crate::jobs::run_indexed(
+    );
+    let results = crate::jobs::run_with_bar(
         jobs.len(),
         jobs_limit.unwrap_or_else(crate::jobs::default_jobs),
+        bar,
         |i| {
             let (v, seed) = jobs[i];
             let spec = RunSpec {
@@ -423,15 +424,7 @@ pub fn execute(
                 })
                 .map_err(|e| e.to_string())
         },
-        |d| {
-            bar.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .set(d as u64, String::new)
-        },
     );
-    bar.into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .finish(String::new);
     let mut samples = vec![vec![Vec::new(); names.len()]; sc.variants.len()];
     for (i, r) in results.into_iter().enumerate() {
         let vals = r.map_err(ScenarioError::Input)?;

@@ -45,6 +45,7 @@ mod program;
 mod report;
 mod sync;
 
+pub(crate) use schedlab_engine::input::one_line;
 use std::path::{Path, PathBuf};
 
 pub use app::RtApp;
@@ -71,20 +72,6 @@ pub enum RtAppError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// `s` with control characters escaped (`\n` for a newline), so that a message quoting a
-/// key or value from the file stays one line (campaign: a key with a newline in it).
-pub(crate) fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 impl RtAppError {
