@@ -26,6 +26,8 @@ pub struct TaskAttrs {
     pub cpus: Option<CpuMask>,
     pub tg: Option<TgId>,
     pub reset_on_fork: Option<bool>,
+    /// SCHED_DEADLINE parameters (with `policy: Some(Policy::Deadline)`).
+    pub dl: Option<crate::deadline::DlAttr>,
 }
 
 /// `fork()` or `clone(CLONE_THREAD)` of a new task running `program`.
