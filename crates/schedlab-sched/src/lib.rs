@@ -47,6 +47,7 @@ pub mod tree;
 
 pub use crate::sched::Task;
 pub use crate::sim::{Kernel, MachineDesc, TraceSink};
+pub use deadline::DlAttr;
 pub use features::{Feature, FeatureSet, SimFeature};
 pub use patches::Patch;
 pub use presets::{KernelConfig, KernelSpecError, PreemptModel};

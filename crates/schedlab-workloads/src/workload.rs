@@ -40,6 +40,13 @@ impl Placement {
             cpus: self.cpus.clone(),
             tg,
             reset_on_fork: None,
+            dl: self
+                .dl
+                .map(|(runtime, deadline, period)| schedlab_sched::DlAttr {
+                    runtime,
+                    deadline,
+                    period,
+                }),
         }
     }
 }

@@ -177,6 +177,7 @@ impl Plan {
             cpus: t.cpus.clone(),
             tg: None,
             reset_on_fork: None,
+            dl: None,
         }
     }
 
