@@ -122,6 +122,11 @@ pub trait Workload {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Per-event series the workload recorded, by name: (simulated time in ns, value), for
+    /// reports that need more than the summary metrics (interbench's latency samples).
+    fn series(&self) -> Vec<(String, Vec<(u64, u64)>)> {
+        Vec::new()
+    }
 }
 
 /// A bad workload line or a workload that cannot run as configured.

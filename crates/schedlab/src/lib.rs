@@ -10,6 +10,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod scenario_interbench;
 pub mod stats;
 pub mod trace_file;
 

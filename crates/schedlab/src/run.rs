@@ -160,6 +160,8 @@ pub struct WorkloadResult {
     pub program: String,
     pub output: String,
     pub metrics: Vec<Metric>,
+    /// The workload's per-event series ([`schedlab_workloads::Workload::series`]).
+    pub series: Vec<(String, Vec<(u64, u64)>)>,
 }
 
 /// Everything a run produced.
@@ -573,6 +575,7 @@ fn collect(
             program: w.program().to_string(),
             output: w.output(procfs),
             metrics: w.metrics(procfs),
+            series: w.series(),
         })
         .collect();
     RunResult {

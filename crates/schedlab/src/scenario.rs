@@ -24,6 +24,13 @@ const BUILTIN: &[(&str, &str, &str)] = &[(
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
+    /// `"interbench"` for the interbench scenarios (scenario_interbench.rs); absent for the
+    /// metric scenarios.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The `[interbench]` table of a scenario of kind interbench.
+    #[serde(default)]
+    pub interbench: Option<crate::scenario_interbench::IbSpec>,
     pub title: String,
     pub seed: String,
     pub platform: String,
@@ -160,6 +167,39 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
         check(&t.kernel, "target.kernel")?;
         if let Some(r) = &t.relative_to {
             check(r, "target.relative_to")?;
+        }
+    }
+    match (s.kind.as_deref(), &s.interbench) {
+        (None, None) => {}
+        (Some("interbench"), Some(ib)) => {
+            for k in &ib.other_load_variants {
+                check(k, "interbench.other_load_variants")?;
+            }
+            if !ib
+                .loads
+                .iter()
+                .any(|l| l == crate::scenario_interbench::WRITE)
+            {
+                return Err(ScenarioError::Input(format!(
+                    "{file}: interbench.loads must include Write"
+                )));
+            }
+            return Ok(s);
+        }
+        (Some("interbench"), None) => {
+            return Err(ScenarioError::Input(format!(
+                "{file}: kind = \"interbench\" needs an [interbench] table"
+            )))
+        }
+        (Some(k), _) => {
+            return Err(ScenarioError::Input(format!(
+                "{file}: kind = \"{k}\": unknown (known: interbench)"
+            )))
+        }
+        (None, Some(_)) => {
+            return Err(ScenarioError::Input(format!(
+                "{file}: an [interbench] table needs kind = \"interbench\""
+            )))
         }
     }
     if s.variants.is_empty() || s.workloads.is_empty() {
@@ -710,6 +750,22 @@ pub fn cli_reproduce(
     let scenarios: Vec<Scenario> = names.iter().map(|n| load(n)).collect::<Result<_, _>>()?;
     let mut docs = Vec::new();
     for sc in &scenarios {
+        if let Some(ib) = &sc.interbench {
+            let o =
+                crate::scenario_interbench::execute_scenario(sc, ib, runs, quick, progress, jobs)?;
+            if as_json {
+                docs.push(o.json(&sc.name, runs.unwrap_or(0)));
+            } else {
+                writeln!(
+                    out,
+                    "{}",
+                    o.render(&sc.name, &sc.title, &sc.seed, &sc.platform)
+                )
+                .and_then(|_| out.flush())
+                .map_err(ScenarioError::Output)?;
+            }
+            continue;
+        }
         let o = execute(sc, runs, quick, progress, jobs)?;
         if as_json {
             docs.push(o.json());
