@@ -729,6 +729,46 @@ impl Kernel {
         t
     }
 
+    /// kernel: softirq.c spawn_ksoftirqd() → the `ktimers/N` smpboot threads of PREEMPT_RT
+    /// (`CONFIG_IRQ_FORCED_THREADING` with forced irq threads): one per CPU, pinned, SCHED_FIFO
+    /// 1 (`sched_set_fifo_low()` in ktimerd_setup()). They expire the soft hrtimers — on
+    /// PREEMPT_RT every sleeper that was not RT or deadline when it armed its timer — so the
+    /// wakeups of fair sleepers come from an RT task, not from the timer interrupt (rt-dl.md
+    /// §1.8; the release of the dedicated thread is unverified there). Kernel threads get pids
+    /// below the first user pid (1000) and do not count as live tasks (a run ends when the
+    /// workloads' tasks have exited).
+    pub(crate) fn spawn_ktimerd(&mut self) {
+        struct Ktimerd;
+        impl Program for Ktimerd {
+            fn next(
+                &mut self,
+                _cx: &mut crate::syscalls::Ctx<'_>,
+                _last: crate::syscalls::SysResult,
+            ) -> crate::syscalls::Op {
+                crate::syscalls::Op::Kernel(crate::syscalls::KernelOp(
+                    crate::syscalls::KOp::Ktimers,
+                ))
+            }
+        }
+        let first_user_pid = self.next_pid;
+        for cpu in 0..self.ncpus {
+            self.next_pid = 100 + cpu as i32;
+            let attrs = TaskAttrs {
+                comm: Some(format!("ktimers/{cpu}")),
+                policy: Some(Policy::Fifo),
+                rt_priority: Some(1),
+                cpus: Some(CpuMask::single(cpu)),
+                ..Default::default()
+            };
+            let t = self.create_task(Box::new(Ktimerd), &attrs, None, false);
+            self.tasks[t.index()].kthread = true;
+            self.nr_live -= 1;
+            self.rqs[cpu].ktimers = Some(t);
+            self.wake_up_new_task(t, true);
+        }
+        self.next_pid = first_user_pid;
+    }
+
     /// `sched_setattr()` runtime for a fair task: the custom slice (fair.md §3.2).
     pub(crate) fn apply_custom_slice(&mut self, t: TaskId, runtime: u64) {
         if !self.cfg.has(crate::patches::Patch::CustomSlice) {

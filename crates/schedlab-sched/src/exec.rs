@@ -9,7 +9,7 @@ use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId};
 use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::sim::Ev;
-use crate::syscalls::{Ctx, Op, PollFd, SysResult};
+use crate::syscalls::{Ctx, KOp, KernelOp, Op, PollFd, SysResult};
 use crate::Kernel;
 
 /// What an effect did to the calling task.
@@ -128,6 +128,9 @@ pub(crate) enum Effect {
     /// The block of a task that was woken (its timer fired, its futex was posted…): returns.
     Resumed,
     Yield,
+    /// `run_ktimerd()` (softirq.c, PREEMPT_RT): wake the sleepers whose soft hrtimers expired
+    /// on this CPU, or sleep.
+    Ktimers,
     SpawnSlot(u32),
     Exit,
     WaitChild,
@@ -517,6 +520,7 @@ impl Kernel {
                 plan.push(Do(Effect::SetScheduler(policy, nice, rt_priority)));
                 plan.push(Ret(SysResult::None));
             }
+            Op::Kernel(KernelOp(KOp::Ktimers)) => plan.push(Do(Effect::Ktimers)),
         }
         // the plan is empty here (an operation is planned when the last one is done)
         self.plan_scratch = self.tasks[t.index()].exec.plan.replace_empty(buf);
@@ -763,6 +767,23 @@ impl Kernel {
             }
             Effect::Resumed => {
                 self.push_front(t, &[Step::Ret(SysResult::None)]);
+                Outcome::Continue
+            }
+            Effect::Ktimers => {
+                let pending = std::mem::take(&mut self.rqs[cpu].ktimers_pending);
+                if pending.is_empty() {
+                    self.push_front(t, &[Step::Do(Effect::Resumed)]);
+                    return self.block_current(t);
+                }
+                // hrtimer_run_softirq(): each expired sleeper's hrtimer_wakeup(), in expiry
+                // order; every wakeup costs the waker c_ttwu (after_wake_from_task)
+                for &p in pending.iter().rev() {
+                    self.wake_from_task(cpu, t, p, 0);
+                }
+                self.tasks[t.index()]
+                    .exec
+                    .plan
+                    .push_back(Step::Ret(SysResult::None));
                 Outcome::Continue
             }
             Effect::Yield => {
@@ -1347,6 +1368,16 @@ impl Kernel {
         if !idle {
             self.progress_segment(cpu);
         }
+        // PREEMPT_RT: a sleeper's hrtimer is expired in hard-irq context only if the task was
+        // RT or deadline when it armed it (__hrtimer_init_sleeper); the others are soft and
+        // expire in this CPU's ktimers/N thread (SCHED_FIFO 1), which the interrupt wakes.
+        let p = match self.rqs[cpu].ktimers {
+            Some(kt) if !self.tasks[p.index()].policy_is_realtime() => {
+                self.rqs[cpu].ktimers_pending.push(p);
+                kt
+            }
+            _ => p,
+        };
         let w = self.try_to_wake_up(p, 0, cpu, false);
         if w == Woken::LocalDeferred {
             self.local_wakeup_check(cpu, p, 0);
@@ -1533,6 +1564,60 @@ mod tests {
             .find(|(w, _)| w == what)
             .unwrap_or_else(|| panic!("no '{what}' in {:?}", l.borrow()))
             .1
+    }
+
+    /// PREEMPT_RT (rt-dl.md §1.8): a fair task's nanosleep timer is soft, so ktimers/0
+    /// (SCHED_FIFO 1) wakes it; a FIFO task's is hard and the interrupt wakes it directly.
+    /// Zero costs and no slack: three 1 ms sleeps of the fair task end at 1, 2 and 3 ms and
+    /// each needs one ktimers wakeup; the FIFO task's three sleeps need none.
+    #[test]
+    fn preempt_rt_soft_hrtimers_expire_in_ktimers() {
+        for (policy, ktimers_wakeups) in [(Policy::Normal, 3), (Policy::Fifo, 0)] {
+            let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+            let m = MachineDesc::ideal(1, 1000, PreemptModel::Rt);
+            let mut k = Kernel::new(cfg, m, 1).unwrap();
+            k.strict = true;
+            k.check_invariants = true;
+            let kt = k.rqs[0].ktimers.expect("ktimers/0 on PREEMPT_RT");
+            assert_eq!(k.tasks[kt.index()].comm, "ktimers/0");
+            assert_eq!(
+                (k.tasks[kt.index()].policy, k.tasks[kt.index()].prio()),
+                (Policy::Fifo, 98)
+            );
+            let l: Log = Default::default();
+            let l2 = l.clone();
+            let attrs = TaskAttrs {
+                comm: Some("sleeper".into()),
+                policy: Some(policy),
+                rt_priority: (policy == Policy::Fifo).then_some(10),
+                ..Default::default()
+            };
+            let t = k.create_task(
+                script(move |i, cx, _| {
+                    log(&l2, &format!("run{i}"), cx.now());
+                    (i < 3).then_some(Op::SleepUntil((i as u64 + 1) * 1_000_000))
+                }),
+                &attrs,
+                None,
+                false,
+            );
+            k.tasks[t.index()].timer_slack_ns = 0;
+            k.start_task(t);
+            k.run_until(10_000_000);
+            assert_eq!(
+                (at(&l, "run1"), at(&l, "run2"), at(&l, "run3")),
+                (1_000_000, 2_000_000, 3_000_000),
+                "{policy:?}"
+            );
+            assert_eq!(
+                k.tasks[kt.index()].stats.nr_wakeups,
+                ktimers_wakeups,
+                "{policy:?}"
+            );
+        }
+        // and no ktimers thread without PREEMPT_RT
+        let k = kernel(1, |_| {});
+        assert!(k.rqs[0].ktimers.is_none());
     }
 
     #[test]

@@ -416,6 +416,12 @@ pub struct Task {
 }
 
 impl Task {
+    /// kernel: sched.h realtime_task_policy() (`task_is_realtime()` before v6.10): SCHED_FIFO,
+    /// SCHED_RR or SCHED_DEADLINE.
+    pub fn policy_is_realtime(&self) -> bool {
+        matches!(self.policy, Policy::Fifo | Policy::Rr | Policy::Deadline)
+    }
+
     /// `p->prio` (rt-dl.md §1.2).
     pub fn prio(&self) -> i32 {
         match self.policy {
@@ -475,6 +481,10 @@ pub struct Rq {
     /// task to the CPU exec balancing chose. It runs at the next `__schedule()` here, before
     /// any class picks (the stop class).
     pub stop_migration: Option<(TaskId, usize)>,
+    /// PREEMPT_RT: this CPU's `ktimers/N` thread (softirq.c `ktimerd`, SCHED_FIFO 1), which
+    /// expires the soft hrtimers, and the sleepers whose soft hrtimers it has yet to expire.
+    pub ktimers: Option<TaskId>,
+    pub ktimers_pending: Vec<TaskId>,
 }
 
 impl Kernel {

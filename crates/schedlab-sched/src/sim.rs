@@ -355,10 +355,15 @@ impl Kernel {
                 range_timers: Vec::new(),
                 clock_task: 0,
                 clock_update_flags: 0,
+                ktimers: None,
+                ktimers_pending: Vec::new(),
             });
         }
         k.init_select_state();
         k.init_balance_state();
+        if k.preempt == crate::presets::PreemptModel::Rt {
+            k.spawn_ktimerd();
+        }
         Ok(k)
     }
 

@@ -99,6 +99,20 @@ pub enum Op {
         nice: i32,
         rt_priority: u32,
     },
+    /// Work of a kernel thread of the simulated kernel itself; workloads cannot build one.
+    #[doc(hidden)]
+    Kernel(KernelOp),
+}
+
+/// A kernel thread's operation (the inner value is private to the kernel crate).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelOp(pub(crate) KOp);
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum KOp {
+    /// `run_ktimerd()`: expire the soft hrtimers queued for this CPU's `ktimers/N`, or sleep
+    /// until there are some.
+    Ktimers,
 }
 
 /// What the previous operation returned.
