@@ -538,6 +538,45 @@ impl Kernel {
             until: None,
         });
         self.ensure_tick(cpu);
+        self.sched_update_tick_dependency(cpu);
+    }
+
+    /// kernel: core.c sched_can_stop_tick() — whether the scheduler needs no tick on `cpu`: no
+    /// deadline task; if there are SCHED_RR tasks, only one of them; FIFO tasks alone are
+    /// fine; otherwise at most one fair task queued (rt-dl.md §1.10).
+    pub(crate) fn sched_can_stop_tick(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        if rq.dl.dl_nr_running > 0 {
+            return false;
+        }
+        if rq.rt.rt_nr_running > 0 {
+            let rr_nr_running = rq
+                .rt
+                .queue
+                .iter()
+                .flatten()
+                .filter(|&&t| self.tasks[t.index()].policy == Policy::Rr)
+                .count();
+            return rr_nr_running <= 1;
+        }
+        self.cfs[rq.cfs.index()].h_nr_queued <= 1
+    }
+
+    /// nohz_full (kernel: sched_update_tick_dependency() with tick_nohz_dep_set_cpu() /
+    /// _clear_cpu()): on a `nohz_full=` CPU running a task, the tick stops while
+    /// `sched_can_stop_tick()` holds and restarts when it no longer does. The model evaluates
+    /// this at every switch and when a second task is queued (the kernel also at interrupt
+    /// exit, so it may stop a tick a little earlier after a task leaves). Deviation: the
+    /// residual 1 Hz remote tick (`sched_tick_remote()`) is not modelled.
+    pub(crate) fn sched_update_tick_dependency(&mut self, cpu: usize) {
+        if !self.machine.nohz_full.contains(cpu) || self.cpu_is_idle(cpu) {
+            return;
+        }
+        if self.sched_can_stop_tick(cpu) {
+            self.stop_tick(cpu);
+        } else {
+            self.ensure_tick(cpu);
+        }
     }
 
     // ===================================================================== tick

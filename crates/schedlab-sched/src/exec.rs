@@ -1620,6 +1620,47 @@ mod tests {
         assert!(k.rqs[0].ktimers.is_none());
     }
 
+    /// nohz_full (rt-dl.md §1.10): 100 ms at HZ 1000 on CPU 1 of 2, CPU 0 idle (its tick
+    /// stops at idle entry, so every tick counted is CPU 1's). One fair hog: its tick runs at
+    /// every ms (99-100 ticks) without nohz_full and not at all with `nohz_full=1`; two fair
+    /// hogs need the tick for their slices, nohz_full or not. A FIFO hog alone may stop it.
+    #[test]
+    fn nohz_full_stops_the_tick_of_a_single_task() {
+        let hog = || script(|_, _, _| Some(Op::Run(1_000_000_000)));
+        for (nohz, hogs, policy, lo, hi) in [
+            (false, 1, Policy::Normal, 99, 100),
+            (true, 1, Policy::Normal, 0, 0),
+            (true, 2, Policy::Normal, 99, 100),
+            (true, 1, Policy::Fifo, 0, 0),
+        ] {
+            let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+            let mut m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
+            if nohz {
+                m.nohz_full = CpuMask::single(1);
+            }
+            let mut k = Kernel::new(cfg, m, 1).unwrap();
+            k.strict = true;
+            k.check_invariants = true;
+            for i in 0..hogs {
+                let attrs = TaskAttrs {
+                    comm: Some(format!("hog{i}")),
+                    policy: Some(policy),
+                    rt_priority: (policy == Policy::Fifo).then_some(10),
+                    cpus: Some(CpuMask::single(1)),
+                    ..Default::default()
+                };
+                let t = k.create_task(hog(), &attrs, None, false);
+                k.start_task(t);
+            }
+            k.run_until(100_000_000);
+            let ticks = k.stats.ticks;
+            assert!(
+                (lo..=hi).contains(&ticks),
+                "nohz {nohz} hogs {hogs} {policy:?}: {ticks} ticks"
+            );
+        }
+    }
+
     #[test]
     fn unix_sender_blocks_at_the_send_buffer() {
         // §1.3: truesize 768 + 100 = 868; floor(212992 / 868) = 245 messages fit, the 246th

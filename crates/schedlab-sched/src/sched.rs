@@ -544,6 +544,7 @@ impl Kernel {
             if let Some(&rd) = self.lb.rd_of.get(cpu) {
                 self.lb.rd_overloaded[rd] = true;
             }
+            self.sched_update_tick_dependency(cpu);
         }
     }
 

@@ -54,6 +54,8 @@ pub struct MachineDesc {
     pub page_size: u32,
     /// CPUs removed from scheduling domains (isolcpus=domain).
     pub isolated: CpuMask,
+    /// `nohz_full=`: CPUs whose tick stops while they run one task (rt-dl.md §1.10).
+    pub nohz_full: CpuMask,
     /// Throughput of each SMT sibling while both are busy, parts per million.
     pub smt_throughput_ppm: u32,
     /// SMT siblings per CPU (including itself).
@@ -100,6 +102,7 @@ impl MachineDesc {
             llc_id: (0..n).map(|c| domains.per_cpu[c].sd_llc_id).collect(),
             page_size: 4096,
             isolated: p.domain_isolated(),
+            nohz_full: p.isolation.nohz_full.clone(),
             smt_throughput_ppm: p.smt_throughput_ppm,
             smt_mask: (0..n).map(|c| p.cpu_smt_mask(c)).collect(),
             domains,
