@@ -12,7 +12,9 @@ use super::model::{Calibration, RtAppFile};
 use super::plan::{compile, MachineInfo, Plan, PlanError};
 use super::program::{MainProg, Shared};
 use super::report::{self, ThreadLog, ThreadRecord, DEFAULT_LOG_ROWS};
-use crate::workload::{parse_placement, Env, Metric, Placement, Workload, WorkloadError};
+use crate::workload::{
+    parse_placement, DlReservation, Env, Metric, Placement, Workload, WorkloadError,
+};
 
 /// A running (or ready) rt-app process.
 struct Process {
@@ -131,6 +133,30 @@ impl Workload for RtApp {
 
     fn program(&self) -> &str {
         "rt-app"
+    }
+
+    /// The line's placement is the default of each thread's own policy: rt-app's main task
+    /// creates the threads, but it never runs SCHED_DEADLINE itself.
+    fn placement_task_forks(&self) -> bool {
+        false
+    }
+
+    /// Every thread started at the beginning whose policy is SCHED_DEADLINE, named as rt-app
+    /// names its threads (`task-N`); threads created later by `fork` events are not counted.
+    fn dl_reservations(&self, _placement: &Placement) -> Vec<DlReservation> {
+        let plan = &self.preview;
+        plan.initial
+            .iter()
+            .enumerate()
+            .filter_map(|(ind, &def)| {
+                let t = &plan.tasks[def];
+                t.dl.map(|attr| DlReservation {
+                    task: format!("{}-{ind}", t.name),
+                    attr,
+                    cpus: t.cpus.clone(),
+                })
+            })
+            .collect()
     }
 
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {

@@ -177,6 +177,8 @@ enum Uop {
     Fork(usize),
     SetNice(i32),
     SetSlice(u64),
+    /// `sched_setscheduler()` to a new RT priority (same policy).
+    SetRtPrio(u32),
     Lock(usize),
     Unlock(usize),
     CondEnter(usize),
@@ -240,6 +242,7 @@ pub(crate) struct ThreadProg {
     t_first: u64,
     nice: Option<i32>,
     slice: Option<u64>,
+    rt_priority: Option<u32>,
     /// Unique timers.
     timers: Vec<TimerState>,
 }
@@ -261,7 +264,7 @@ impl ThreadProg {
                 ..TimerState::default()
             })
             .collect();
-        let (nice, slice) = (t.nice, t.slice_ns);
+        let (nice, slice, rt_priority) = (t.nice, t.slice_ns, t.rt_priority);
         ThreadProg {
             sh,
             plan,
@@ -284,6 +287,7 @@ impl ThreadProg {
             t_first: 0,
             nice,
             slice,
+            rt_priority,
             timers,
         }
     }
@@ -431,6 +435,9 @@ impl ThreadProg {
                     if let Some(n) = p.nice.filter(|&n| self.nice != Some(n)) {
                         self.uops.push_front(Uop::SetNice(n));
                     }
+                    if let Some(r) = p.rt_priority.filter(|&r| self.rt_priority != Some(r)) {
+                        self.uops.push_front(Uop::SetRtPrio(r));
+                    }
                 }
                 (None, Active::Done)
             }
@@ -542,6 +549,18 @@ impl ThreadProg {
             Uop::SetNice(n) => {
                 self.nice = Some(n);
                 (Some(Op::SetNice(n)), Active::Done)
+            }
+            Uop::SetRtPrio(r) => {
+                self.rt_priority = Some(r);
+                let policy = super::plan::kernel_policy(plan.tasks[self.def].policy);
+                (
+                    Some(Op::SetScheduler {
+                        policy,
+                        nice: 0,
+                        rt_priority: r,
+                    }),
+                    Active::Done,
+                )
             }
             Uop::SetSlice(s) => {
                 self.slice = Some(s);
