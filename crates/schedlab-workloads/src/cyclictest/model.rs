@@ -355,9 +355,9 @@ impl Workload for Cyclictest {
             // With -p > 0 (or --policy=fifo|rr) the thread sets itself SCHED_FIFO/RR at its
             // priority (`--priospread` lowers it per thread), whatever the shell gave main.
             let (policy, rt_priority) = match o.thread_policy(&r, i) {
-                CtPolicy::Other => (Policy::Normal, None),
-                CtPolicy::Batch => (Policy::Batch, None),
-                CtPolicy::Idle => (Policy::Idle, None),
+                CtPolicy::Other => (Policy::Normal, Some(0)),
+                CtPolicy::Batch => (Policy::Batch, Some(0)),
+                CtPolicy::Idle => (Policy::Idle, Some(0)),
                 CtPolicy::Fifo => (Policy::Fifo, Some(o.thread_priority(&r, i))),
                 CtPolicy::Rr => (Policy::Rr, Some(o.thread_priority(&r, i))),
             };
@@ -803,6 +803,44 @@ mod tests {
         assert_eq!((t.cpu, t.nr_cpus_allowed), (1, 1));
     }
 
+    /// cyclictest 2.5: `-p N` (N > 0) without `--policy` runs the threads SCHED_FIFO N;
+    /// `--policy=rr -p N` SCHED_RR N; `--policy=fifo` without `-p` defaults the priority to
+    /// threads + 1; `--priospread` lowers it by one per thread. The shell's `chrt` only
+    /// changes the main thread.
+    #[test]
+    fn rt_threads_take_cyclictest_policy_and_priority() {
+        let threads = |line: &str| {
+            let mut k = kernel("v6.18", MachineDesc::ideal(4, 1000, PreemptModel::Full));
+            let (placement, mut w) = build(line);
+            w.setup(&mut k, &env(placement)).unwrap();
+            k.run_until(w.duration_hint().unwrap());
+            w.tasks()
+                .iter()
+                .map(|t| (k.tasks[t.index()].policy, k.tasks[t.index()].rt_priority))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            threads("chrt -o 0 cyclictest -p 80 -l 3"),
+            vec![(Policy::Normal, 0), (Policy::Fifo, 80)]
+        );
+        assert_eq!(
+            threads("cyclictest --policy=rr -p 5 -l 3")[1],
+            (Policy::Rr, 5)
+        );
+        assert_eq!(
+            threads("cyclictest --policy=fifo -t 2 -l 3")[1..],
+            [(Policy::Fifo, 3), (Policy::Fifo, 3)]
+        );
+        assert_eq!(
+            threads("cyclictest -p 10 --priospread -t 2 -l 3")[1..],
+            [(Policy::Fifo, 10), (Policy::Fifo, 9)]
+        );
+        assert_eq!(
+            threads("chrt -f 50 cyclictest -l 3"),
+            vec![(Policy::Fifo, 50), (Policy::Normal, 0)]
+        );
+    }
+
     #[test]
     fn refused_configurations() {
         let err = |line: &str, duration_ns: Option<u64>| {
@@ -821,6 +859,8 @@ mod tests {
         let d = Some(1_000_000_000);
         assert!(err("cgroup=/test-B cyclictest -D 1", d).contains("cgroups are not modelled yet"));
         assert!(err("cyclictest -a 5 -D 1", d).contains("CPU 5"));
+        // the default RT priority is threads + 1 = 100 here
+        assert!(err("cyclictest --policy=fifo -t 99 -D 1", d).contains("priority 100"));
         assert!(err("cyclictest -i 1000", None).contains("give -D, -l or"));
         assert!(err("cyclictest -v", None).contains("cyclictest"));
         // with the simulation's --duration, an endless cyclictest stops there
