@@ -420,8 +420,8 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
             line: line.to_string(),
             token: placement.policy_src.clone().unwrap_or_default(),
             message: format!(
-                "{} creates its tasks with fork/clone, which the kernel refuses a SCHED_DEADLINE \
-                 task (sched_fork: EAGAIN); give the policy to rt-app threads instead",
+                "{} creates its tasks with fork/clone, and a SCHED_DEADLINE task may not fork \
+                 (sched_fork returns EAGAIN); give the policy to rt-app threads instead",
                 w.program()
             ),
         });

@@ -236,3 +236,36 @@ fn admission_refusal_names_the_task_and_the_numbers() {
     );
     let _ = std::fs::remove_file(&f);
 }
+
+/// The policy a prefix gives the program's first task is inherited by every task it forks
+/// (stress-ng's workers, schbench's message and worker threads, hackbench's workers).
+#[test]
+fn children_inherit_the_prefix_policy() {
+    for (line, policy) in [
+        ("chrt -r 10 stress-ng --pipe 1", "SCHED_RR"),
+        ("chrt --fifo 20 schbench -m 1 -t 2 -r 1", "SCHED_FIFO"),
+        ("policy=fifo:5 hackbench -g 1 -f 2 -l 5", "SCHED_FIFO"),
+        (
+            "taskset 0x2 chrt -b 0 hackbench -g 1 -f 2 -l 5",
+            "SCHED_BATCH",
+        ),
+    ] {
+        let d = json(&[
+            "run",
+            "--platform",
+            "smp:2",
+            "--kernel",
+            "v6.18",
+            "--duration",
+            "20ms",
+            "--json",
+            "--workload",
+            line,
+        ]);
+        let tasks = d["tasks"].as_array().unwrap();
+        assert!(tasks.len() >= 3, "{line}: {} tasks", tasks.len());
+        for t in tasks {
+            assert_eq!(t["policy"], policy, "{line}: {t}");
+        }
+    }
+}
