@@ -1,8 +1,8 @@
 //! Compiles a parsed rt-app file ([`RtAppFile`]) into what the task programs run: resources
 //! resolved to indices (mutexes, condition variables, semaphores, barriers, timers), each task's
 //! scheduling attributes merged with the workload line's placement, and the checks for what
-//! the kernel model cannot run yet (taskgroups, policy or affinity changes between phases,
-//! SCHED_DEADLINE parameter changes between phases).
+//! the kernel model cannot run yet (taskgroups, affinity changes between phases, SCHED_DEADLINE
+//! entered, left or changed between phases).
 //!
 //! Precedence of attributes (decided for schedlab; real rt-app always applies its own policy and
 //! nice 0 at thread start, which would make `nice=`/`policy=` on the workload line useless):
@@ -17,8 +17,10 @@
 //! * slice: the task's `dl-runtime` (fair policies; 0 = default slice), else the line's `slice=`;
 //! * affinity: the task's or its phases' `cpus`, else the line's `cpus=`.
 //!
-//! Phase-level `priority` and `dl-runtime` become `setpriority`/`sched_setattr` calls at phase
-//! start (`sched_setscheduler` for an RT priority). A phase may not change the policy or the affinity (no kernel operation for them yet).
+//! Phase-level `policy`, `priority` and `dl-runtime` become `sched_setscheduler`/`setpriority`/
+//! `sched_setattr` calls at phase start (a phase that names a policy without a priority gets
+//! rt-app's default: nice 0, or RT priority 10). A phase may not change the affinity, nor
+//! enter, leave or change SCHED_DEADLINE (no kernel operation for them yet).
 
 use std::collections::BTreeMap;
 
@@ -91,6 +93,9 @@ pub(crate) struct PhasePlan {
     pub nice: Option<i32>,
     /// `priority` named by the phase of an RT task: `sched_setscheduler()` at phase start.
     pub rt_priority: Option<u32>,
+    /// `policy` named by the phase: `sched_setscheduler(policy, nice, RT priority)` at phase
+    /// start.
+    pub sched: Option<(KPolicy, i32, u32)>,
     /// `dl-runtime` named by the phase (ns, 0 = default): `sched_setattr()` at phase start.
     pub slice_ns: Option<u64>,
     pub events: Vec<Ev>,
@@ -429,6 +434,7 @@ pub(crate) fn compile(
             ));
         }
 
+        let mut in_force = policy;
         let mut unique: Names = Names::default();
         let mut unique_absolute: Vec<bool> = Vec::new();
         let mut phases = Vec::new();
@@ -501,15 +507,31 @@ pub(crate) fn compile(
                 };
                 events.push(ev);
             }
-            let fair = policy.is_fair();
+            // the policy in force: the last one a phase named, in file order; a phase that
+            // names the policy already in force only sets its priority
+            let sched = match p.properties.policy {
+                Some(pp) if pp != in_force => {
+                    in_force = pp;
+                    let prio = p.properties.priority;
+                    Some(if pp.is_rt() {
+                        (
+                            kernel_policy(pp),
+                            0,
+                            prio.unwrap_or(DEFAULT_RT_PRIORITY as i32) as u32,
+                        )
+                    } else {
+                        (kernel_policy(pp), prio.unwrap_or(0), 0)
+                    })
+                }
+                _ => None,
+            };
+            let fair = in_force.is_fair();
+            let own_prio = p.properties.priority.filter(|_| sched.is_none());
             phases.push(PhasePlan {
                 loop_count: p.loop_count,
-                nice: p.properties.priority.filter(|_| fair),
-                rt_priority: p
-                    .properties
-                    .priority
-                    .filter(|_| policy.is_rt())
-                    .map(|p| p as u32),
+                nice: own_prio.filter(|_| fair),
+                rt_priority: own_prio.filter(|_| in_force.is_rt()).map(|p| p as u32),
+                sched,
                 slice_ns: p
                     .properties
                     .dl_runtime_us
@@ -623,10 +645,11 @@ fn check_supported(file: &RtAppFile, placement: &Placement) -> Result<(), PlanEr
                 )));
             }
             if let Some(pp) = p.properties.policy {
-                if pp != start {
+                if pp != start && (pp == Policy::Deadline || start == Policy::Deadline) {
                     return Err(PlanError::Unsupported(format!(
-                        "task {:?}, phase {:?}: changes the policy from {start} to {pp}; the \
-                         kernel model has no sched_setscheduler operation yet",
+                        "task {:?}, phase {:?}: changes the policy from {start} to {pp}; \
+                         schedlab does not model entering or leaving SCHED_DEADLINE between \
+                         phases yet",
                         t.name, p.name
                     )));
                 }
@@ -758,13 +781,32 @@ mod tests {
         );
         let e = plan(
             r#"{ "tasks": { "p": { "phases": {
-                 "one": { "run": 1 }, "two": { "policy": "SCHED_IDLE", "run": 1 } } } } }"#,
+                 "one": { "run": 1 }, "two": { "policy": "SCHED_DEADLINE", "dl-runtime": 100,
+                                               "dl-period": 1000, "run": 1 } } } } }"#,
         )
         .unwrap_err();
         assert!(
-            matches!(&e, PlanError::Unsupported(m) if m.contains("phase \"two\"") && m.contains("sched_setscheduler")),
+            matches!(&e, PlanError::Unsupported(m) if m.contains("phase \"two\"") && m.contains("SCHED_DEADLINE")),
             "{e:?}"
         );
+        // fair <-> RT between phases: a sched_setscheduler at phase start, with rt-app's
+        // default priority when the phase names none
+        let p = plan(
+            r#"{ "tasks": { "p": { "phases": {
+                 "one": { "run": 1 },
+                 "two": { "policy": "SCHED_FIFO", "run": 1 },
+                 "three": { "priority": 30, "run": 1 },
+                 "four": { "policy": "SCHED_IDLE", "priority": 3, "run": 1 } } } } }"#,
+        )
+        .unwrap();
+        let ph = &p.tasks[0].phases;
+        assert_eq!(ph[0].sched, None);
+        assert_eq!(ph[1].sched, Some((KPolicy::Fifo, 0, 10)));
+        assert_eq!(
+            (ph[2].sched, ph[2].rt_priority, ph[2].nice),
+            (None, Some(30), None)
+        );
+        assert_eq!(ph[3].sched, Some((KPolicy::Idle, 3, 0)));
         let e = plan(
             r#"{ "tasks": { "p": { "phases": {
                  "one": { "cpus": [0], "run": 1 }, "two": { "cpus": [1], "run": 1 } } } } }"#,

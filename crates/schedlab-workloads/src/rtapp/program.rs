@@ -29,6 +29,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use schedlab_sched::sched::Policy as KPolicy;
 use schedlab_sched::{Ctx, Op, Program, Spawn, Sys, SysResult};
 
 use super::plan::{Ev, Plan, TimerRef};
@@ -179,6 +180,8 @@ enum Uop {
     SetSlice(u64),
     /// `sched_setscheduler()` to a new RT priority (same policy).
     SetRtPrio(u32),
+    /// `sched_setscheduler()` to a phase's policy: (policy, nice, RT priority).
+    SetSched(KPolicy, i32, u32),
     Lock(usize),
     Unlock(usize),
     CondEnter(usize),
@@ -243,6 +246,10 @@ pub(crate) struct ThreadProg {
     nice: Option<i32>,
     slice: Option<u64>,
     rt_priority: Option<u32>,
+    /// The policy the thread runs with now.
+    policy: KPolicy,
+    /// The last phase policy applied.
+    sched: Option<(KPolicy, i32, u32)>,
     /// Unique timers.
     timers: Vec<TimerState>,
 }
@@ -265,6 +272,7 @@ impl ThreadProg {
             })
             .collect();
         let (nice, slice, rt_priority) = (t.nice, t.slice_ns, t.rt_priority);
+        let policy = super::plan::kernel_policy(t.policy);
         ThreadProg {
             sh,
             plan,
@@ -288,6 +296,8 @@ impl ThreadProg {
             nice,
             slice,
             rt_priority,
+            policy,
+            sched: None,
             timers,
         }
     }
@@ -438,6 +448,10 @@ impl ThreadProg {
                     if let Some(r) = p.rt_priority.filter(|&r| self.rt_priority != Some(r)) {
                         self.uops.push_front(Uop::SetRtPrio(r));
                     }
+                    if let Some((pol, nice, rt)) = p.sched.filter(|&s| self.sched != Some(s)) {
+                        // before the phase's nice or slice (pushed to the front last)
+                        self.uops.push_front(Uop::SetSched(pol, nice, rt));
+                    }
                 }
                 (None, Active::Done)
             }
@@ -550,9 +564,27 @@ impl ThreadProg {
                 self.nice = Some(n);
                 (Some(Op::SetNice(n)), Active::Done)
             }
+            Uop::SetSched(policy, nice, rt_priority) => {
+                self.sched = Some((policy, nice, rt_priority));
+                self.policy = policy;
+                if policy.is_fair() {
+                    self.nice = Some(nice);
+                    self.rt_priority = None;
+                } else {
+                    self.rt_priority = Some(rt_priority);
+                }
+                (
+                    Some(Op::SetScheduler {
+                        policy,
+                        nice,
+                        rt_priority,
+                    }),
+                    Active::Done,
+                )
+            }
             Uop::SetRtPrio(r) => {
                 self.rt_priority = Some(r);
-                let policy = super::plan::kernel_policy(plan.tasks[self.def].policy);
+                let policy = self.policy;
                 (
                     Some(Op::SetScheduler {
                         policy,

@@ -538,3 +538,22 @@ fn same_seed_gives_the_same_output() {
     let b = periodic_vs_hog(3);
     assert_eq!(a, b);
 }
+
+/// A phase that names another policy switches the thread with sched_setscheduler at phase
+/// start (rt-app set_thread_param); a later phase's priority is then an RT priority.
+#[test]
+fn phase_policy_change_switches_the_thread() {
+    let mut k = kernel(1, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": { "p": { "loop": 1, "phases": {
+             "a": { "run": 1000 },
+             "b": { "policy": "SCHED_FIFO", "run": 1000 },
+             "c": { "priority": 7, "run": 1000 } } } } }"#,
+    );
+    k.run_until(1000 * MS);
+    let th = w.threads();
+    let t = &k.tasks[thread(&th, "p-0").task.unwrap().index()];
+    // rt-app's default RT priority 10 at phase b, then 7 from phase c
+    assert_eq!((t.policy, t.rt_priority), (Policy::Fifo, 7));
+}
