@@ -153,7 +153,7 @@ pub struct SimArgs {
     #[arg(long = "kernel", value_name = "SPEC", allow_hyphen_values = true)]
     pub kernels: Vec<String>,
     /// benchmark command line with optional placement (nice=, policy=, slice=, cpus=) and
-    /// chrt/taskset prefixes; repeatable
+    /// chrt/taskset/nice prefixes; repeatable
     #[arg(long = "workload", value_name = "LINE", allow_hyphen_values = true)]
     pub workloads: Vec<String>,
     /// simulated time (10s, 500ms); default: the workloads' own duration, else 10s

@@ -1,4 +1,5 @@
-//! The command prefixes users type in front of a benchmark: util-linux `chrt` and `taskset`.
+//! The command prefixes users type in front of a benchmark: util-linux `chrt` and `taskset`,
+//! coreutils `nice`.
 //! Each reads its own options and arguments and sets what it would set on the task before it
 //! `execvp()`s the rest of the line, so they nest (`taskset -c 0 chrt -f 80 cyclictest ...`)
 //! and mix with the placement tokens (`nice=5 taskset 0x3 hackbench`); a later setting
@@ -26,6 +27,10 @@
 //! groups are allowed), LIST a cpulist (`0-3,8-11:2`). `-a` is accepted; `-p`, `-h`, `-V` are
 //! refused. Deviation: the real kernel keeps the CPUs of a mask that exist and refuses only a
 //! mask with none; schedlab refuses any CPU the platform does not have (the run checks this).
+//!
+//! `nice [-n N | --adjustment=N | -N] COMMAND ...` (coreutils): adds N (default 10) to the
+//! niceness so far (0, or the line's `nice=`), clamped to -20..19 as `setpriority()` clamps.
+//! Permissions (a negative adjustment needs CAP_SYS_NICE) are not modelled.
 
 use schedlab_platform::cpumask::CPULIST_MAX_CPU;
 use schedlab_platform::CpuMask;
@@ -392,6 +397,106 @@ pub(crate) fn set_policy(
     Ok(())
 }
 
+/// `nice` at `words[start]`: adjusts the niceness on `p` and returns the index of the command
+/// word.
+pub(crate) fn nice(
+    line: &str,
+    words: &[String],
+    start: usize,
+    p: &mut Placement,
+) -> Result<usize, WorkloadError> {
+    let mut j = start + 1;
+    let mut adj: i64 = 10;
+    let bad_adj = |v: &str, j: usize| {
+        err(
+            line,
+            token(words, start, j + 1),
+            format!("nice: invalid adjustment '{v}'"),
+        )
+    };
+    let read = |v: &str, j: usize| -> Result<i64, WorkloadError> {
+        let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad_adj(v, j));
+        }
+        // coreutils clamps huge adjustments too
+        Ok(v.parse::<i64>()
+            .unwrap_or(if v.starts_with('-') { -40 } else { 40 }))
+    };
+    while let Some(w) = words.get(j) {
+        let w = w.as_str();
+        if w == "--" {
+            j += 1;
+            break;
+        }
+        if let Some(v) = w.strip_prefix("--adjustment=").or_else(|| {
+            w.strip_prefix("--")
+                .and_then(|b| b.split_once('='))
+                .filter(|(n, _)| !n.is_empty() && "adjustment".starts_with(n))
+                .map(|(_, v)| v)
+        }) {
+            adj = read(v, j)?;
+            j += 1;
+        } else if w.len() > 2 && w.starts_with("--") && "--adjustment".starts_with(w) {
+            j += 1;
+            let v = words.get(j).ok_or_else(|| {
+                err(
+                    line,
+                    token(words, start, j),
+                    "nice: option '--adjustment' requires an argument",
+                )
+            })?;
+            adj = read(v, j)?;
+            j += 1;
+        } else if w == "-n" {
+            j += 1;
+            let v = words.get(j).ok_or_else(|| {
+                err(
+                    line,
+                    token(words, start, j),
+                    "nice: option requires an argument -- 'n'",
+                )
+            })?;
+            adj = read(v, j)?;
+            j += 1;
+        } else if let Some(v) = w.strip_prefix("-n") {
+            adj = read(v, j)?;
+            j += 1;
+        } else if w.len() > 1
+            && w.starts_with('-')
+            && w[1..]
+                .trim_start_matches('-')
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+            && !w[1..].trim_start_matches('-').is_empty()
+        {
+            // the obsolete form: -ADJUST (`nice -19 CMD`, `nice --5 CMD`)
+            adj = read(&w[1..], j)?;
+            j += 1;
+        } else if w.starts_with('-') && w.len() > 1 {
+            return Err(err(
+                line,
+                token(words, start, j + 1),
+                format!(
+                    "nice: {w}: not a workload prefix option (-n N, --adjustment=N or -N;                      --help and --version print and exit)"
+                ),
+            ));
+        } else {
+            break;
+        }
+    }
+    if j >= words.len() {
+        return Err(err(
+            line,
+            token(words, start, j),
+            "nice: no command given (without one nice only prints the niceness)",
+        ));
+    }
+    let cur = i64::from(p.nice.unwrap_or(0));
+    p.nice = Some((cur + adj).clamp(-20, 19) as i32);
+    Ok(j)
+}
+
 /// A `taskset` hexadecimal mask (`0x` optional, commas between groups ignored).
 fn parse_mask(s: &str) -> Result<CpuMask, String> {
     let hex = s
@@ -578,6 +683,35 @@ mod tests {
         // 32-bit groups: bit 32 is CPU 32
         let (p, _) = ok("taskset 1,00000000 hackbench");
         assert_eq!(p.cpus, Some(CpuMask::single(32)));
+    }
+
+    #[test]
+    fn nice_adjusts_and_clamps() {
+        let n = |line: &str| ok(line).0.nice;
+        assert_eq!(n("nice make -j8"), Some(10));
+        assert_eq!(n("nice -n 19 make -j80"), Some(19));
+        assert_eq!(n("nice -n19 make"), Some(19));
+        assert_eq!(n("nice --adjustment=-5 make"), Some(-5));
+        assert_eq!(n("nice --adj 3 make"), Some(3));
+        assert_eq!(n("nice -19 make"), Some(19));
+        assert_eq!(n("nice --5 make"), Some(-5));
+        // relative to what the line set before; setpriority() clamps to -20..19
+        assert_eq!(n("nice=5 nice -n 10 make"), Some(15));
+        assert_eq!(n("nice -n 30 make"), Some(19));
+        assert_eq!(n("nice -n -99 make"), Some(-20));
+        assert_eq!(n("nice nice make"), Some(19));
+        let (p, w) = ok("nice -n 19 chrt --idle 0 taskset -c 1 hackbench");
+        assert_eq!((p.nice, p.policy), (Some(19), Some(Policy::Idle)));
+        assert_eq!(w, vec!["hackbench"]);
+        for (line, needle) in [
+            ("nice -n x make", "invalid adjustment 'x'"),
+            ("nice -n", "requires an argument"),
+            ("nice -n 5", "no command"),
+            ("nice --help", "--help"),
+        ] {
+            let e = bad(line);
+            assert!(e.contains(needle), "{line}: {e}");
+        }
     }
 
     #[test]

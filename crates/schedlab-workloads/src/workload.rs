@@ -2,8 +2,9 @@
 //!
 //! A workload line is what a user types on hardware, optionally preceded by the placement the
 //! shell would have given it: `nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8`
-//! (DESIGN.md §1), and by the prefixes users type, `chrt` and `taskset` (`src/prefix.rs`), in
-//! any order: `taskset -c 0 chrt -f 80 cyclictest ...`. [`parse_workload`] turns it into a [`Workload`], which creates its tasks
+//! (DESIGN.md §1), and by the prefixes users type, `chrt`, `taskset` and `nice`
+//! (`src/prefix.rs`), in any order: `taskset -c 0 chrt -f 80 cyclictest ...`.
+//! [`parse_workload`] turns it into a [`Workload`], which creates its tasks
 //! through the kernel's set-up handle [`Sys`] (fork with attributes, `wake_up_new_task`, pipes,
 //! sockets, futex words, the clock, the CPU count, the platform's `[programs.NAME]` costs) and
 //! afterwards renders, from the read-only [`Procfs`] view (what `/proc` and a tracer show), the
@@ -331,6 +332,10 @@ pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadE
             }
             "taskset" => {
                 i = crate::prefix::taskset(line, &words, i, &mut p)?;
+                continue;
+            }
+            "nice" => {
+                i = crate::prefix::nice(line, &words, i, &mut p)?;
                 continue;
             }
             _ => {}

@@ -507,6 +507,10 @@ pub fn gen_workload(g: &mut Gen) -> String {
                     "taskset 0xg",
                     "taskset -p 1",
                     "taskset",
+                    "nice -n 19",
+                    "nice --5",
+                    "nice -n x",
+                    "nice",
                 ])
                 .to_string(),
             _ => format!("{}={}", g.pick(&["foo", "nice", "slice"]), number(g)),

@@ -145,7 +145,8 @@ pub fn workloads() -> String {
     s.push_str(
         "\nPlacement options may precede the command, in any order and nested: \
          policy=other|batch|idle|fifo:P|rr:P|deadline:R/D/P nice=N slice=DUR cpus=LIST \
-         cgroup=PATH, chrt [-f|-r|-o|-b|-i|-d -T NS -D NS -P NS] PRIO, taskset [-c] MASK|LIST\n",
+         cgroup=PATH, chrt [-f|-r|-o|-b|-i|-d -T NS -D NS -P NS] PRIO, taskset [-c] MASK|LIST, \
+         nice [-n N]\n",
     );
     s
 }
