@@ -167,7 +167,14 @@ impl Workload for RtApp {
             .map_err(|e| plan_error(&self.line, &self.path, e))?;
         let plan = Rc::new(plan);
         let sh = Rc::new(RefCell::new(Shared::new(&plan, sys, self.log_rows)));
-        let attrs = env.placement.attrs("rt-app", env.tg);
+        let mut attrs = env.placement.attrs("rt-app", env.tg);
+        if attrs.policy == Some(schedlab_sched::sched::Policy::Deadline) {
+            // The line's SCHED_DEADLINE is the threads' default (plan.rs); the main task keeps
+            // its parent's policy: a SCHED_DEADLINE main could not create the threads
+            // (sched_fork: EAGAIN), and it is not one of the reservations admitted.
+            attrs.policy = None;
+            attrs.dl = None;
+        }
         let main = sys.fork(Box::new(MainProg::new(sh.clone(), plan.clone())), &attrs);
         sys.wake_up_new_task(main);
         self.process = Some(Process { plan, sh, main });

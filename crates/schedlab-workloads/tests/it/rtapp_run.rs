@@ -557,3 +557,33 @@ fn phase_policy_change_switches_the_thread() {
     // rt-app's default RT priority 10 at phase b, then 7 from phase c
     assert_eq!((t.policy, t.rt_priority), (Policy::Fifo, 7));
 }
+
+/// `chrt -d … rt-app FILE`: the SCHED_DEADLINE parameters go to the threads that name no
+/// policy; rt-app's main task stays SCHED_OTHER (it creates the threads).
+#[test]
+fn line_deadline_goes_to_the_threads_not_to_main() {
+    let mut k = kernel(2, 1);
+    let f = parse_rtapp(
+        r#"{ "tasks": { "d": { "loop": 2, "run": 100, "sleep": 1000 },
+                        "o": { "policy": "SCHED_OTHER", "loop": 1, "run": 100 } } }"#,
+        "t.json",
+    )
+    .unwrap();
+    let line = "chrt -d -T 1000000 -P 10000000 0 rt-app t.json";
+    let (placement, _) = schedlab_workloads::workload::parse_placement(line).unwrap();
+    let mut w = RtApp::new(line, "t.json", f).unwrap();
+    let env = Env { placement, ..env() };
+    w.setup(&mut k, &env).unwrap();
+    let tasks = w.tasks();
+    let main = &k.tasks[tasks[0].index()];
+    assert_eq!(main.policy, Policy::Normal);
+    // the reservations the admission check counts: thread d-0 only, with chrt's filling
+    // (no --sched-deadline: the deadline is the period)
+    let r = w.dl_reservations(&env.placement);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].task, "d-0");
+    assert_eq!(
+        (r[0].attr.runtime, r[0].attr.deadline, r[0].attr.period),
+        (1_000_000, 10_000_000, 10_000_000)
+    );
+}
