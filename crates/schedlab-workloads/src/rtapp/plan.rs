@@ -189,7 +189,8 @@ impl Plan {
             comm: Some(comm_for(name)),
             policy: Some(kernel_policy(t.policy)),
             nice: t.nice,
-            rt_priority: t.rt_priority,
+            // rt-app sets the thread's policy itself: a fair thread of an RT main gets 0
+            rt_priority: Some(t.rt_priority.unwrap_or(0)),
             slice_ns: t.slice_ns,
             cpus: t.cpus.clone(),
             tg: None,
