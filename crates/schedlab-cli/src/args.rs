@@ -152,8 +152,8 @@ pub struct SimArgs {
     /// (compare: repeat)
     #[arg(long = "kernel", value_name = "SPEC", allow_hyphen_values = true)]
     pub kernels: Vec<String>,
-    /// benchmark command line with optional placement (nice=, policy=, slice=, cpus=);
-    /// repeatable
+    /// benchmark command line with optional placement (nice=, policy=, slice=, cpus=) and
+    /// chrt/taskset/nice prefixes; repeatable
     #[arg(long = "workload", value_name = "LINE", allow_hyphen_values = true)]
     pub workloads: Vec<String>,
     /// simulated time (10s, 500ms); default: the workloads' own duration, else 10s

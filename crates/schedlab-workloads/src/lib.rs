@@ -5,12 +5,15 @@
 pub mod cmdline;
 pub mod cyclictest;
 pub mod hackbench;
+pub mod prefix;
 pub mod rtapp;
 pub mod schbench;
 pub mod stress_ng;
 pub mod workload;
 
-pub use workload::{parse_workload, Better, Env, Metric, Placement, Workload, WorkloadError};
+pub use workload::{
+    parse_workload, Better, DlReservation, Env, Metric, Placement, Workload, WorkloadError,
+};
 
 #[cfg(test)]
 mod surface_tests;

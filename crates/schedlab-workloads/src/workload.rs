@@ -2,7 +2,9 @@
 //!
 //! A workload line is what a user types on hardware, optionally preceded by the placement the
 //! shell would have given it: `nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8`
-//! (DESIGN.md §1). [`parse_workload`] turns it into a [`Workload`], which creates its tasks
+//! (DESIGN.md §1), and by the prefixes users type, `chrt`, `taskset` and `nice`
+//! (`src/prefix.rs`), in any order: `taskset -c 0 chrt -f 80 cyclictest ...`.
+//! [`parse_workload`] turns it into a [`Workload`], which creates its tasks
 //! through the kernel's set-up handle [`Sys`] (fork with attributes, `wake_up_new_task`, pipes,
 //! sockets, futex words, the clock, the CPU count, the platform's `[programs.NAME]` costs) and
 //! afterwards renders, from the read-only [`Procfs`] view (what `/proc` and a tracer show), the
@@ -24,8 +26,13 @@ pub struct Placement {
     pub slice_ns: Option<u64>,
     pub cpus: Option<CpuMask>,
     pub cgroup: Option<String>,
-    /// `policy=deadline:R/D/P` (ns).
+    /// `policy=deadline:R/D/P` or `chrt -d` (runtime, deadline, period in ns; period 0 =
+    /// the deadline).
     pub dl: Option<(u64, u64, u64)>,
+    /// How the user set the policy (`policy=fifo:80`, `chrt -f 80`), for messages.
+    pub policy_src: Option<String>,
+    /// How the user set the affinity (`cpus=0-3`, `taskset -c 0-3`), for messages.
+    pub cpus_src: Option<String>,
 }
 
 impl Placement {
@@ -122,11 +129,42 @@ pub trait Workload {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Whether the task the line's placement applies to creates further tasks with
+    /// fork/clone (every model but rt-app, whose placement is the default of each thread's own
+    /// policy). The kernel refuses a fork by a SCHED_DEADLINE task (`sched_fork`: EAGAIN).
+    fn placement_task_forks(&self) -> bool {
+        true
+    }
+    /// The SCHED_DEADLINE reservations the workload's tasks ask for at start where they are
+    /// known from the command line (for the admission check before the run): by default the
+    /// placement's, on the first task.
+    fn dl_reservations(&self, placement: &Placement) -> Vec<DlReservation> {
+        match placement.dl {
+            Some((runtime, deadline, period)) => vec![DlReservation {
+                task: self.program().to_string(),
+                attr: schedlab_sched::DlAttr {
+                    runtime,
+                    deadline,
+                    period,
+                },
+                cpus: placement.cpus.clone(),
+            }],
+            None => Vec::new(),
+        }
+    }
     /// Per-event series the workload recorded, by name: (simulated time in ns, value), for
     /// reports that need more than the summary metrics (interbench's latency samples).
     fn series(&self) -> Vec<(String, Vec<(u64, u64)>)> {
         Vec::new()
     }
+}
+
+/// One SCHED_DEADLINE task a workload creates: its name, `sched_attr` and affinity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DlReservation {
+    pub task: String,
+    pub attr: schedlab_sched::DlAttr,
+    pub cpus: Option<CpuMask>,
 }
 
 /// A bad workload line or a workload that cannot run as configured.
@@ -235,15 +273,23 @@ fn parse_policy(line: &str, tok: &str, v: &str, p: &mut Placement) -> Result<(),
         None => (v, None),
     };
     match name {
-        "other" | "normal" => p.policy = Some(Policy::Normal),
-        "batch" => p.policy = Some(Policy::Batch),
-        "idle" => p.policy = Some(Policy::Idle),
+        "other" | "normal" | "batch" | "idle" => {
+            if arg.is_some() {
+                return Err(bad("takes no priority (other, batch, idle)"));
+            }
+            let policy = match name {
+                "batch" => Policy::Batch,
+                "idle" => Policy::Idle,
+                _ => Policy::Normal,
+            };
+            crate::prefix::set_policy(line, tok, p, policy, 0, (0, 0, 0))?;
+        }
         "fifo" | "rr" => {
-            p.policy = Some(if name == "fifo" {
+            let policy = if name == "fifo" {
                 Policy::Fifo
             } else {
                 Policy::Rr
-            });
+            };
             let prio: u32 = arg
                 .ok_or_else(|| bad("needs a priority, e.g. fifo:80"))?
                 .parse()
@@ -251,7 +297,7 @@ fn parse_policy(line: &str, tok: &str, v: &str, p: &mut Placement) -> Result<(),
             if !(1..=99).contains(&prio) {
                 return Err(bad("priority must be 1..99"));
             }
-            p.rt_priority = Some(prio);
+            crate::prefix::set_policy(line, tok, p, policy, prio, (0, 0, 0))?;
         }
         "deadline" => {
             let a = arg
@@ -265,8 +311,8 @@ fn parse_policy(line: &str, tok: &str, v: &str, p: &mut Placement) -> Result<(),
                     .map(|n| n.0)
                     .map_err(|e| bad(&e.to_string()))
             };
-            p.policy = Some(Policy::Deadline);
-            p.dl = Some((d(parts[0])?, d(parts[1])?, d(parts[2])?));
+            let dl = (d(parts[0])?, d(parts[1])?, d(parts[2])?);
+            crate::prefix::set_policy(line, tok, p, Policy::Deadline, 0, dl)?;
         }
         _ => {
             return Err(bad(
@@ -277,12 +323,28 @@ fn parse_policy(line: &str, tok: &str, v: &str, p: &mut Placement) -> Result<(),
     Ok(())
 }
 
-/// Reads the leading `key=value` placement tokens; returns them and the command words.
+/// Reads the leading `key=value` placement tokens and `chrt`/`taskset` prefixes; returns the
+/// placement and the command words.
 pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadError> {
     let words = split_words(line);
     let mut p = Placement::default();
     let mut i = 0;
     while i < words.len() {
+        match words[i].as_str() {
+            "chrt" => {
+                i = crate::prefix::chrt(line, &words, i, &mut p)?;
+                continue;
+            }
+            "taskset" => {
+                i = crate::prefix::taskset(line, &words, i, &mut p)?;
+                continue;
+            }
+            "nice" => {
+                i = crate::prefix::nice(line, &words, i, &mut p)?;
+                continue;
+            }
+            _ => {}
+        }
         let Some((k, v)) = words[i].split_once('=') else {
             break;
         };
@@ -316,6 +378,7 @@ pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadE
                     return Err(bad("empty CPU list"));
                 }
                 p.cpus = Some(m);
+                p.cpus_src = Some(words[i].clone());
             }
             "cgroup" => {
                 if !v.starts_with('/') {
@@ -362,6 +425,17 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
             })
         }
     };
+    if placement.policy == Some(Policy::Deadline) && w.placement_task_forks() {
+        return Err(WorkloadError::Placement {
+            line: line.to_string(),
+            token: placement.policy_src.clone().unwrap_or_default(),
+            message: format!(
+                "{} creates its tasks with fork/clone, and a SCHED_DEADLINE task may not fork \
+                 (sched_fork returns EAGAIN); give the policy to rt-app threads instead",
+                w.program()
+            ),
+        });
+    }
     Ok((placement, w))
 }
 

@@ -449,7 +449,7 @@ pub fn examples_dir() -> PathBuf {
 pub fn gen_workload(g: &mut Gen) -> String {
     let mut words: Vec<String> = Vec::new();
     for _ in 0..g.below(3) {
-        let t = match g.below(6) {
+        let t = match g.below(8) {
             0 => format!(
                 "nice={}",
                 g.pick(&["0", "19", "-20", "20", "-21", "5", "x"])
@@ -473,6 +473,46 @@ pub fn gen_workload(g: &mut Gen) -> String {
                 g.pick(&["0", "0-1", "1", "0,1", "0-3", "5", "0-4095", "a", "", "1-0"])
             ),
             4 => format!("cgroup={}", g.pick(&["/a", "rel"])),
+            5 => g
+                .pick(&[
+                    "chrt -f 80",
+                    "chrt -r 1",
+                    "chrt 99",
+                    "chrt -o 0",
+                    "chrt --idle",
+                    "chrt -b",
+                    "chrt -f 0",
+                    "chrt -f 100",
+                    "chrt -f",
+                    "chrt -o 5",
+                    "chrt -d -T 1000000 -P 10000000 0",
+                    "chrt -d --sched-runtime 1023 --sched-deadline 100000 0",
+                    "chrt -d -T x 0",
+                    "chrt -p 1",
+                    "chrt -R -f 1",
+                    "chrt --sched",
+                    "chrt --",
+                ])
+                .to_string(),
+            6 => g
+                .pick(&[
+                    "taskset -c 0",
+                    "taskset -c 0-1",
+                    "taskset 0x3",
+                    "taskset 1",
+                    "taskset 0",
+                    "taskset -c ''",
+                    "taskset -c 0-4095",
+                    "taskset fffffffffffffffffffffffffffffffffff",
+                    "taskset 0xg",
+                    "taskset -p 1",
+                    "taskset",
+                    "nice -n 19",
+                    "nice --5",
+                    "nice -n x",
+                    "nice",
+                ])
+                .to_string(),
             _ => format!("{}={}", g.pick(&["foo", "nice", "slice"]), number(g)),
         };
         words.push(t);

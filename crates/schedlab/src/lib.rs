@@ -1,6 +1,7 @@
 //! schedlab: the facade over the simulated kernel — a platform, a kernel string and workload
 //! lines go in; benchmark output, statistics, traces and comparisons come out.
 
+pub mod admission;
 pub mod bench;
 pub mod compare;
 pub mod fuzz;

@@ -142,7 +142,12 @@ pub fn workloads() -> String {
     for (p, d) in schedlab_workloads::workload::KNOWN_PROGRAMS {
         let _ = writeln!(s, "{:<34} {}", p, d);
     }
-    s.push_str("\nPlacement options may precede the command: policy=other|batch|idle nice=N slice=DUR cpus=LIST cgroup=PATH\n");
+    s.push_str(
+        "\nPlacement options may precede the command, in any order and nested: \
+         policy=other|batch|idle|fifo:P|rr:P|deadline:R/D/P nice=N slice=DUR cpus=LIST \
+         cgroup=PATH, chrt [-f|-r|-o|-b|-i|-d -T NS -D NS -P NS] PRIO, taskset [-c] MASK|LIST, \
+         nice [-n N]\n",
+    );
     s
 }
 

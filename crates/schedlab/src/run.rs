@@ -230,8 +230,8 @@ impl RunSpec {
     }
 }
 
-/// The checks of a workload's placement that need the platform: what is not modelled yet, and
-/// CPUs the platform does not have.
+/// The checks of a workload's placement that need the platform: what is not modelled yet
+/// (cgroups), and CPUs the platform does not have.
 fn check_placement(
     line: &str,
     placement: &Placement,
@@ -243,20 +243,35 @@ fn check_placement(
             "workload '{line}': cgroup={cg}: cgroups are not modelled yet"
         )));
     }
-    if let Some(p) = placement.policy {
-        if !p.is_fair() {
+    if let Some(cpus) = &placement.cpus {
+        if let Some(c) = cpus.last().filter(|&c| c >= ncpus) {
+            let src = placement
+                .cpus_src
+                .clone()
+                .unwrap_or_else(|| format!("cpus={cpus}"));
             return Err(RunError::Config(format!(
-                "workload '{line}': policy {}: the RT and DEADLINE classes are not modelled yet",
-                p.name()
+                "workload '{line}': {src}: CPU {c} does not exist, platform '{platform}' has CPUs \
+                 0-{}",
+                ncpus - 1
             )));
         }
     }
-    if let Some(cpus) = &placement.cpus {
-        if cpus.last().map(|c| c >= ncpus).unwrap_or(false) {
-            return Err(RunError::Config(format!(
-                "workload '{line}': cpus={cpus}: platform '{platform}' has CPUs 0-{}",
-                ncpus - 1
-            )));
+    Ok(())
+}
+
+/// Admission control for the SCHED_DEADLINE tasks the lines ask for at start
+/// ([`crate::admission`]).
+fn check_admission(
+    platform: &Platform,
+    cfg: &KernelConfig,
+    lines: &[(&str, &Placement, &dyn Workload)],
+) -> Result<(), RunError> {
+    let mut a = crate::admission::Admission::new(platform, cfg);
+    let all = platform.all_cpus();
+    for (line, placement, w) in lines {
+        for r in w.dl_reservations(placement) {
+            a.admit(&r, &all)
+                .map_err(|m| RunError::Config(format!("workload '{line}': {m}")))?;
         }
     }
     Ok(())
@@ -278,10 +293,15 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
     if spec.workloads.is_empty() {
         return Err(RunError::Config("no --workload given".into()));
     }
+    let mut parsed = Vec::new();
     for line in &spec.workloads {
-        let (placement, _) = parse_workload(line)?;
+        let (placement, w) = parse_workload(line)?;
         check_placement(line, &placement, k.ncpus, &platform.name)?;
+        parsed.push((line.as_str(), placement, w));
     }
+    let lines: Vec<(&str, &Placement, &dyn Workload)> =
+        parsed.iter().map(|(l, p, w)| (*l, p, w.as_ref())).collect();
+    check_admission(&platform, &k.cfg, &lines)?;
     if spec.duration_ns == Some(0) {
         return Err(RunError::Config("--duration must be > 0".into()));
     }
@@ -322,6 +342,11 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
         check_placement(line, &placement, k.ncpus, &platform.name)?;
         workloads.push((line.clone(), placement, w));
     }
+    let lines: Vec<(&str, &Placement, &dyn Workload)> = workloads
+        .iter()
+        .map(|(l, p, w)| (l.as_str(), p, w.as_ref()))
+        .collect();
+    check_admission(&platform, &k.cfg, &lines)?;
     // One cap on the tasks of a run, whatever the number of lines (each line is also
     // checked on its own by its option parser).
     let mut total_tasks: u64 = 0;

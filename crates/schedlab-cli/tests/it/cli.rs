@@ -245,7 +245,7 @@ fn bad_input_is_one_line_exit_2_and_leaves_no_trace() {
     let fifo_json = tmp("fifo.json");
     std::fs::write(
         &fifo_json,
-        "{ \"tasks\": { \"a\": { \"policy\": \"SCHED_FIFO\", \"priority\": 10, \"run\": 100 } } }",
+        "{ \"tasks\": { \"a\": { \"policy\": \"SCHED_FIFO\", \"priority\": 100, \"run\": 100 } } }",
     )
     .unwrap();
     let ts = t.to_str().unwrap();
@@ -282,7 +282,7 @@ fn bad_input_is_one_line_exit_2_and_leaves_no_trace() {
                 "--workload".into(),
                 format!("rt-app {}", fifo_json.display()),
             ],
-            "SCHED_FIFO",
+            "\"priority\" 100 with SCHED_FIFO",
         ),
         (
             vec!["--workload".into(), "rt-app /nonexistent/x.json".into()],

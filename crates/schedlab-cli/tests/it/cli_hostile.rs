@@ -117,6 +117,43 @@ const CASES: &[(&[&str], i32, &[&str])] = &[
         2,
         &["\"sleep\"", "2^33 s"],
     ),
+    // ---- scheduling attributes the kernel or chrt/taskset refuse (rt-dl.md §3.1)
+    (
+        &["run", "--workload", "chrt -f 0 hackbench"],
+        2,
+        &["chrt -f 0", "unsupported priority value", ": 0"],
+    ),
+    (
+        &[
+            "run",
+            "--workload",
+            "chrt -d -T 18446744073709551615 -D 1 0 rt-app @sleep.json",
+        ],
+        2,
+        &["18446744073709551615", "EINVAL"],
+    ),
+    (
+        &["run", "--workload", "chrt -d -T 99999999999999999999 0 x"],
+        2,
+        &["'99999999999999999999'", "runtime"],
+    ),
+    (
+        &["run", "--workload", "taskset 0x00000000,00000000 hackbench"],
+        2,
+        &["selects no CPU"],
+    ),
+    (
+        &[
+            "run",
+            "--workload",
+            "policy=deadline:1ns/1ns/1ns rt-app @sleep.json",
+        ],
+        2,
+        &[
+            "policy=deadline:1ns/1ns/1ns",
+            "1 ns is below the 1024 ns minimum",
+        ],
+    ),
     // ---- one cap on simulated time
     (
         &["run", "--duration", "8589934593s"],

@@ -109,8 +109,8 @@ fn bad_workload_lines_exit_2_with_one_line_and_no_trace() {
             &["cgroup=/a", "not modelled yet"],
         ),
         (
-            "policy=fifo:10 stress-ng --pipe 1",
-            &["SCHED_FIFO", "not modelled yet"],
+            "policy=fifo:100 stress-ng --pipe 1",
+            &["policy=fifo:100", "1..99"],
         ),
         ("bogus=1 hackbench", &["bogus=1"]),
     ];

@@ -5,5 +5,6 @@ mod common;
 
 mod cli;
 mod cli_hostile;
+mod cli_policy;
 mod cli_smp;
 mod cli_workloads;

@@ -339,15 +339,6 @@ impl Workload for Cyclictest {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
-        match env.placement.policy {
-            Some(Policy::Fifo | Policy::Rr) => {
-                return Err(self.unsupported("RT class not modelled yet"))
-            }
-            Some(Policy::Deadline) => {
-                return Err(self.unsupported("SCHED_DEADLINE not modelled yet"))
-            }
-            _ => {}
-        }
         let o = &self.opts;
         let ncpus = sys.ncpus();
         let available = env
@@ -361,19 +352,21 @@ impl Workload for Cyclictest {
         for i in 0..r.num_threads {
             // cyclictest 2.5 gives a thread SCHED_OTHER unless its policy is FIFO/RR with a
             // priority (`force_sched_other`), so batch and idle end up here as other too.
-            let policy = match o.thread_policy(&r, i) {
-                CtPolicy::Other => Policy::Normal,
-                CtPolicy::Batch => Policy::Batch,
-                CtPolicy::Idle => Policy::Idle,
-                CtPolicy::Fifo | CtPolicy::Rr => {
-                    return Err(self.unsupported(&format!(
-                        "RT class not modelled yet (cyclictest runs its threads SCHED_{} \
-                         priority {})",
-                        o.thread_policy(&r, i).name().to_uppercase(),
-                        o.thread_priority(&r, i)
-                    )))
-                }
+            // With -p > 0 (or --policy=fifo|rr) the thread sets itself SCHED_FIFO/RR at its
+            // priority (`--priospread` lowers it per thread), whatever the shell gave main.
+            let (policy, rt_priority) = match o.thread_policy(&r, i) {
+                CtPolicy::Other => (Policy::Normal, Some(0)),
+                CtPolicy::Batch => (Policy::Batch, Some(0)),
+                CtPolicy::Idle => (Policy::Idle, Some(0)),
+                CtPolicy::Fifo => (Policy::Fifo, Some(o.thread_priority(&r, i))),
+                CtPolicy::Rr => (Policy::Rr, Some(o.thread_priority(&r, i))),
             };
+            if let Some(p) = rt_priority.filter(|&p| p > 99) {
+                return Err(self.bad_option(format!(
+                    "cyclictest: thread {i} would get the default priority {p} (threads + 1), \
+                     above 99: sched_setscheduler fails with EINVAL; give -p"
+                )));
+            }
             let cpus = match o.thread_cpu(i, ncpus as u32) {
                 Some(c) if c as usize >= ncpus => {
                     return Err(self.bad_option(format!(
@@ -394,6 +387,7 @@ impl Workload for Cyclictest {
             attrs.push(TaskAttrs {
                 comm: Some("cyclictest".to_string()),
                 policy: Some(policy),
+                rt_priority,
                 cpus,
                 ..TaskAttrs::default()
             });
@@ -809,6 +803,44 @@ mod tests {
         assert_eq!((t.cpu, t.nr_cpus_allowed), (1, 1));
     }
 
+    /// cyclictest 2.5: `-p N` (N > 0) without `--policy` runs the threads SCHED_FIFO N;
+    /// `--policy=rr -p N` SCHED_RR N; `--policy=fifo` without `-p` defaults the priority to
+    /// threads + 1; `--priospread` lowers it by one per thread. The shell's `chrt` only
+    /// changes the main thread.
+    #[test]
+    fn rt_threads_take_cyclictest_policy_and_priority() {
+        let threads = |line: &str| {
+            let mut k = kernel("v6.18", MachineDesc::ideal(4, 1000, PreemptModel::Full));
+            let (placement, mut w) = build(line);
+            w.setup(&mut k, &env(placement)).unwrap();
+            k.run_until(w.duration_hint().unwrap());
+            w.tasks()
+                .iter()
+                .map(|t| (k.tasks[t.index()].policy, k.tasks[t.index()].rt_priority))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            threads("chrt -o 0 cyclictest -p 80 -l 3"),
+            vec![(Policy::Normal, 0), (Policy::Fifo, 80)]
+        );
+        assert_eq!(
+            threads("cyclictest --policy=rr -p 5 -l 3")[1],
+            (Policy::Rr, 5)
+        );
+        assert_eq!(
+            threads("cyclictest --policy=fifo -t 2 -l 3")[1..],
+            [(Policy::Fifo, 3), (Policy::Fifo, 3)]
+        );
+        assert_eq!(
+            threads("cyclictest -p 10 --priospread -t 2 -l 3")[1..],
+            [(Policy::Fifo, 10), (Policy::Fifo, 9)]
+        );
+        assert_eq!(
+            threads("chrt -f 50 cyclictest -l 3"),
+            vec![(Policy::Fifo, 50), (Policy::Normal, 0)]
+        );
+    }
+
     #[test]
     fn refused_configurations() {
         let err = |line: &str, duration_ns: Option<u64>| {
@@ -825,11 +857,10 @@ mod tests {
             w.setup(&mut k, &env).expect_err(line).to_string()
         };
         let d = Some(1_000_000_000);
-        assert!(err("cyclictest -p 80 -D 1", d).contains("RT class not modelled yet"));
-        assert!(err("cyclictest --policy=rr -D 1", d).contains("SCHED_RR"));
-        assert!(err("policy=fifo:50 cyclictest -D 1", d).contains("RT class not modelled yet"));
         assert!(err("cgroup=/test-B cyclictest -D 1", d).contains("cgroups are not modelled yet"));
         assert!(err("cyclictest -a 5 -D 1", d).contains("CPU 5"));
+        // the default RT priority is threads + 1 = 100 here
+        assert!(err("cyclictest --policy=fifo -t 99 -D 1", d).contains("priority 100"));
         assert!(err("cyclictest -i 1000", None).contains("give -D, -l or"));
         assert!(err("cyclictest -v", None).contains("cyclictest"));
         // with the simulation's --duration, an endless cyclictest stops there

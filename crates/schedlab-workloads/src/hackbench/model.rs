@@ -195,18 +195,6 @@ impl Workload for Hackbench {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
-        match env.placement.policy {
-            Some(Policy::Fifo | Policy::Rr) => {
-                return Err(self.unsupported("RT class not modelled yet"))
-            }
-            Some(Policy::Deadline) => {
-                return Err(self.unsupported("SCHED_DEADLINE not modelled yet"))
-            }
-            _ => {}
-        }
-        if self.opts.fifo_main {
-            return Err(self.unsupported("RT class not modelled yet (-F, --fifo)"));
-        }
         let shared = Rc::new(RefCell::new(Shared::default()));
         let comm = match self.opts.flavor {
             super::Flavor::RtTests => "hackbench",
@@ -303,6 +291,8 @@ struct Main {
     group_chans: Vec<Chan>,
     ready_read: u64,
     reaped: u64,
+    /// `-F`: switch to SCHED_FIFO 1 once every worker is created (still to do).
+    fifo: bool,
 }
 
 impl Main {
@@ -323,6 +313,7 @@ impl Main {
             group_chans: Vec::new(),
             ready_read: 0,
             reaped: 0,
+            fifo: o.fifo_main,
         }
     }
 
@@ -399,6 +390,17 @@ impl Program for Main {
                     return self.spawn(Box::new(w));
                 }
                 MState::ReadReady => {
+                    if self.fifo {
+                        // rt-tests hackbench.c: with -F, after the last group is created and
+                        // before the ready bytes are read, "make main a realtime task so that
+                        // we can manage the workers": sched_setscheduler(0, SCHED_FIFO, 1).
+                        self.fifo = false;
+                        return Op::SetScheduler {
+                            policy: Policy::Fifo,
+                            nice: 0,
+                            rt_priority: 1,
+                        };
+                    }
                     if let SysResult::Bytes(n) = last {
                         self.ready_read += n as u64;
                     }
@@ -733,28 +735,46 @@ mod tests {
         assert!(w.metrics(&k)[1].value > 0.0);
     }
 
+    /// rt-tests hackbench.c: `-F` switches main to SCHED_FIFO 1 after the workers are forked,
+    /// so they stay SCHED_OTHER; `chrt`/`policy=` applies to main before it forks, so the
+    /// workers inherit it.
+    #[test]
+    fn fifo_main_and_inherited_rt_policy() {
+        let mut k = rpi5("v6.18", 1);
+        let w = run(&mut k, "hackbench -F -g 1 -f 2 -l 5", 10_000_000_000);
+        let ts = w.tasks();
+        assert_eq!(ts.len(), 1 + 4);
+        let main = &k.tasks[ts[0].index()];
+        assert_eq!((main.policy, main.rt_priority), (Policy::Fifo, 1));
+        for t in &ts[1..] {
+            assert_eq!(k.tasks[t.index()].policy, Policy::Normal);
+        }
+        let mut k = rpi5("v6.18", 1);
+        let w = run(
+            &mut k,
+            "chrt -r 5 perf bench sched messaging -g 1 -l 5",
+            10_000_000_000,
+        );
+        for t in w.tasks() {
+            let t = &k.tasks[t.index()];
+            assert_eq!((t.policy, t.rt_priority), (Policy::Rr, 5));
+        }
+    }
+
     #[test]
     fn unsupported_placements() {
         let mut k = rpi5("v6.18", 1);
-        for (line, msg) in [
-            ("cgroup=/a hackbench", "cgroups are not modelled yet"),
-            (
-                "policy=rr:5 perf bench sched messaging",
-                "RT class not modelled yet",
-            ),
-            ("hackbench -F", "RT class not modelled yet (-F, --fifo)"),
-        ] {
-            let (p, mut w) = parse_workload(line).unwrap();
-            let e = Env {
-                placement: p,
-                ..env()
-            };
-            let err = w.setup(&mut k, &e).err().unwrap();
-            assert!(
-                matches!(&err, WorkloadError::Unsupported { message, .. } if message == msg),
-                "{err}"
-            );
-        }
+        let (p, mut w) = parse_workload("cgroup=/a hackbench").unwrap();
+        let e = Env {
+            placement: p,
+            ..env()
+        };
+        let err = w.setup(&mut k, &e).err().unwrap();
+        assert!(
+            matches!(&err, WorkloadError::Unsupported { message, .. }
+                if message == "cgroups are not modelled yet"),
+            "{err}"
+        );
     }
 
     #[test]

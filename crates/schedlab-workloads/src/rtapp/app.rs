@@ -12,7 +12,9 @@ use super::model::{Calibration, RtAppFile};
 use super::plan::{compile, MachineInfo, Plan, PlanError};
 use super::program::{MainProg, Shared};
 use super::report::{self, ThreadLog, ThreadRecord, DEFAULT_LOG_ROWS};
-use crate::workload::{parse_placement, Env, Metric, Placement, Workload, WorkloadError};
+use crate::workload::{
+    parse_placement, DlReservation, Env, Metric, Placement, Workload, WorkloadError,
+};
 
 /// A running (or ready) rt-app process.
 struct Process {
@@ -133,6 +135,30 @@ impl Workload for RtApp {
         "rt-app"
     }
 
+    /// The line's placement is the default of each thread's own policy: rt-app's main task
+    /// creates the threads, but it never runs SCHED_DEADLINE itself.
+    fn placement_task_forks(&self) -> bool {
+        false
+    }
+
+    /// Every thread started at the beginning whose policy is SCHED_DEADLINE, named as rt-app
+    /// names its threads (`task-N`); threads created later by `fork` events are not counted.
+    fn dl_reservations(&self, _placement: &Placement) -> Vec<DlReservation> {
+        let plan = &self.preview;
+        plan.initial
+            .iter()
+            .enumerate()
+            .filter_map(|(ind, &def)| {
+                let t = &plan.tasks[def];
+                t.dl.map(|attr| DlReservation {
+                    task: format!("{}-{ind}", t.name),
+                    attr,
+                    cpus: t.cpus.clone(),
+                })
+            })
+            .collect()
+    }
+
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         // what rt-app's calibration loop would measure on each CPU
         let speed: Vec<u64> = (0..sys.ncpus()).map(|c| sys.cpu_speed(c)).collect();
@@ -141,7 +167,14 @@ impl Workload for RtApp {
             .map_err(|e| plan_error(&self.line, &self.path, e))?;
         let plan = Rc::new(plan);
         let sh = Rc::new(RefCell::new(Shared::new(&plan, sys, self.log_rows)));
-        let attrs = env.placement.attrs("rt-app", env.tg);
+        let mut attrs = env.placement.attrs("rt-app", env.tg);
+        if attrs.policy == Some(schedlab_sched::sched::Policy::Deadline) {
+            // The line's SCHED_DEADLINE is the threads' default (plan.rs); the main task keeps
+            // its parent's policy: a SCHED_DEADLINE main could not create the threads
+            // (sched_fork: EAGAIN), and it is not one of the reservations admitted.
+            attrs.policy = None;
+            attrs.dl = None;
+        }
         let main = sys.fork(Box::new(MainProg::new(sh.clone(), plan.clone())), &attrs);
         sys.wake_up_new_task(main);
         self.process = Some(Process { plan, sh, main });

@@ -20,10 +20,6 @@ const MAX_TASKGROUPS: usize = 32;
 const FAIR_SLICE_MIN_US: u64 = 100;
 const FAIR_SLICE_MAX_US: u64 = 100_000;
 
-/// Default `sched_deadline_period_{min,max}_us` (rt-dl.md §3.1); sysctls, so only a warning.
-const DL_PERIOD_MIN_US: u64 = 100;
-const DL_PERIOD_MAX_US: u64 = 1 << 22;
-
 pub(crate) fn parse_file(text: &str, file: &str) -> R<RtAppFile> {
     let mut cx = Cx {
         file,
@@ -1114,8 +1110,9 @@ fn check_properties(
     Ok(())
 }
 
-/// The kernel's `sched_setattr` rules for SCHED_DEADLINE (rt-dl.md §3.1), with rt-app's
-/// defaults (dl-period = dl-runtime, dl-deadline = dl-period) filled in.
+/// The kernel's `sched_setattr` rules for SCHED_DEADLINE (rt-dl.md §3.1,
+/// `schedlab_sched::deadline::checkparam_dl`), with rt-app's defaults (dl-period =
+/// dl-runtime, dl-deadline = dl-period) filled in.
 fn check_deadline(cx: &mut Cx, props: &Properties, at: &PropPos) -> R<()> {
     let runtime_pos = at.dl[0].unwrap_or(at.object);
     let runtime = match props.dl_runtime_us {
@@ -1127,37 +1124,38 @@ fn check_deadline(cx: &mut Cx, props: &Properties, at: &PropPos) -> R<()> {
             ))
         }
     };
-    // R >= 1024 ns; 1 µs is below that.
-    if runtime < 2 {
-        return Err(cx.err(
-            runtime_pos,
-            "\"dl-runtime\" must be at least 2 µs (the kernel rejects runtimes below 1024 ns)",
-        ));
-    }
-    let period = props.dl_period_us.unwrap_or(runtime);
-    let deadline = props.dl_deadline_us.unwrap_or(period);
-    // The kernel reads a period of 0 as "equal to the deadline".
-    let period = if period == 0 { deadline } else { period };
-    let pos = at.dl[2].or(at.dl[1]).unwrap_or(runtime_pos);
-    if !(runtime <= deadline && deadline <= period) {
+    let attr = dl_attr(props).expect("dl-runtime is set");
+    if let Err(m) = schedlab_sched::deadline::checkparam_dl(&attr) {
+        let period = props.dl_period_us.unwrap_or(runtime);
+        let deadline = props.dl_deadline_us.unwrap_or(period);
+        let pos = if attr.runtime < 1024 {
+            runtime_pos
+        } else {
+            at.dl[2].or(at.dl[1]).unwrap_or(runtime_pos)
+        };
         return Err(cx.err(
             pos,
             format!(
-                "SCHED_DEADLINE needs dl-runtime <= dl-deadline <= dl-period, got {runtime} / \
-                 {deadline} / {period} µs"
+                "SCHED_DEADLINE dl-runtime / dl-deadline / dl-period {runtime} / {deadline} / \
+                 {period} µs: sched_setattr refuses it: {m}"
             ),
         ));
-    }
-    if !(DL_PERIOD_MIN_US..=DL_PERIOD_MAX_US).contains(&period) {
-        cx.warn(
-            pos,
-            format!(
-                "dl-period {period} µs is outside the default sched_deadline_period_{{min,max}}_us \
-                 range {DL_PERIOD_MIN_US}..={DL_PERIOD_MAX_US}"
-            ),
-        );
     }
     Ok(())
+}
+
+/// A task's or phase's `sched_attr` for SCHED_DEADLINE in ns, with rt-app's defaults
+/// (rt-app `parse_thread_data`: dl-period defaults to dl-runtime, dl-deadline to dl-period);
+/// None without a dl-runtime.
+pub(crate) fn dl_attr(props: &Properties) -> Option<schedlab_sched::DlAttr> {
+    let runtime = props.dl_runtime_us?;
+    let period = props.dl_period_us.unwrap_or(runtime);
+    let deadline = props.dl_deadline_us.unwrap_or(period);
+    Some(schedlab_sched::DlAttr {
+        runtime: runtime.saturating_mul(1000),
+        deadline: deadline.saturating_mul(1000),
+        period: period.saturating_mul(1000),
+    })
 }
 
 fn check_taskgroup_count(cx: &Cx, tasks: &[TaskDef]) -> R<()> {
@@ -2424,19 +2422,28 @@ mod tests {
             ),
             5,
             7,
-            "at least 2 µs",
+            "sched_runtime 1000 ns is below the 1024 ns minimum",
         );
         assert_fail(
             &one_task("      \"policy\": \"SCHED_DEADLINE\",\n      \"dl-runtime\": 5000,\n      \"dl-deadline\": 4000,\n      \"run\": 1"),
             6,
             7,
-            "dl-runtime <= dl-deadline <= dl-period, got 5000 / 4000 / 5000",
+            "5000 / 4000 / 5000 µs: sched_setattr refuses it: sched_runtime 5000000 ns exceeds \
+             sched_deadline 4000000 ns",
         );
         assert_fail(
             &one_task("      \"policy\": \"SCHED_DEADLINE\",\n      \"dl-runtime\": 500,\n      \"dl-period\": 1000,\n      \"dl-deadline\": 2000,\n      \"run\": 1"),
             7,
             7,
-            "got 500 / 2000 / 1000",
+            "500 / 2000 / 1000 µs: sched_setattr refuses it: sched_deadline 2000000 ns exceeds \
+             sched_period 1000000 ns",
+        );
+        // a period outside sysctl_sched_dl_period_min/max (100 us .. 2^22 us): EINVAL
+        assert_fail(
+            &one_task("      \"policy\": \"SCHED_DEADLINE\",\n      \"dl-runtime\": 20,\n      \"dl-period\": 50,\n      \"run\": 1"),
+            6,
+            7,
+            "period 50000 ns is outside",
         );
         // dl-period defaults to dl-runtime and dl-deadline to dl-period: valid.
         let f = ok(&one_task(

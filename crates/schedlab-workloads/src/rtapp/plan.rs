@@ -1,19 +1,26 @@
 //! Compiles a parsed rt-app file ([`RtAppFile`]) into what the task programs run: resources
 //! resolved to indices (mutexes, condition variables, semaphores, barriers, timers), each task's
 //! scheduling attributes merged with the workload line's placement, and the checks for what
-//! the kernel model cannot run yet (RT/DEADLINE policies, taskgroups, policy or affinity
-//! changes between phases).
+//! the kernel model cannot run yet (taskgroups, affinity changes between phases, SCHED_DEADLINE
+//! entered, left or changed between phases).
 //!
 //! Precedence of attributes (decided for schedlab; real rt-app always applies its own policy and
 //! nice 0 at thread start, which would make `nice=`/`policy=` on the workload line useless):
 //!
 //! * policy: the task's `policy`, else the line's `policy=`, else `global.default_policy`;
-//! * nice: the task's `priority`, else the line's `nice=`, else 0 (inherited from main);
+//! * nice (fair policies): the task's `priority`, else the line's `nice=`, else 0 (inherited
+//!   from main);
+//! * RT priority (SCHED_FIFO/RR): the task's `priority`, else the line's (`chrt -f 80`,
+//!   `policy=fifo:80`) when the line gives the policy, else rt-app's default 10;
+//! * SCHED_DEADLINE: the task's `dl-runtime`/`dl-period`/`dl-deadline` (rt-app's defaults:
+//!   period = runtime, deadline = period), else the line's `chrt -d`/`policy=deadline:`;
 //! * slice: the task's `dl-runtime` (fair policies; 0 = default slice), else the line's `slice=`;
 //! * affinity: the task's or its phases' `cpus`, else the line's `cpus=`.
 //!
-//! Phase-level `priority` and `dl-runtime` become `setpriority`/`sched_setattr` calls at phase
-//! start. A phase may not change the policy or the affinity (no kernel operation for them yet).
+//! Phase-level `policy`, `priority` and `dl-runtime` become `sched_setscheduler`/`setpriority`/
+//! `sched_setattr` calls at phase start (a phase that names a policy without a priority gets
+//! rt-app's default: nice 0, or RT priority 10). A phase may not change the affinity, nor
+//! enter, leave or change SCHED_DEADLINE (no kernel operation for them yet).
 
 use std::collections::BTreeMap;
 
@@ -82,8 +89,13 @@ impl Ev {
 pub(crate) struct PhasePlan {
     /// −1 = forever.
     pub loop_count: i64,
-    /// `priority` named by the phase: `setpriority()` at phase start.
+    /// `priority` named by the phase: `setpriority()` at phase start (fair policies).
     pub nice: Option<i32>,
+    /// `priority` named by the phase of an RT task: `sched_setscheduler()` at phase start.
+    pub rt_priority: Option<u32>,
+    /// `policy` named by the phase: `sched_setscheduler(policy, nice, RT priority)` at phase
+    /// start.
+    pub sched: Option<(KPolicy, i32, u32)>,
     /// `dl-runtime` named by the phase (ns, 0 = default): `sched_setattr()` at phase start.
     pub slice_ns: Option<u64>,
     pub events: Vec<Ev>,
@@ -100,8 +112,13 @@ pub(crate) struct TaskPlan {
     pub policy: Policy,
     /// The nice value the thread starts with (`None` = inherited from main, i.e. the line's).
     pub nice: Option<i32>,
-    /// What the log header and summary show as priority (the starting nice value).
+    /// What the log header and summary show as priority (the starting nice value, or the RT
+    /// priority; 0 for SCHED_DEADLINE).
     pub prio: i32,
+    /// SCHED_FIFO/SCHED_RR priority the thread starts with.
+    pub rt_priority: Option<u32>,
+    /// SCHED_DEADLINE parameters the thread starts with.
+    pub dl: Option<schedlab_sched::DlAttr>,
     pub slice_ns: Option<u64>,
     pub cpus: Option<CpuMask>,
     pub phases: Vec<PhasePlan>,
@@ -172,12 +189,13 @@ impl Plan {
             comm: Some(comm_for(name)),
             policy: Some(kernel_policy(t.policy)),
             nice: t.nice,
-            rt_priority: None,
+            // rt-app sets the thread's policy itself: a fair thread of an RT main gets 0
+            rt_priority: Some(t.rt_priority.unwrap_or(0)),
             slice_ns: t.slice_ns,
             cpus: t.cpus.clone(),
             tg: None,
             reset_on_fork: None,
-            dl: None,
+            dl: t.dl,
         }
     }
 
@@ -228,6 +246,10 @@ fn file_policy(p: KPolicy) -> Policy {
         KPolicy::Deadline => Policy::Deadline,
     }
 }
+
+/// rt-app's `DEFAULT_THREAD_PRIORITY` for SCHED_FIFO/SCHED_RR threads without a priority
+/// (workloads.md §10.3).
+const DEFAULT_RT_PRIORITY: u32 = 10;
 
 /// Names → dense indices in order of first appearance.
 #[derive(Default)]
@@ -343,14 +365,53 @@ pub(crate) fn compile(
 
     for (ti, t) in file.tasks.iter().enumerate() {
         let policy = start_policy(file, t, placement);
-        let nice = match t.properties.priority {
-            Some(p) => Some(p),
-            None => placement.nice,
-        };
-        let prio = nice.unwrap_or(0);
-        let slice_ns = match t.properties.dl_runtime_us {
-            Some(us) => Some(us * 1000),
-            None => placement.slice_ns,
+        let from_line = t.properties.policy.is_none() && placement.policy.is_some();
+        let (nice, prio, slice_ns, rt_priority, dl) = if policy.is_fair() {
+            let nice = match t.properties.priority {
+                Some(p) => Some(p),
+                None => placement.nice,
+            };
+            let slice_ns = match t.properties.dl_runtime_us {
+                Some(us) => Some(us * 1000),
+                None => placement.slice_ns,
+            };
+            (nice, nice.unwrap_or(0), slice_ns, None, None)
+        } else if policy.is_rt() {
+            let rp = match t.properties.priority {
+                Some(p) => p,
+                None if from_line => placement.rt_priority.unwrap_or(DEFAULT_RT_PRIORITY) as i32,
+                None => DEFAULT_RT_PRIORITY as i32,
+            };
+            if !(1..=99).contains(&rp) {
+                return Err(PlanError::Invalid(format!(
+                    "task {:?}: priority {rp} with {policy} (the line's {}): expected an RT \
+                     priority 1..=99",
+                    t.name,
+                    placement.policy_src.as_deref().unwrap_or("policy")
+                )));
+            }
+            (None, rp, None, Some(rp as u32), None)
+        } else {
+            let dl = match super::parse::dl_attr(&t.properties) {
+                Some(a) => a,
+                None => match placement.dl {
+                    Some((runtime, deadline, period)) if from_line => schedlab_sched::DlAttr {
+                        runtime,
+                        deadline,
+                        period,
+                    },
+                    _ => {
+                        return Err(PlanError::Invalid(format!(
+                            "task {:?}: SCHED_DEADLINE needs \"dl-runtime\"",
+                            t.name
+                        )))
+                    }
+                },
+            };
+            if let Err(m) = schedlab_sched::deadline::checkparam_dl(&dl) {
+                return Err(PlanError::Invalid(format!("task {:?}: {m}", t.name)));
+            }
+            (None, 0, None, None, Some(dl))
         };
         let cpus = effective_cpus(t, placement)?;
         if let (Some(m), Some(list)) = (machine, cpus.as_ref()) {
@@ -374,6 +435,7 @@ pub(crate) fn compile(
             ));
         }
 
+        let mut in_force = policy;
         let mut unique: Names = Names::default();
         let mut unique_absolute: Vec<bool> = Vec::new();
         let mut phases = Vec::new();
@@ -446,10 +508,36 @@ pub(crate) fn compile(
                 };
                 events.push(ev);
             }
+            // the policy in force: the last one a phase named, in file order; a phase that
+            // names the policy already in force only sets its priority
+            let sched = match p.properties.policy {
+                Some(pp) if pp != in_force => {
+                    in_force = pp;
+                    let prio = p.properties.priority;
+                    Some(if pp.is_rt() {
+                        (
+                            kernel_policy(pp),
+                            0,
+                            prio.unwrap_or(DEFAULT_RT_PRIORITY as i32) as u32,
+                        )
+                    } else {
+                        (kernel_policy(pp), prio.unwrap_or(0), 0)
+                    })
+                }
+                _ => None,
+            };
+            let fair = in_force.is_fair();
+            let own_prio = p.properties.priority.filter(|_| sched.is_none());
             phases.push(PhasePlan {
                 loop_count: p.loop_count,
-                nice: p.properties.priority,
-                slice_ns: p.properties.dl_runtime_us.map(|us| us * 1000),
+                nice: own_prio.filter(|_| fair),
+                rt_priority: own_prio.filter(|_| in_force.is_rt()).map(|p| p as u32),
+                sched,
+                slice_ns: p
+                    .properties
+                    .dl_runtime_us
+                    .filter(|_| fair)
+                    .map(|us| us * 1000),
                 events,
             });
         }
@@ -461,6 +549,8 @@ pub(crate) fn compile(
             policy,
             nice,
             prio,
+            rt_priority,
+            dl,
             slice_ns,
             cpus,
             phases,
@@ -537,29 +627,30 @@ fn effective_cpus(t: &TaskDef, placement: &Placement) -> Result<Option<CpuMask>,
     Ok(first.flatten())
 }
 
-/// Policies outside the fair class, taskgroups, and policy changes between phases.
+/// Taskgroups, policy changes between phases, and SCHED_DEADLINE parameter changes.
 fn check_supported(file: &RtAppFile, placement: &Placement) -> Result<(), PlanError> {
     for t in &file.tasks {
         let start = start_policy(file, t, placement);
-        let rt = |p: Policy| {
-            PlanError::Unsupported(format!(
-                "task {:?}: policy {p}: the RT and DEADLINE classes are not modelled yet \
-                 (only SCHED_OTHER, SCHED_BATCH and SCHED_IDLE run)",
-                t.name
-            ))
-        };
-        if !start.is_fair() {
-            return Err(rt(start));
-        }
         for p in &t.phases {
+            let names_dl = p.properties.dl_runtime_us.is_some()
+                || p.properties.dl_period_us.is_some()
+                || p.properties.dl_deadline_us.is_some();
+            if start == Policy::Deadline
+                && names_dl
+                && super::parse::dl_attr(&p.properties) != super::parse::dl_attr(&t.properties)
+            {
+                return Err(PlanError::Unsupported(format!(
+                    "task {:?}, phase {:?}: changes the SCHED_DEADLINE parameters between \
+                     phases; schedlab does not model that sched_setattr yet",
+                    t.name, p.name
+                )));
+            }
             if let Some(pp) = p.properties.policy {
-                if !pp.is_fair() {
-                    return Err(rt(pp));
-                }
-                if pp != start {
+                if pp != start && (pp == Policy::Deadline || start == Policy::Deadline) {
                     return Err(PlanError::Unsupported(format!(
-                        "task {:?}, phase {:?}: changes the policy from {start} to {pp}; the \
-                         kernel model has no sched_setscheduler operation yet",
+                        "task {:?}, phase {:?}: changes the policy from {start} to {pp}; \
+                         schedlab does not model entering or leaving SCHED_DEADLINE between \
+                         phases yet",
                         t.name, p.name
                     )));
                 }
@@ -616,27 +707,69 @@ mod tests {
         assert_eq!(p.initial, vec![0, 0, 1]);
     }
 
+    /// Thread attributes for RT and DEADLINE tasks: rt-app's defaults (priority 10; dl-period =
+    /// dl-runtime, dl-deadline = dl-period; µs → ns) and the line's policy as the default.
     #[test]
-    fn rt_and_deadline_are_refused_naming_the_task() {
-        let e =
-            plan(r#"{ "tasks": { "x": { "policy": "SCHED_FIFO", "priority": 10, "run": 1 } } }"#)
-                .unwrap_err();
-        let PlanError::Unsupported(m) = e else {
-            panic!("{e:?}")
-        };
-        assert!(m.contains("task \"x\"") && m.contains("SCHED_FIFO"), "{m}");
-        assert!(
-            m.contains("RT and DEADLINE classes are not modelled yet"),
-            "{m}"
-        );
-        // A default policy counts too.
-        let e = plan(
-            r#"{ "global": { "default_policy": "SCHED_RR" },
-                 "tasks": { "y": { "priority": 5, "run": 1 } } }"#,
+    fn rt_and_deadline_attributes() {
+        let p = plan(
+            r#"{ "tasks": {
+              "f": { "policy": "SCHED_FIFO", "priority": 80, "run": 1 },
+              "r": { "policy": "SCHED_RR", "run": 1 },
+              "d": { "instance": 2, "policy": "SCHED_DEADLINE", "dl-runtime": 2000,
+                     "run": 1 },
+              "e": { "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": 10000,
+                     "dl-deadline": 5000, "run": 1 } } }"#,
         )
-        .unwrap_err();
+        .unwrap();
+        let a = |i: usize| p.attrs(i, "x");
+        assert_eq!(
+            (a(0).policy, a(0).rt_priority, a(0).nice),
+            (Some(KPolicy::Fifo), Some(80), None)
+        );
+        assert_eq!(
+            (a(1).policy, a(1).rt_priority),
+            (Some(KPolicy::Rr), Some(10))
+        );
+        assert_eq!(p.tasks[1].prio, 10);
+        assert_eq!(a(2).policy, Some(KPolicy::Deadline));
+        let dl = |runtime, deadline, period| {
+            Some(schedlab_sched::DlAttr {
+                runtime,
+                deadline,
+                period,
+            })
+        };
+        assert_eq!(a(2).dl, dl(2_000_000, 2_000_000, 2_000_000));
+        assert_eq!(a(3).dl, dl(1_000_000, 5_000_000, 10_000_000));
+        assert_eq!(p.initial, vec![0, 1, 2, 2, 3]);
+        // the line's policy is the default of a task that names none
+        let f = parse_rtapp(
+            r#"{ "tasks": { "a": { "run": 1 }, "b": { "priority": 3, "run": 1 } } }"#,
+            "t.json",
+        )
+        .unwrap();
+        let (pl, _) = crate::workload::parse_placement("chrt -f 42 rt-app t.json").unwrap();
+        let p = compile(&f, &pl, None).unwrap();
+        assert_eq!(
+            (p.attrs(0, "a").policy, p.attrs(0, "a").rt_priority),
+            (Some(KPolicy::Fifo), Some(42))
+        );
+        assert_eq!(p.attrs(1, "b").rt_priority, Some(3));
+        let (pl, _) =
+            crate::workload::parse_placement("policy=deadline:1ms/4ms/0 rt-app t.json").unwrap();
+        let p = compile(&f, &pl, None).unwrap();
+        assert_eq!(p.attrs(0, "a").dl, dl(1_000_000, 4_000_000, 0));
+        // a nice value from the file is no RT priority
+        let f = parse_rtapp(
+            r#"{ "tasks": { "a": { "priority": -5, "run": 1 } } }"#,
+            "t.json",
+        )
+        .unwrap();
+        let (pl, _) = crate::workload::parse_placement("chrt -r 5 rt-app t.json").unwrap();
+        let e = compile(&f, &pl, None).unwrap_err();
         assert!(
-            matches!(e, PlanError::Unsupported(m) if m.contains("\"y\"") && m.contains("SCHED_RR"))
+            matches!(&e, PlanError::Invalid(m) if m.contains("priority -5") && m.contains("chrt -r 5")),
+            "{e:?}"
         );
     }
 
@@ -649,13 +782,32 @@ mod tests {
         );
         let e = plan(
             r#"{ "tasks": { "p": { "phases": {
-                 "one": { "run": 1 }, "two": { "policy": "SCHED_IDLE", "run": 1 } } } } }"#,
+                 "one": { "run": 1 }, "two": { "policy": "SCHED_DEADLINE", "dl-runtime": 100,
+                                               "dl-period": 1000, "run": 1 } } } } }"#,
         )
         .unwrap_err();
         assert!(
-            matches!(&e, PlanError::Unsupported(m) if m.contains("phase \"two\"") && m.contains("sched_setscheduler")),
+            matches!(&e, PlanError::Unsupported(m) if m.contains("phase \"two\"") && m.contains("SCHED_DEADLINE")),
             "{e:?}"
         );
+        // fair <-> RT between phases: a sched_setscheduler at phase start, with rt-app's
+        // default priority when the phase names none
+        let p = plan(
+            r#"{ "tasks": { "p": { "phases": {
+                 "one": { "run": 1 },
+                 "two": { "policy": "SCHED_FIFO", "run": 1 },
+                 "three": { "priority": 30, "run": 1 },
+                 "four": { "policy": "SCHED_IDLE", "priority": 3, "run": 1 } } } } }"#,
+        )
+        .unwrap();
+        let ph = &p.tasks[0].phases;
+        assert_eq!(ph[0].sched, None);
+        assert_eq!(ph[1].sched, Some((KPolicy::Fifo, 0, 10)));
+        assert_eq!(
+            (ph[2].sched, ph[2].rt_priority, ph[2].nice),
+            (None, Some(30), None)
+        );
+        assert_eq!(ph[3].sched, Some((KPolicy::Idle, 3, 0)));
         let e = plan(
             r#"{ "tasks": { "p": { "phases": {
                  "one": { "cpus": [0], "run": 1 }, "two": { "cpus": [1], "run": 1 } } } } }"#,

@@ -29,6 +29,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use schedlab_sched::sched::Policy as KPolicy;
 use schedlab_sched::{Ctx, Op, Program, Spawn, Sys, SysResult};
 
 use super::plan::{Ev, Plan, TimerRef};
@@ -177,6 +178,10 @@ enum Uop {
     Fork(usize),
     SetNice(i32),
     SetSlice(u64),
+    /// `sched_setscheduler()` to a new RT priority (same policy).
+    SetRtPrio(u32),
+    /// `sched_setscheduler()` to a phase's policy: (policy, nice, RT priority).
+    SetSched(KPolicy, i32, u32),
     Lock(usize),
     Unlock(usize),
     CondEnter(usize),
@@ -240,6 +245,11 @@ pub(crate) struct ThreadProg {
     t_first: u64,
     nice: Option<i32>,
     slice: Option<u64>,
+    rt_priority: Option<u32>,
+    /// The policy the thread runs with now.
+    policy: KPolicy,
+    /// The last phase policy applied.
+    sched: Option<(KPolicy, i32, u32)>,
     /// Unique timers.
     timers: Vec<TimerState>,
 }
@@ -261,7 +271,8 @@ impl ThreadProg {
                 ..TimerState::default()
             })
             .collect();
-        let (nice, slice) = (t.nice, t.slice_ns);
+        let (nice, slice, rt_priority) = (t.nice, t.slice_ns, t.rt_priority);
+        let policy = super::plan::kernel_policy(t.policy);
         ThreadProg {
             sh,
             plan,
@@ -284,6 +295,9 @@ impl ThreadProg {
             t_first: 0,
             nice,
             slice,
+            rt_priority,
+            policy,
+            sched: None,
             timers,
         }
     }
@@ -431,6 +445,13 @@ impl ThreadProg {
                     if let Some(n) = p.nice.filter(|&n| self.nice != Some(n)) {
                         self.uops.push_front(Uop::SetNice(n));
                     }
+                    if let Some(r) = p.rt_priority.filter(|&r| self.rt_priority != Some(r)) {
+                        self.uops.push_front(Uop::SetRtPrio(r));
+                    }
+                    if let Some((pol, nice, rt)) = p.sched.filter(|&s| self.sched != Some(s)) {
+                        // before the phase's nice or slice (pushed to the front last)
+                        self.uops.push_front(Uop::SetSched(pol, nice, rt));
+                    }
                 }
                 (None, Active::Done)
             }
@@ -542,6 +563,36 @@ impl ThreadProg {
             Uop::SetNice(n) => {
                 self.nice = Some(n);
                 (Some(Op::SetNice(n)), Active::Done)
+            }
+            Uop::SetSched(policy, nice, rt_priority) => {
+                self.sched = Some((policy, nice, rt_priority));
+                self.policy = policy;
+                if policy.is_fair() {
+                    self.nice = Some(nice);
+                    self.rt_priority = None;
+                } else {
+                    self.rt_priority = Some(rt_priority);
+                }
+                (
+                    Some(Op::SetScheduler {
+                        policy,
+                        nice,
+                        rt_priority,
+                    }),
+                    Active::Done,
+                )
+            }
+            Uop::SetRtPrio(r) => {
+                self.rt_priority = Some(r);
+                let policy = self.policy;
+                (
+                    Some(Op::SetScheduler {
+                        policy,
+                        nice: 0,
+                        rt_priority: r,
+                    }),
+                    Active::Done,
+                )
             }
             Uop::SetSlice(s) => {
                 self.slice = Some(s);

@@ -62,7 +62,7 @@ use super::output::{
 use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_platform::CpuMask;
 use schedlab_sched::ipc::FutexId;
-use schedlab_sched::sched::{Policy, TaskId};
+use schedlab_sched::sched::TaskId;
 use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -1040,15 +1040,6 @@ impl Workload for Schbench {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
         }
-        match env.placement.policy {
-            Some(Policy::Fifo | Policy::Rr) => {
-                return Err(self.unsupported("RT class not modelled yet"))
-            }
-            Some(Policy::Deadline) => {
-                return Err(self.unsupported("SCHED_DEADLINE not modelled yet"))
-            }
-            _ => {}
-        }
         let o = &self.opts;
         let ncpus = sys.ncpus();
         let m = o.message_threads as usize;
@@ -1525,7 +1516,6 @@ mod tests {
         };
         assert!(err("schbench -R 100").contains("-R (fixed requests per second) is not modelled"));
         assert!(err("schbench -A 80").contains("-A (auto-RPS) is not modelled"));
-        assert!(err("policy=fifo:10 schbench").contains("RT class not modelled yet"));
         assert!(err("cgroup=/a schbench").contains("cgroups are not modelled yet"));
         assert!(err("schbench -M 9").contains("CPU 9"));
         assert!(err("schbench -W 8-9").contains("no CPU of [8, 9]"));

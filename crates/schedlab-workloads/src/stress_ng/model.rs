@@ -36,7 +36,7 @@ use super::output::{render, InstanceResult, Results};
 use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_engine::time::{Nanos, SimTime};
 use schedlab_sched::ipc::PipeId;
-use schedlab_sched::sched::{Policy, TaskId};
+use schedlab_sched::sched::TaskId;
 use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -201,15 +201,6 @@ impl Workload for StressNg {
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         if env.placement.cgroup.is_some() {
             return Err(self.unsupported("cgroups are not modelled yet"));
-        }
-        match env.placement.policy {
-            Some(Policy::Fifo | Policy::Rr) => {
-                return Err(self.unsupported("RT class not modelled yet"))
-            }
-            Some(Policy::Deadline) => {
-                return Err(self.unsupported("SCHED_DEADLINE not modelled yet"))
-            }
-            _ => {}
         }
         let page = sys.page_size() as u64;
         self.opts
@@ -823,27 +814,17 @@ mod tests {
             assert_eq!(task.nr_cpus_allowed, 1, "{}", task.comm);
             assert_eq!(task.cpu, 1, "{}", task.comm);
         }
-        for (line, msg) in [
-            (
-                "cgroup=/a stress-ng --pipe 1",
-                "cgroups are not modelled yet",
-            ),
-            (
-                "policy=fifo:10 stress-ng --pipe 1",
-                "RT class not modelled yet",
-            ),
-        ] {
-            let (p, mut w) = parse_workload(line).unwrap();
-            let e = Env {
-                placement: p,
-                ..env()
-            };
-            let err = w.setup(&mut k, &e).err().unwrap();
-            assert!(
-                matches!(&err, WorkloadError::Unsupported { message, .. } if message == msg),
-                "{err}"
-            );
-        }
+        let (p, mut w) = parse_workload("cgroup=/a stress-ng --pipe 1").unwrap();
+        let e = Env {
+            placement: p,
+            ..env()
+        };
+        let err = w.setup(&mut k, &e).err().unwrap();
+        assert!(
+            matches!(&err, WorkloadError::Unsupported { message, .. }
+                if message == "cgroups are not modelled yet"),
+            "{err}"
+        );
     }
 
     #[test]
