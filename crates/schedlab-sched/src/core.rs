@@ -737,7 +737,11 @@ impl Kernel {
         let allowed = attrs.cpus.clone().unwrap_or(pmask);
         {
             let task = &mut self.tasks[t.index()];
-            task.rt_priority = attrs.rt_priority.unwrap_or(prt);
+            // a fair child of an RT parent has rt_priority 0 (sched_fork()'s reset, and
+            // __setscheduler_params() for an explicit fair policy)
+            task.rt_priority = attrs
+                .rt_priority
+                .unwrap_or(if policy.is_fair() { 0 } else { prt });
             task.mm = mm;
             task.parent = parent;
             task.nr_cpus_allowed = allowed.weight() as u32;
