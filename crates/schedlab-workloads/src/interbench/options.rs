@@ -18,7 +18,11 @@
 //! | `-C`, `-I` (Custom), `-h`, `-n` | refused |
 //! | `--units=us\|100ns` | schedlab: printed format — `us` = interbench 0.31, `100ns` = seed 001's modified build with median (default `us`) |
 //! | `--timekeeper-affinity=cpu0\|original_mask` | schedlab: §6.1 snapshot parameter (default `cpu0`, 0.31 `2b42050`) |
-//! | `--write-file-kib=N` | schedlab: size of the Write load's file in KiB (default 153600 = 150 MiB, seed 001's RAM root fs, §12.2) |
+//! | `--write-file-kib=N` | schedlab: size of the Write (and Read) load's file in KiB (default 153600 = 150 MiB, seed 001's RAM root fs, §12.2) |
+//! | `--io-batch=N` | schedlab: most 4 KiB writes/reads per simulator event (default 1; see model.rs for when a larger N is exact) |
+//! | `--block-every-us=N` | schedlab: mean writer CPU time between `maybe_block()` blocks (default 20000, rt-dl.md §5.2) |
+//! | `--block-us=MIN-MAX` | schedlab: block length range (default 100-2000) |
+//! | `--waker-us=MIN-MAX` | schedlab: the RT waker's own work `w_rt` (default 50-3000) |
 //!
 //! Numbers are read strictly (schedlab's rule), where interbench uses `atoi`.
 
@@ -252,8 +256,9 @@ const SPECS: &[Spec<K>] = &[
     Spec::new(None, Some("waker-us"), ArgKind::Required, K::WakerUs),
 ];
 
-/// Default `--io-batch` (model.rs explains why batching is exact under PREEMPT_RT and FULL).
-pub const DEFAULT_IO_BATCH: u64 = 64;
+/// Default `--io-batch`: one event per 4 KiB write/read, exact under every preemption model
+/// (model.rs explains why larger batches are exact under PREEMPT_RT and FULL only).
+pub const DEFAULT_IO_BATCH: u64 = 1;
 
 /// `MIN-MAX` in µs (each 0..=10 s, MIN ≤ MAX) → ns.
 fn us_range(option: &str, v: &str) -> Result<(u64, u64), OptionError> {
@@ -440,7 +445,7 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
         o.duration_s = t;
     }
     // "Make benchmark a multiple of 10 seconds for proper range of X loads"
-    if o.duration_s % 10 != 0 {
+    if !o.duration_s.is_multiple_of(10) {
         o.duration_s += 10 - o.duration_s % 10;
     }
     let pick = |sel: &[Task], ex: &[Task], ok: &dyn Fn(Task) -> bool| -> Vec<Task> {
