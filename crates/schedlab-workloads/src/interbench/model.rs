@@ -1582,11 +1582,15 @@ mod tests {
     }
 
     fn run(line: &str, seed: u64) -> (Kernel, Interbench) {
+        run_placed(line, seed, Default::default())
+    }
+
+    fn run_placed(line: &str, seed: u64, placement: crate::Placement) -> (Kernel, Interbench) {
         let words: Vec<String> = line.split_whitespace().map(String::from).collect();
         let mut w = Interbench::new(line, &words[1..]).unwrap();
         let mut k = rpi4_kernel(seed);
         let env = Env {
-            placement: Default::default(),
+            placement,
             tg: None,
             index: 0,
             duration_ns: None,
@@ -1636,5 +1640,29 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("\nNone\t"), "{out}");
+    }
+
+    /// `timekeeper_affinity`: with `cpu0` every thread of a `-u` run, the Write load's waker
+    /// included, is on CPU 0, so no wake-up crosses CPUs; with `original_mask` (and the
+    /// housekeeping set 0-2 as the shell's mask) the timekeepers sleep on the idle CPUs 1-2 and
+    /// the wakers sit on CPUs 0-2, so wake-ups cross CPUs (rt-dl.md §5.2, §5.4).
+    #[test]
+    fn timekeeper_affinity_decides_remote_wakeups() {
+        let line = "interbench -r -t 10 -u -w Write -W Audio --write-file-kib 20000";
+        let (k, w) = run(line, 5);
+        assert_eq!(k.stats.ttwu_remote, 0);
+        assert!(w.results()[0].row(Task::Write).is_some());
+        let placement = crate::Placement {
+            cpus: Some(CpuMask::parse_cpulist("0-2").unwrap()),
+            ..Default::default()
+        };
+        let (k, w) = run_placed(
+            &format!("{line} --timekeeper-affinity original_mask"),
+            5,
+            placement,
+        );
+        assert!(k.stats.ttwu_remote > 0);
+        let r = w.results()[0].row(Task::Write).cloned().expect("Write row");
+        assert!((199..=201).contains(&r.n), "{}", r.n);
     }
 }
