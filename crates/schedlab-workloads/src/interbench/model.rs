@@ -52,7 +52,8 @@
 //!   hard (slack-free) hrtimer for `start + b − w_rt`, at the earliest 10 µs on, and sleeps —
 //!   a few µs of RT work while the writer is still runnable; the real trigger is a device or
 //!   timer interrupt, which a task program cannot arm), then the writer sleeps on its futex.
-//!   At expiry — once the writer is asleep (else it re-arms 10 µs later) — the waker runs
+//!   At expiry — once the writer is asleep (else it re-arms 10 µs later, doubling up to 1 ms
+//!   while other fair tasks keep the writer from its futex wait) — the waker runs
 //!   `w_rt` uniform in [0.05, 3] ms of kernel work and wakes the writer; a block therefore
 //!   lasts about max(`b`, `w_rt`). All five parameters
 //!   are options (`--block-every-us`, `--block-us MIN-MAX`, `--waker-us MIN-MAX`).
@@ -104,8 +105,10 @@ const WAKER_COMM: &str = "irq/58-wblock";
 /// the waker armed its timer (≈ 5 µs later on rpi4-rt: a switch back and `futex_wait`). An
 /// interrupt that ends a block cannot come before the block began; without this a waker with
 /// `w_rt` ≥ `b` would run its work while the writer is still runnable and the writer would
-/// never leave the fair class (rt-dl.md §5.3, condition 1).
+/// never leave the fair class (rt-dl.md §5.3, condition 1). When other fair tasks run before the
+/// writer gets back to its futex wait (Compile), the re-check interval doubles up to 1 ms.
 const WAKER_RECHECK_NS: u64 = 10_000;
+const WAKER_RECHECK_MAX_NS: u64 = 1_000_000;
 
 /// Builds the interbench workload from the words after `interbench`.
 pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, WorkloadError> {
@@ -730,6 +733,8 @@ struct Waker {
     idx: usize,
     st: u8,
     cur: BlockReq,
+    /// Current re-check interval (0: none yet).
+    recheck: u64,
 }
 
 impl Program for Waker {
@@ -749,9 +754,12 @@ impl Program for Waker {
             }
             1 => {
                 if cx.futex_waiters(self.w.writer_word) == 0 {
-                    // the writer has not reached its futex wait yet: look again later
-                    return Op::SleepUntil(cx.now() + WAKER_RECHECK_NS);
+                    // the writer has not reached its futex wait yet (other fair tasks ran
+                    // first): look again later, backing off so as not to flood the CPU
+                    self.recheck = (self.recheck * 2).clamp(WAKER_RECHECK_NS, WAKER_RECHECK_MAX_NS);
+                    return Op::SleepUntil(cx.now() + self.recheck);
                 }
+                self.recheck = 0;
                 self.st = 2;
                 Op::Syscall(self.cur.w_rt_ns)
             }
@@ -1402,6 +1410,7 @@ impl Workload for Interbench {
                         idx,
                         st: 0,
                         cur: BlockReq::default(),
+                        recheck: 0,
                     }),
                     &attrs,
                 );
