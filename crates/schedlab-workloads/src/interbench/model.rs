@@ -69,15 +69,15 @@
 //!   the next return to user (≤ one write, 4.4 µs on rpi4-rt, later); under NONE and
 //!   VOLUNTARY an RT wake-up waits for the end of the batch instead of the end of one write.
 //!   The default is therefore 1. Measured (release, rpi4-rt, `-r -t 60 -u -w Write -W Audio`):
-//!   11.5 M events and ≈ 0.9 s of CPU with 1, 0.27 M events and ≈ 0.6 s with 64, the same
-//!   output; most of the rest is the per-write cost jitter draws, which batching keeps.
+//!   11.5 M events and 0.38 s of CPU with 1, 0.29 M events and 0.06 s with 64, the same
+//!   output (test `io_batching_is_exact_under_preempt_rt`).
 //! * **Reaping.** Main `wait()`s for the two children after each pair (0.31 leaves them as
 //!   zombies; this changes nothing measured).
 
 use super::options::{BlockModel, Options, Task, TkAffinity, Units};
 use super::output::{render, Block, DataTable, LoadRow, Report};
 use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
-use schedlab_engine::rng::fnv1a;
+use schedlab_engine::rng::{fnv1a, LognormalTable};
 use schedlab_engine::Rng;
 use schedlab_platform::CpuMask;
 use schedlab_sched::ipc::{FutexId, PipeId};
@@ -786,6 +786,38 @@ enum WState {
     Done,
 }
 
+/// Per-4 KiB cost jitter (workloads.md §0.2) for the Write and Read loops: the engine's
+/// tabulated log-normal (the one the kernel uses for its own costs) on a private stream, so a
+/// draw costs three generator steps instead of `Ctx::cost_jitter`'s twelve plus an `exp` —
+/// the same distribution (to the table's 1/1024 resolution in z) at a third of the run time.
+/// Whether jitter is on (`NO_SIM_JITTER` off, σ > 0) is learnt once from `Ctx::cost_jitter`
+/// itself: it returns a large probe value unchanged only when jitter is off (with σ > 0 a
+/// factor of exactly 1 has probability ≈ 2⁻³²).
+struct IoJitter {
+    table: Option<std::sync::Arc<LognormalTable>>,
+    rng: Rng,
+}
+
+impl IoJitter {
+    fn new(cx: &mut Ctx<'_>, stream: &str) -> IoJitter {
+        const PROBE: u64 = 1 << 40;
+        let on = cx.cost_jitter(PROBE) != PROBE;
+        let sigma = cx.costs().jitter_sigma_ppm;
+        let seed = cx.rng().next_u64() ^ fnv1a(stream.as_bytes());
+        IoJitter {
+            table: on.then(|| LognormalTable::shared(sigma)),
+            rng: Rng::from_seed(seed),
+        }
+    }
+
+    fn apply(&mut self, ns: u64) -> u64 {
+        match &self.table {
+            Some(t) => t.apply(&mut self.rng, ns),
+            None => ns,
+        }
+    }
+}
+
 /// `emulate_write` on a RAM file system with `maybe_block()`.
 struct Writer {
     blocks_per_file: u64,
@@ -794,6 +826,7 @@ struct Writer {
     wakers: Rc<Wakers>,
     stop: FutexId,
     rng: Option<Rng>,
+    jitter: Option<IoJitter>,
     /// `p_block` per write in Q32.
     p_q32: u64,
     st: WState,
@@ -814,6 +847,7 @@ impl Routine for Writer {
                 WState::Init => {
                     let seed = cx.rng().next_u64() ^ fnv1a(b"interbench/write/block");
                     self.rng = Some(Rng::from_seed(seed));
+                    self.jitter = Some(IoJitter::new(cx, "interbench/write/jitter"));
                     let c = cx.costs();
                     let write = c.c_syscall.0 + c.c_shmem_write.0;
                     self.p_q32 = ((write as u128) << 32)
@@ -846,7 +880,7 @@ impl Routine for Writer {
                     let mut k = 0;
                     self.block_pending = false;
                     while k < self.batch && self.written < self.blocks_per_file {
-                        ns += cx.cost_jitter(write);
+                        ns += self.jitter.as_mut().expect("set up").apply(write);
                         k += 1;
                         self.written += 1;
                         let rng = self.rng.as_mut().expect("seeded");
@@ -931,6 +965,7 @@ struct Reader {
     stop: FutexId,
     pos: u64,
     st: u8,
+    jitter: Option<IoJitter>,
 }
 
 impl Routine for Reader {
@@ -938,6 +973,7 @@ impl Routine for Reader {
         match self.st {
             0 => {
                 // open, stat (the file exists from an earlier run)
+                self.jitter = Some(IoJitter::new(cx, "interbench/read/jitter"));
                 let c = cx.costs();
                 let ns = 2 * c.c_syscall.0 + c.c_open.0 + c.c_stat.0;
                 self.st = 1;
@@ -951,13 +987,13 @@ impl Routine for Reader {
                 let mut ns = 0;
                 let mut k = 0;
                 while k < self.batch && self.pos < self.blocks_per_file {
-                    ns += cx.cost_jitter(read);
+                    ns += self.jitter.as_mut().expect("set up").apply(read);
                     k += 1;
                     self.pos += 1;
                 }
                 if self.pos >= self.blocks_per_file {
                     // the read that returns 0
-                    ns += cx.cost_jitter(eof);
+                    ns += self.jitter.as_mut().expect("set up").apply(eof);
                     self.st = 2;
                 }
                 Some(Op::Syscall(ns))
@@ -1130,6 +1166,7 @@ impl Builder<'_> {
                 wakers: self.wakers.clone().expect("wakers for Write"),
                 stop: s.stop,
                 rng: None,
+                jitter: None,
                 p_q32: 0,
                 st: WState::Init,
                 written: 0,
@@ -1141,6 +1178,7 @@ impl Builder<'_> {
                 stop: s.stop,
                 pos: 0,
                 st: 0,
+                jitter: None,
             }),
             Task::Compile => {
                 // initialise_thread + start_thread for Burn, Write, Read; stop them in turn
