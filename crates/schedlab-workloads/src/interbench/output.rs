@@ -536,4 +536,57 @@ mod tests {
         };
         assert_eq!(summary_modified(&p), "     136.8 +/- 78.462        331\n");
     }
+
+    /// The whole text of a finished run, both formats, from two hand-made tables: None with
+    /// samples 6, 8, 10 (all met) and Write with 20 and 50020 (one deadline of two missed,
+    /// its sample carrying the penalty).
+    #[test]
+    fn whole_output_both_formats() {
+        let none = table(&[6, 8, 10], 3, 0, 3, 0);
+        let write = table(&[20, 50020], 2, 0, 1, 1);
+        let args = |s: &str| -> Vec<String> { s.split_whitespace().map(String::from).collect() };
+        let o =
+            crate::interbench::parse(&args("-r -t 10 -w None -w Write -W Audio -m hi")).unwrap();
+        let r = Report {
+            opts: &o,
+            cpu_load: 4,
+            loops_per_ms: 1_000_000,
+            pairs: vec![Some(Some(&none)), Some(Some(&write))],
+        };
+        // 0.31: Write mean 50040 / 2 = 25020 (integer), "SD" sqrt(20² + 50020² − 25020²/2)
+        // = 46786.8, max 50020; Desired CPU 2/2 = 100, Deadlines Met 1/2 = 50.
+        let expected = "Load set to 4 processors\n\n\
+            Using 1000000 loops per ms, running every load for 10 seconds\n\
+            Benchmarking kernel schedlab at datestamp 0000000000\n\
+            Comment: hi\n\n\
+            --- Benchmarking simulated cpu of Audio real time in the presence of simulated ---\n\
+            Load\tLatency +/- SD (us)  Max Latency   % Desired CPU  % Deadlines Met\n\
+            None\t   8.0 +/- 9.5       10.0\t\t 100\t        100\n\
+            Write\t25020.0 +/- 46786.8 50020.0\t\t 100\t         50\n\n\n";
+        assert_eq!(render(&r), expected);
+        // modified: None mean 8.0, SD sqrt(8/3) = 1.633, median 8, max 10; Write mean 25020.0,
+        // SD 25000, median (lower middle) 20, max 50020 fused to it, 100.0 and 50.0; summary
+        // mean (8 + 25020)/2 = 12514 (4 blanks + %6.1f), SD sqrt((8/3 + 25000²)/2 + 12506²) = 21654, max 50020.
+        let o = crate::interbench::parse(&args(
+            "-r -t 10 -w None -w Write -W Audio -m hi --units 100ns",
+        ))
+        .unwrap();
+        let r = Report { opts: &o, ..r };
+        let expected = "Load set to 4 processors\n\n\
+            Using 1000000 loops per ms, running every load for 10 seconds\n\
+            Benchmarking kernel schedlab at datestamp 0000000000\n\
+            Comment: hi\n\n\
+            --- Benchmarking simulated cpu of Audio real time in the presence of simulated ---\n\
+            Load\tLatency +/- SD   median  max [100n]    Desired CPU  Deadlines met [%]\n\
+            None\t   8.0 +/- 1.633     8   10\n\
+            Write\t25020.0 +/- 25000    2050020       100.0         50.0\n\
+            \x20   12514.0 +/- 21654      50020\n\n\n";
+        assert_eq!(render(&r), expected);
+        // a run that ended inside the second pair: its label, then nothing more
+        let r = Report {
+            pairs: vec![Some(Some(&none)), Some(None)],
+            ..r
+        };
+        assert!(render(&r).ends_with("None\t   8.0 +/- 1.633     8   10\nWrite\t\n"));
+    }
 }
