@@ -20,7 +20,9 @@
 //!
 //! The values are those interbench computes, so they carry its clock resolution: µs with
 //! `--units us` (0.31), 100 ns with `--units 100ns`. `Workload::metrics` gives the same rows as
-//! named metrics (`audio_write_latency_max`, … in the printed unit) for `run` and `compare`.
+//! named metrics (`audio_write_latency_mean`, `_sd`, `_median`, `_max` in the printed unit,
+//! `_desired_cpu`, `_deadlines_met` in %, `_samples_over_1ms`, and `audio_summary_latency_*`)
+//! for `run` and `compare`.
 
 use crate::cmdline;
 mod model;

@@ -1510,6 +1510,13 @@ impl Workload for Interbench {
                 out.push(lat("latency_sd", r.sd_ns));
                 out.push(lat("latency_median", r.median_ns as f64));
                 out.push(lat("latency_max", r.max_ns as f64));
+                // a bad seed-001 run shows as samples carrying the 50 ms penalty
+                out.push(Metric::new(
+                    &format!("{name}_samples_over_1ms"),
+                    r.samples_above(1_000_000).len() as f64,
+                    "samples",
+                    Better::Lower,
+                ));
                 out.push(Metric::new(
                     &format!("{name}_desired_cpu"),
                     r.desired_cpu_pct,
