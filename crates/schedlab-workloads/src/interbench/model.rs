@@ -97,6 +97,8 @@ const VIDEO_RUN_US: u64 = VIDEO_INTERVAL_US * 40 / 100;
 const GAME_US: u64 = 100_000;
 /// `st_blksize` of the RAM file system: one 4 KiB block per `fwrite`/`read`.
 const BLOCK_KIB: u64 = 4;
+/// CPU work of one charge of a ring of one thread spinning on its own semaphore.
+const RING_SPIN_NS: u64 = 1_000_000;
 /// Name of the RT-context waker threads (a model thread, not a real kernel thread).
 const WAKER_COMM: &str = "irq/58-wblock";
 /// The waker's earliest expiry after it was handed a block, and its re-check interval while
@@ -652,6 +654,12 @@ impl Program for BurnWorker {
 }
 
 /// One thread of the Ring load.
+///
+/// A ring of one (`-L 1`) posts its own semaphore and takes it back without ever blocking: a
+/// user-space spin, `sem_wait` + `sem_post` + `sem_trywait` on one word. Charged as 1 ms
+/// chunks of CPU work (`RING_SPIN_NS`) with the stop test between chunks — the same CPU
+/// use, preemptible anywhere like any user-space loop; only the stop is seen up to 1 ms later.
+/// (A ring of two or more blocks in `sem_wait` on every pass.)
 struct RingWorker {
     first: bool,
     ready: FutexId,
@@ -681,6 +689,10 @@ impl Program for RingWorker {
                             val: 0,
                         };
                     }
+                    if self.next_start == self.start {
+                        self.st = 5;
+                        continue;
+                    }
                     self.st = 2;
                     if let Some(op) = sem_post(cx, self.next_start) {
                         return op;
@@ -700,6 +712,16 @@ impl Program for RingWorker {
                     self.st = 4;
                     if let Some(op) = sem_post(cx, self.complete) {
                         return op;
+                    }
+                }
+                5 => {
+                    if sem_trywait(cx, self.stop) {
+                        self.st = 3;
+                        if let Some(op) = sem_post(cx, self.next_start) {
+                            return op;
+                        }
+                    } else {
+                        return Op::Run(RING_SPIN_NS);
                     }
                 }
                 _ => return Op::Exit,
@@ -1770,5 +1792,31 @@ mod tests {
         // one voluntary switch per block, plus a few at start and stop
         let vol = writer.stats.nr_voluntary_switches;
         assert!(vol >= blocks && vol <= blocks + 5, "{vol} vs {blocks}");
+    }
+
+    /// Every load starts and stops (the pair's row is printed and every interbench task has
+    /// exited), also a ring of one thread (`-L 1`), which never blocks.
+    #[test]
+    fn every_load_runs_and_stops() {
+        for l in [
+            "-L 1 -w Ring",
+            "-L 2 -w Ring -w Burn -w Compile -w Video -w X -w Read",
+        ] {
+            let line = format!("interbench -r -t 10 -u {l} -W Audio --write-file-kib 4000");
+            let (k, w) = run(&line, 4);
+            let blk = &w.results()[0];
+            assert_eq!(blk.rows.len(), w.options().loads.len(), "{line}");
+            for r in &blk.rows {
+                assert!((199..=201).contains(&r.n), "{line}: {:?} {}", r.load, r.n);
+            }
+            let live = k
+                .tasks
+                .iter()
+                .filter(|t| {
+                    t.comm == "interbench" && t.state != schedlab_sched::sched::TaskState::Dead
+                })
+                .count();
+            assert_eq!(live, 0, "{line}");
+        }
     }
 }
