@@ -227,6 +227,7 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
     ),
     ("schbench ...", "schbench (workloads.md §4)"),
     ("cyclictest ...", "rt-tests cyclictest (workloads.md §5)"),
+    ("interbench ...", "interbench 0.31 (workloads.md §6)"),
 ];
 
 /// Splits a workload line into its leading placement tokens and the command words.
@@ -413,6 +414,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "perf" => crate::hackbench::workload_perf(line, args)?,
         "schbench" => crate::schbench::workload(line, args)?,
         "cyclictest" => crate::cyclictest::workload(line, args)?,
+        "interbench" => crate::interbench::workload(line, args)?,
         _ => {
             return Err(WorkloadError::UnknownProgram {
                 line: line.to_string(),

