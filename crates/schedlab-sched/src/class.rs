@@ -130,7 +130,7 @@ impl SchedClass {
             SchedClass::Rt => {
                 let next = k.pick_task_rt(cpu)?;
                 put_prev(k, prev, put);
-                k.set_next_task_rt(cpu, next);
+                k.set_next_task_rt(cpu, next, true);
                 Some(next)
             }
             SchedClass::Fair => {
@@ -168,7 +168,7 @@ impl SchedClass {
         let cpu = k.tasks[p.index()].cpu;
         match self {
             SchedClass::Fair => k.set_next_task_fair(p),
-            SchedClass::Rt => k.set_next_task_rt(cpu, p),
+            SchedClass::Rt => k.set_next_task_rt(cpu, p, false),
             SchedClass::Dl => k.set_next_task_dl(cpu, p),
             SchedClass::Stop | SchedClass::Idle => {}
         }
@@ -183,14 +183,47 @@ impl SchedClass {
 
     /// `.prio_changed` (after set_user_nice(), rt_mutex_setprio(), __sched_setscheduler()).
     pub(crate) fn prio_changed(self, k: &mut Kernel, cpu: usize, p: TaskId, old_prio: i32) {
-        if self == SchedClass::Fair {
-            k.prio_changed_fair(cpu, p, old_prio);
+        match self {
+            SchedClass::Fair => k.prio_changed_fair(cpu, p, old_prio),
+            SchedClass::Rt => k.prio_changed_rt(cpu, p, old_prio),
+            _ => {}
         }
     }
 
-    /// `.switched_from` (after the class changed; check_class_changed()). Nothing the model
-    /// keeps needs undoing yet (no PELT detach, no RT pull).
-    pub(crate) fn switched_from(self, _k: &mut Kernel, _p: TaskId) {}
+    /// `.switched_from` (after the class changed; check_class_changed()). RT: pull when the
+    /// last RT task left. (No fair PELT detach.)
+    pub(crate) fn switched_from(self, k: &mut Kernel, p: TaskId) {
+        if self == SchedClass::Rt {
+            let cpu = k.tasks[p.index()].cpu;
+            k.switched_from_rt(cpu, p);
+        }
+    }
+
+    /// `.yield_task` (sched_yield()).
+    pub(crate) fn yield_task(self, k: &mut Kernel, cpu: usize) {
+        match self {
+            SchedClass::Fair => k.yield_task_fair(cpu),
+            SchedClass::Rt => k.yield_task_rt(cpu),
+            _ => {}
+        }
+    }
+
+    /// `.task_woken` (after a wakeup's preemption check): RT push.
+    pub(crate) fn task_woken(self, k: &mut Kernel, cpu: usize, p: TaskId) {
+        if self == SchedClass::Rt {
+            k.task_woken_rt(cpu, p);
+        }
+    }
+
+    /// `.balance` as `prev_balance()` calls it before the picks, for the classes from
+    /// prev's down: true stops the walk (work at this level or above). RT: `balance_rt`
+    /// (pull). The fair class balances after an empty pick instead (see `balance`).
+    pub(crate) fn prev_balance(self, k: &mut Kernel, cpu: usize, prev: TaskId) -> bool {
+        match self {
+            SchedClass::Rt => k.balance_rt(cpu, prev),
+            _ => false,
+        }
+    }
 
     /// `.switched_to` (after the class changed; check_class_changed()).
     pub(crate) fn switched_to(self, k: &mut Kernel, cpu: usize, p: TaskId) {
@@ -242,6 +275,7 @@ impl SchedClass {
     ) -> usize {
         match self {
             SchedClass::Fair => k.select_task_rq_fair(p, prev_cpu, wake_flags, this_cpu, in_task),
+            SchedClass::Rt => k.select_task_rq_rt(p, prev_cpu, wake_flags, this_cpu),
             _ => prev_cpu,
         }
     }
@@ -249,6 +283,10 @@ impl SchedClass {
     /// `.update_curr`: charge the running task's time up to the rq clock (every level of
     /// its hierarchy for fair).
     pub(crate) fn update_curr(self, k: &mut Kernel, curr: TaskId) {
+        if self == SchedClass::Rt {
+            let cpu = k.tasks[curr.index()].cpu;
+            k.update_curr_rt(cpu);
+        }
         if self == SchedClass::Fair {
             let mut e = Some(k.tasks[curr.index()].se);
             while let Some(se) = e {
@@ -277,6 +315,12 @@ fn put_prev(k: &mut Kernel, prev: TaskId, put: &mut bool) {
 }
 
 impl Kernel {
+    /// kernel: core.c __balance_callbacks() — the callbacks the classes queued during this
+    /// `__schedule()` (RT push and pull).
+    pub(crate) fn balance_callbacks(&mut self, cpu: usize) {
+        self.rt_balance_callbacks(cpu);
+    }
+
     /// kernel: fair.c sched_balance_trigger(), which core.c sched_tick() calls directly (not
     /// through the table): the periodic and nohz balance triggers of a busy CPU.
     pub(crate) fn sched_balance_trigger_from_tick(&mut self, cpu: usize) {

@@ -208,6 +208,8 @@ impl Kernel {
             self.wakeup_preempt(cpu, p, wf, in_task);
             // ttwu_do_wakeup(): the tracepoint follows the preemption check
             self.trace_wakeup_event(p, false, cpu);
+            let class = self.tasks[p.index()].class;
+            class.task_woken(self, cpu, p);
         }
         if self.rqs[cpu].idle_stamp != 0 {
             let sample = self.now.saturating_sub(self.rqs[cpu].idle_stamp);
@@ -223,11 +225,16 @@ impl Kernel {
     /// Deferred second half of a local wakeup (see `Woken::LocalDeferred`).
     pub(crate) fn local_wakeup_check(&mut self, cpu: usize, p: TaskId, wf: u32) {
         let t = &self.tasks[p.index()];
-        if !(t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p) {
+        let checked = !(t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p);
+        if checked {
             self.wakeup_preempt(cpu, p, wf, true);
         }
         // ttwu_do_wakeup()'s sched_wakeup, after the check (its flags show the resched)
         self.trace_wakeup_event(p, false, cpu);
+        if checked {
+            let class = self.tasks[p.index()].class;
+            class.task_woken(self, cpu, p);
+        }
     }
 
     /// kernel: core.c wakeup_preempt() — class dispatch.
@@ -288,6 +295,8 @@ impl Kernel {
         let executing = self.executing;
         self.executing = Some(cpu);
         self.wakeup_preempt(cpu, t, wf, true);
+        let class = self.tasks[t.index()].class;
+        class.task_woken(self, cpu, t);
         self.executing = executing;
         if self.executing != Some(cpu) {
             self.kick_if_needed(cpu);
@@ -429,9 +438,11 @@ impl Kernel {
         let next = self.pick_next_task(cpu, prev);
         if next == prev {
             self.stats.repicks += 1;
+            self.balance_callbacks(cpu);
             return;
         }
         self.context_switch(cpu, prev, next, voluntary);
+        self.balance_callbacks(cpu);
     }
 
     /// kernel: core.c __pick_next_task() — the classes in the kernel's order (stop, dl, rt,
@@ -453,6 +464,15 @@ impl Kernel {
         } else {
             &SchedClass::ORDER
         };
+        if !fair_only {
+            // prev_balance(): from prev's class down (RT: balance_rt's pull)
+            let prev_class = self.tasks[prev.index()].class;
+            for &class in SchedClass::ORDER.iter().filter(|&&c| c >= prev_class) {
+                if class.prev_balance(self, cpu, prev) {
+                    break;
+                }
+            }
+        }
         for &class in classes {
             if let Some(next) = class.pick_next_task(self, cpu, prev, &mut put) {
                 return next;
@@ -606,6 +626,7 @@ impl Kernel {
             nice,
             rt_priority: 0,
             dl: Default::default(),
+            rt: Default::default(),
             class: if policy.is_fair() {
                 SchedClass::Fair
             } else if policy == Policy::Deadline {
@@ -868,9 +889,18 @@ impl Kernel {
         let queued = self.tasks[p.index()].on_rq == OnRq::Queued;
         let running = self.rqs[cpu].curr == p;
         let old_prio = self.tasks[p.index()].prio();
+        let new_prio = Task::prio_of(policy, nice, rt_priority.clamp(1, 99));
+        // An RT task whose effective priority does not change keeps its list position
+        // (queue_flags without DEQUEUE_MOVE). Deviation: the kernel clears the flag for every
+        // class; the fair class keeps it here.
+        let mut queue_flags = DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK;
+        let rt_to_rt = prev_class == SchedClass::Rt && !policy.is_fair();
+        if rt_to_rt && new_prio == old_prio {
+            queue_flags &= !DEQUEUE_MOVE;
+        }
         self.update_rq_clock(cpu); // task_rq_lock() + update_rq_clock()
         if queued {
-            self.dequeue_task(cpu, p, DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK);
+            self.dequeue_task(cpu, p, queue_flags);
         }
         if running {
             prev_class.put_prev_task(self, p);
@@ -904,7 +934,14 @@ impl Kernel {
         };
         self.tasks[p.index()].class = new_class;
         if queued {
-            self.enqueue_task(cpu, p, ENQUEUE_RESTORE | ENQUEUE_MOVE | ENQUEUE_NOCLOCK);
+            // "enqueue to tail when the priority of a task is increased (user space view)":
+            // lowered (numerically larger prio) goes to the head
+            let head = if old_prio < self.tasks[p.index()].prio() {
+                ENQUEUE_HEAD
+            } else {
+                0
+            };
+            self.enqueue_task(cpu, p, queue_flags | head);
         }
         if running {
             new_class.set_next_task(self, p);

@@ -766,9 +766,8 @@ impl Kernel {
                 Outcome::Continue
             }
             Effect::Yield => {
-                if self.tasks[t.index()].class == SchedClass::Fair {
-                    self.yield_task_fair(cpu);
-                }
+                let class = self.tasks[t.index()].class;
+                class.yield_task(self, cpu);
                 // sched_yield() always calls schedule()
                 self.rqs[cpu].resched = Resched::Full;
                 Outcome::Continue

@@ -104,7 +104,7 @@ patches! {
     FairServer = ("a110a81c52a9", "sched/deadline: Deferrable dl server", "v6.12",
         "deadline.c dl_server (fair_server, 50 ms / 1 s, deferred)", false, []),
     RemoveRtThrottle = ("5f6bd380c7bd", "sched/rt: Remove default bandwidth control", "v6.12",
-        "rt.c (no RT throttling without RT groups)", false, []),
+        "rt.c (no RT throttling without RT groups; the root group's remains with CONFIG_RT_GROUP_SCHED)", true, []),
     // ------------------------------------------------------------------ v6.13 .. v6.17
     PreemptLazy = ("7c70cb94d29c", "sched: Add Lazy preemption model", "v6.13",
         "core.c resched_curr_lazy; fair.c uses it for wakeup preemption and slice expiry", true, []),

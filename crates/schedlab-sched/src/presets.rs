@@ -704,6 +704,16 @@ impl KernelConfig {
                 }
                 self.sysctl.sched_rt_period_us = n;
             }
+            "sched_rr_timeslice_ms" => {
+                let n: i64 = v
+                    .parse()
+                    .map_err(|_| bad("expected an integer (<= 0 restores 100)"))?;
+                // proc_dointvec: an int; writing <= 0 restores RR_TIMESLICE (100 ms)
+                if n < i64::from(i32::MIN) || n > i64::from(i32::MAX) {
+                    return Err(bad("must be -2147483648..=2147483647"));
+                }
+                self.sysctl.sched_rr_timeslice_ms = if n <= 0 { 100 } else { n };
+            }
             "timer_slack_ns" => {
                 // Deviation: prctl takes an unsigned long; schedlab caps the slack at
                 // 4294967295 ns (4.3 s) so that expiry + slack stays within simulated time.

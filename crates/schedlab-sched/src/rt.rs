@@ -1,111 +1,1204 @@
-//! kernel: rt.c — the SCHED_FIFO / SCHED_RR class. This file holds the class's runqueue
-//! keeping: the priority array (one FIFO list per priority, a bitmap of the non-empty ones),
-//! enqueue at the tail (or head), dequeue, and the pick of the highest priority. Not yet
-//! modelled (the RT/DL issue): RR time slices at the tick, push/pull and cpupri, RT
-//! throttling, priority inheritance. Until then the user surface refuses SCHED_FIFO/RR tasks;
-//! the kernel-level tests below use the queue directly.
+//! kernel: rt.c and cpupri.c — the SCHED_FIFO / SCHED_RR class (rt-dl.md §2).
+//!
+//! - Runqueue keeping: the priority array (one FIFO list per kernel priority, a bitmap of the
+//!   non-empty ones), `rt_nr_running`/`rr_nr_running`, `highest_prio.curr/next`, enqueue at the
+//!   tail (or the head with `ENQUEUE_HEAD`), a SAVE-without-MOVE requeue keeping the list
+//!   position (`move_entity()`), the pick of the highest priority (§2.2, §2.3).
+//! - Accounting: `update_curr_rt` charges `se.sum_exec_runtime` from `se.exec_start` on the
+//!   runqueue clock, as the fair class does (§2.5).
+//! - SCHED_RR time slice at the tick with `sched_rr_timeslice_ms` (§2.4); `sched_yield()` to the
+//!   tail of the list; wakeup preemption including the equal-priority check (§2.3).
+//! - SMP: cpupri (derived from each runqueue's `highest_prio.curr`, which the kernel mirrors into
+//!   it on every change), `find_lowest_rq`, `select_task_rq_rt` (§2.6); the pushable list, the
+//!   root domain's `rto_mask`, push after a pick and from `task_woken_rt`, pull from `balance_rt`
+//!   and the balance callbacks, with RT_PUSH_IPI's irq_work chain or the direct pull (§2.7); one
+//!   root domain per `root_domains` entry of the topology, so isolcpus CPUs never exchange RT
+//!   tasks with the housekeeping ones (§2.8).
+//! - Classic RT throttling (§2.9): per-CPU `rt_time`/`rt_runtime`/`rt_throttled`, the top-level
+//!   rt_rq leaving `rq->nr_running` while throttled (`dequeue_top_rt_rq`), the global
+//!   `def_rt_bandwidth` period timer, RT_RUNTIME_SHARE borrowing (`balance_runtime`). Active on
+//!   kernels without 5f6bd380c7bd, or with it when the platform's kernel has
+//!   CONFIG_RT_GROUP_SCHED (then the root group's throttling, same arithmetic, §2.10).
+//!
+//! Deviations (documented, not modelled): PI boosting (§2.11; `p->prio` is always the normal
+//! priority); uclamp/capacity fitness (`rt_task_fits_capacity` is always true, so asymmetric
+//! machines place RT tasks as symmetric ones do); migrate_disable; the RT watchdog
+//! (RLIMIT_RTTIME); RT PELT averages; the CPUPRI_HIGHER value for CPUs busy with DL work; the
+//! overload rule of v6.6 (`rt_nr_migratory && rt_nr_total > 1`) — every preset uses the later
+//! rule "overloaded while the pushable list is non-empty" (612f769edd06, v6.7); the period
+//! timer's immediate first expiry at `do_start_rt_bandwidth()` (it only anchors the period grid
+//! at that instant; its resched of CPUs already running queued RT tasks changes no pick).
 
+use crate::features::Feature as F;
+use crate::patches::Patch as P;
 use crate::sched::*;
+use crate::sim::Ev;
 use crate::Kernel;
+use schedlab_platform::cpumask::CpuMask;
+use schedlab_platform::topology::SD_WAKE_AFFINE;
+use std::collections::VecDeque;
 
 /// `MAX_RT_PRIO`: kernel priorities 0..99 belong to the RT class (0 is the highest).
 pub const MAX_RT_PRIO: usize = 100;
+
+/// `MAX_RT_PRIO - 1`: `highest_prio.curr/next` of an rt_rq without (pushable) RT tasks.
+pub const RT_PRIO_NONE: i32 = MAX_RT_PRIO as i32 - 1;
+
+/// `RUNTIME_INF`.
+pub const RUNTIME_INF: u64 = u64::MAX;
+
+/// `RT_MAX_TRIES` of `find_lock_lowest_rq()`.
+const RT_MAX_TRIES: u32 = 3;
+
+/// kernel: sched.h `struct sched_rt_entity` (the parts the model needs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SchedRtEntity {
+    /// `time_slice` in ticks (SCHED_RR); 0 until first used, then `sched_rr_timeslice` (the
+    /// kernel sets it at fork; it is never 0 at rest).
+    pub time_slice: u32,
+}
 
 /// kernel: sched.h `struct rt_rq` with its `struct rt_prio_array`.
 #[derive(Clone, Debug)]
 pub struct RtRq {
     /// One FIFO list per kernel priority `p->prio` (0..99).
-    pub queue: Vec<std::collections::VecDeque<TaskId>>,
+    pub queue: Vec<VecDeque<TaskId>>,
     /// Bit `prio` set iff `queue[prio]` is non-empty (`sched_find_first_bit`).
     pub bitmap: u128,
     pub rt_nr_running: u32,
+    pub rr_nr_running: u32,
+    /// `highest_prio.curr`: best queued priority, `RT_PRIO_NONE` if none.
+    pub highest_prio_curr: i32,
+    /// `highest_prio.next`: best *pushable* priority (v6.7+ rule), `RT_PRIO_NONE` if none.
+    pub highest_prio_next: i32,
+    /// `pushable_tasks` (a plist): queued, not running, `nr_cpus_allowed > 1`, by priority,
+    /// FIFO within one priority.
+    pub pushable: Vec<TaskId>,
+    /// `overloaded`: mirrored in the root domain's `rto_mask`.
+    pub overloaded: bool,
+    /// `rt_queued`: the rt_rq's tasks are counted in `rq->nr_running` (false while throttled).
+    pub rt_queued: bool,
+    pub rt_throttled: bool,
+    /// ns of RT execution in the current period.
+    pub rt_time: u64,
+    /// ns allowed per period (`RUNTIME_INF` without throttling).
+    pub rt_runtime: u64,
+    /// Balance callbacks queued on this rq (`rt_queue_push_tasks`, `rt_queue_pull_task`).
+    pub push_pending: bool,
+    pub pull_pending: bool,
 }
 
 impl Default for RtRq {
     fn default() -> Self {
         RtRq {
-            queue: vec![std::collections::VecDeque::new(); MAX_RT_PRIO],
+            queue: vec![VecDeque::new(); MAX_RT_PRIO],
             bitmap: 0,
             rt_nr_running: 0,
+            rr_nr_running: 0,
+            highest_prio_curr: RT_PRIO_NONE,
+            highest_prio_next: RT_PRIO_NONE,
+            pushable: Vec::new(),
+            overloaded: false,
+            rt_queued: false,
+            rt_throttled: false,
+            rt_time: 0,
+            rt_runtime: RUNTIME_INF,
+            push_pending: false,
+            pull_pending: false,
         }
     }
 }
 
+/// The RT parts of a `struct root_domain`.
+#[derive(Clone, Debug, Default)]
+pub struct RtRootDomain {
+    pub span: CpuMask,
+    /// `rto_mask` (its weight is `rto_count`).
+    pub rto_mask: CpuMask,
+    pub rto_loop_next: u64,
+    pub rto_loop: u64,
+    /// `rto_cpu`: the CPU the push irq_work chain visits now (None = -1, no chain).
+    pub rto_cpu: Option<usize>,
+}
+
+/// Machine-wide RT state: root domains, `def_rt_bandwidth`'s period timer, counters.
+#[derive(Clone, Debug, Default)]
+pub struct RtState {
+    pub rd: Vec<RtRootDomain>,
+    /// `rt_period_active` of `def_rt_bandwidth`.
+    pub period_active: bool,
+    /// Next expiry of the period timer.
+    pub period_expires: u64,
+    pub period_gen: u32,
+    /// CPU the (pinned) period timer fires on.
+    pub period_cpu: usize,
+    /// Per CPU: `distribute_cpu_mask_prev` of `cpumask_any_and_distribute()`.
+    pub distribute_prev: Vec<usize>,
+    /// "sched: RT throttling activated" was printed.
+    pub throttling_activated: bool,
+    pub nr_throttled: u64,
+    pub nr_pushed: u64,
+    pub nr_pulled: u64,
+    pub nr_push_ipis: u64,
+}
+
 impl Kernel {
+    // ===================================================================== configuration
+
+    /// Called once the root domains are known (after the balance state).
+    pub(crate) fn init_rt_state(&mut self) {
+        let n = self.ncpus;
+        let rds = &self.machine.domains.root_domains;
+        let mut rd: Vec<RtRootDomain> = rds
+            .iter()
+            .map(|m| RtRootDomain {
+                span: m.clone(),
+                ..Default::default()
+            })
+            .collect();
+        if rd.is_empty() {
+            rd.push(RtRootDomain {
+                span: CpuMask::first_n(n),
+                ..Default::default()
+            });
+        }
+        self.rt = RtState {
+            rd,
+            distribute_prev: vec![0; n],
+            ..Default::default()
+        };
+        let runtime = self.def_rt_runtime();
+        for rq in &mut self.rqs {
+            rq.rt.rt_runtime = runtime;
+        }
+    }
+
+    /// Whether the kernel has classic RT bandwidth control: every kernel without
+    /// 5f6bd380c7bd; with it, only the root group's throttling of CONFIG_RT_GROUP_SCHED.
+    pub(crate) fn rt_bandwidth_exists(&self) -> bool {
+        !self.cfg.has(P::RemoveRtThrottle) || self.machine.rt_group_sched
+    }
+
+    /// `rt_bandwidth_enabled()`: `sysctl_sched_rt_runtime >= 0`.
+    fn rt_bandwidth_enabled(&self) -> bool {
+        self.rt_bandwidth_exists() && self.cfg.sysctl.sched_rt_runtime_us >= 0
+    }
+
+    /// `def_rt_bandwidth.rt_runtime` (ns, or `RUNTIME_INF`).
+    pub(crate) fn def_rt_runtime(&self) -> u64 {
+        if !self.rt_bandwidth_exists() || self.cfg.sysctl.sched_rt_runtime_us < 0 {
+            return RUNTIME_INF;
+        }
+        self.cfg.sysctl.sched_rt_runtime_us as u64 * 1000
+    }
+
+    /// `def_rt_bandwidth.rt_period` (ns).
+    fn def_rt_period(&self) -> u64 {
+        self.cfg.sysctl.sched_rt_period_us * 1000
+    }
+
+    /// `sched_rr_timeslice` in ticks: `msecs_to_jiffies(sched_rr_timeslice_ms)` (rounded up),
+    /// at least one tick.
+    pub(crate) fn sched_rr_timeslice(&self) -> u32 {
+        let ms = self.cfg.sysctl.sched_rr_timeslice_ms.max(1) as u64;
+        (ms * self.hz as u64).div_ceil(1000).max(1) as u32
+    }
+
     fn rt_prio(&self, p: TaskId) -> usize {
         (self.tasks[p.index()]
             .prio()
             .clamp(0, MAX_RT_PRIO as i32 - 1)) as usize
     }
 
-    /// kernel: rt.c enqueue_task_rt() → enqueue_rt_entity(): at the tail of its priority's
-    /// list, or at the head with ENQUEUE_HEAD.
-    pub(crate) fn enqueue_task_rt(&mut self, cpu: usize, p: TaskId, flags: u32) {
+    /// `on_rt_rq()`: `p` is in its runqueue's priority array.
+    fn on_rt_rq(&self, p: TaskId) -> bool {
+        let cpu = self.tasks[p.index()].cpu;
         let prio = self.rt_prio(p);
-        let rt = &mut self.rqs[cpu].rt;
-        if flags & ENQUEUE_HEAD != 0 {
-            rt.queue[prio].push_front(p);
-        } else {
-            rt.queue[prio].push_back(p);
-        }
-        rt.bitmap |= 1u128 << prio;
-        rt.rt_nr_running += 1;
-        self.add_nr_running(cpu, 1);
+        self.rqs[cpu].rt.queue[prio].contains(&p)
     }
 
-    /// kernel: rt.c dequeue_task_rt() → dequeue_rt_entity()
-    pub(crate) fn dequeue_task_rt(&mut self, cpu: usize, p: TaskId, _flags: u32) -> bool {
+    // ===================================================================== queue
+
+    /// kernel: rt.c enqueue_task_rt() → enqueue_rt_entity(): at the tail of its priority's
+    /// list, at the head with ENQUEUE_HEAD, in place for a RESTORE without MOVE; then the
+    /// top-level rt_rq re-enters `nr_running` unless throttled, and a movable task that is
+    /// not running becomes pushable.
+    pub(crate) fn enqueue_task_rt(&mut self, cpu: usize, p: TaskId, flags: u32) {
         let prio = self.rt_prio(p);
+        let is_rr = self.tasks[p.index()].policy == Policy::Rr;
+        self.dequeue_top_rt_rq(cpu);
         let rt = &mut self.rqs[cpu].rt;
-        if let Some(i) = rt.queue[prio].iter().position(|&q| q == p) {
-            rt.queue[prio].remove(i);
-            if rt.queue[prio].is_empty() {
-                rt.bitmap &= !(1u128 << prio);
+        let keep = (flags & (ENQUEUE_RESTORE | ENQUEUE_MOVE)) == ENQUEUE_RESTORE
+            && rt.queue[prio].contains(&p);
+        if !keep {
+            if flags & ENQUEUE_HEAD != 0 {
+                rt.queue[prio].push_front(p);
+            } else {
+                rt.queue[prio].push_back(p);
             }
-            rt.rt_nr_running -= 1;
-            self.sub_nr_running(cpu, 1);
+            rt.bitmap |= 1u128 << prio;
         }
+        rt.rt_nr_running += 1;
+        rt.rr_nr_running += is_rr as u32;
+        // inc_rt_prio()
+        if (prio as i32) < rt.highest_prio_curr {
+            rt.highest_prio_curr = prio as i32;
+        }
+        // inc_rt_group() → start_rt_bandwidth(&def_rt_bandwidth)
+        self.start_rt_bandwidth(cpu);
+        self.enqueue_top_rt_rq(cpu);
+        if self.rqs[cpu].curr != p && self.tasks[p.index()].nr_cpus_allowed > 1 {
+            self.enqueue_pushable_task(cpu, p);
+        }
+    }
+
+    /// kernel: rt.c dequeue_task_rt() → update_curr_rt(), dequeue_rt_entity(): a SAVE without
+    /// MOVE leaves the entity in its list (its place is kept for the RESTORE).
+    pub(crate) fn dequeue_task_rt(&mut self, cpu: usize, p: TaskId, flags: u32) -> bool {
+        self.update_curr_rt(cpu);
+        let prio = self.rt_prio(p);
+        let is_rr = self.tasks[p.index()].policy == Policy::Rr;
+        self.dequeue_top_rt_rq(cpu);
+        let rt = &mut self.rqs[cpu].rt;
+        let keep = (flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) == DEQUEUE_SAVE;
+        if !keep {
+            if let Some(i) = rt.queue[prio].iter().position(|&q| q == p) {
+                rt.queue[prio].remove(i);
+                if rt.queue[prio].is_empty() {
+                    rt.bitmap &= !(1u128 << prio);
+                }
+            }
+        }
+        rt.rt_nr_running -= 1;
+        rt.rr_nr_running -= is_rr as u32;
+        // dec_rt_prio()
+        if rt.rt_nr_running > 0 {
+            if prio as i32 == rt.highest_prio_curr {
+                rt.highest_prio_curr = if rt.bitmap == 0 {
+                    RT_PRIO_NONE
+                } else {
+                    rt.bitmap.trailing_zeros() as i32
+                };
+            }
+        } else {
+            rt.highest_prio_curr = RT_PRIO_NONE;
+        }
+        self.enqueue_top_rt_rq(cpu);
+        self.dequeue_pushable_task(cpu, p);
         true
     }
 
+    /// kernel: rt.c dequeue_top_rt_rq() — the rt_rq's tasks leave `rq->nr_running`.
+    fn dequeue_top_rt_rq(&mut self, cpu: usize) {
+        if !self.rqs[cpu].rt.rt_queued {
+            return;
+        }
+        let n = self.rqs[cpu].rt.rt_nr_running;
+        self.sub_nr_running(cpu, n);
+        self.rqs[cpu].rt.rt_queued = false;
+    }
+
+    /// kernel: rt.c enqueue_top_rt_rq() — the rt_rq's tasks (re-)enter `rq->nr_running`
+    /// unless it is throttled.
+    fn enqueue_top_rt_rq(&mut self, cpu: usize) {
+        let rt = &self.rqs[cpu].rt;
+        if rt.rt_queued || rt.rt_throttled {
+            return;
+        }
+        let n = rt.rt_nr_running;
+        if n > 0 {
+            self.add_nr_running(cpu, n);
+            self.rqs[cpu].rt.rt_queued = true;
+        }
+    }
+
+    /// kernel: rt.c requeue_task_rt() — move `p` to the head or tail of its list.
+    fn requeue_task_rt(&mut self, cpu: usize, p: TaskId, head: bool) {
+        let prio = self.rt_prio(p);
+        let q = &mut self.rqs[cpu].rt.queue[prio];
+        if let Some(i) = q.iter().position(|&x| x == p) {
+            q.remove(i);
+            if head {
+                q.push_front(p);
+            } else {
+                q.push_back(p);
+            }
+        }
+    }
+
     /// kernel: rt.c pick_task_rt() → _pick_next_task_rt(): the first task of the highest
-    /// non-empty priority. The running RT task stays queued, so it is a candidate too.
+    /// non-empty priority, if the rt_rq is not throttled (`sched_rt_runnable()`). The running
+    /// RT task stays queued, so it is a candidate too.
     pub(crate) fn pick_task_rt(&self, cpu: usize) -> Option<TaskId> {
         let rt = &self.rqs[cpu].rt;
-        if rt.bitmap == 0 {
+        if !rt.rt_queued || rt.bitmap == 0 {
             return None;
         }
         let prio = rt.bitmap.trailing_zeros() as usize;
         rt.queue[prio].front().copied()
     }
 
-    /// kernel: rt.c set_next_task_rt() (exec_start; no statistics kept yet)
-    pub(crate) fn set_next_task_rt(&mut self, _cpu: usize, _p: TaskId) {}
+    /// kernel: rt.c set_next_task_rt() — `exec_start`, off the pushable list; a task picked
+    /// by `__schedule()` (`first`) queues the push balance callback when others are pushable.
+    pub(crate) fn set_next_task_rt(&mut self, cpu: usize, p: TaskId, first: bool) {
+        let now = self.rq_clock_task(cpu);
+        let se = self.tasks[p.index()].se;
+        self.se[se.index()].exec_start = now;
+        self.dequeue_pushable_task(cpu, p);
+        if first && !self.rqs[cpu].rt.pushable.is_empty() {
+            // rt_queue_push_tasks()
+            self.rqs[cpu].rt.push_pending = true;
+        }
+    }
 
-    /// kernel: rt.c put_prev_task_rt() (no push/pull yet)
-    pub(crate) fn put_prev_task_rt(&mut self, _prev: TaskId) {}
+    /// kernel: rt.c put_prev_task_rt() — account, and a still-queued movable task becomes
+    /// pushable.
+    pub(crate) fn put_prev_task_rt(&mut self, prev: TaskId) {
+        let cpu = self.tasks[prev.index()].cpu;
+        self.update_curr_rt(cpu);
+        if self.on_rt_rq(prev) && self.tasks[prev.index()].nr_cpus_allowed > 1 {
+            self.enqueue_pushable_task(cpu, prev);
+        }
+    }
 
-    /// kernel: rt.c wakeup_preempt_rt(): a strictly higher priority (lower `prio`) preempts.
-    pub(crate) fn wakeup_preempt_rt(&mut self, cpu: usize, p: TaskId) {
+    // ===================================================================== accounting
+
+    /// kernel: rt.c update_curr_rt() — `update_curr_common()` (sum_exec_runtime from
+    /// exec_start on the task clock), then the RT bandwidth (§2.9).
+    pub(crate) fn update_curr_rt(&mut self, cpu: usize) {
         let curr = self.rqs[cpu].curr;
-        if self.tasks[p.index()].prio() < self.tasks[curr.index()].prio() {
+        if self.tasks[curr.index()].class != SchedClass::Rt {
+            return;
+        }
+        let now = self.rq_clock_task(cpu);
+        let se = self.tasks[curr.index()].se;
+        let e = &mut self.se[se.index()];
+        if now <= e.exec_start {
+            return;
+        }
+        let delta = now - e.exec_start;
+        e.sum_exec_runtime += delta;
+        e.exec_start = now;
+        if !self.rt_bandwidth_enabled() {
+            return;
+        }
+        if self.rqs[cpu].rt.rt_runtime != RUNTIME_INF {
+            self.rqs[cpu].rt.rt_time += delta;
+            let exceeded = self.sched_rt_runtime_exceeded(cpu);
+            if exceeded {
+                self.resched_curr(cpu);
+                self.do_start_rt_bandwidth(cpu);
+            }
+        }
+    }
+
+    /// kernel: rt.c sched_rt_runtime_exceeded() — strict `rt_time > rt_runtime` throttles
+    /// the rt_rq (after borrowing with RT_RUNTIME_SHARE); a runtime of a whole period never
+    /// throttles.
+    fn sched_rt_runtime_exceeded(&mut self, cpu: usize) -> bool {
+        if self.rqs[cpu].rt.rt_throttled {
+            return true;
+        }
+        if self.rqs[cpu].rt.rt_runtime >= self.def_rt_period() {
+            return false;
+        }
+        self.balance_runtime(cpu);
+        let runtime = self.rqs[cpu].rt.rt_runtime;
+        if runtime == RUNTIME_INF {
+            return false;
+        }
+        if self.rqs[cpu].rt.rt_time > runtime {
+            if self.def_rt_runtime() != 0 {
+                self.rqs[cpu].rt.rt_throttled = true;
+                self.rt.throttling_activated = true;
+                self.rt.nr_throttled += 1;
+            } else {
+                self.rqs[cpu].rt.rt_time = 0;
+            }
+            if self.rqs[cpu].rt.rt_throttled {
+                // sched_rt_rq_dequeue()
+                self.dequeue_top_rt_rq(cpu);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// kernel: rt.c balance_runtime() → do_balance_runtime() (RT_RUNTIME_SHARE): borrow
+    /// `(rt_runtime - rt_time) / weight` from every other CPU of the root domain, up to a
+    /// whole period.
+    fn balance_runtime(&mut self, cpu: usize) {
+        if !self.cfg.feat(F::RT_RUNTIME_SHARE) {
+            return;
+        }
+        if self.rqs[cpu].rt.rt_time <= self.rqs[cpu].rt.rt_runtime {
+            return;
+        }
+        let period = self.def_rt_period();
+        let rd = self.lb.rd_of.get(cpu).copied().unwrap_or(0);
+        let span = self.rt.rd[rd].span.clone();
+        let weight = span.weight() as u64;
+        for i in span.iter() {
+            if i == cpu {
+                continue;
+            }
+            let it = &self.rqs[i].rt;
+            if it.rt_runtime == RUNTIME_INF {
+                continue;
+            }
+            let diff = it.rt_runtime as i64 - it.rt_time as i64;
+            if diff > 0 {
+                let mut diff = diff as u64 / weight;
+                let mine = self.rqs[cpu].rt.rt_runtime;
+                if mine + diff > period {
+                    diff = period - mine;
+                }
+                self.rqs[i].rt.rt_runtime -= diff;
+                self.rqs[cpu].rt.rt_runtime += diff;
+                if self.rqs[cpu].rt.rt_runtime == period {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// kernel: rt.c start_rt_bandwidth() (from inc_rt_group() at every RT enqueue).
+    fn start_rt_bandwidth(&mut self, cpu: usize) {
+        if !self.rt_bandwidth_enabled() || self.def_rt_runtime() == RUNTIME_INF {
+            return;
+        }
+        self.do_start_rt_bandwidth(cpu);
+    }
+
+    /// kernel: rt.c do_start_rt_bandwidth() — start the period timer if it is not running,
+    /// pinned to the CPU executing; its period grid starts now.
+    fn do_start_rt_bandwidth(&mut self, cpu: usize) {
+        if self.rt.period_active {
+            return;
+        }
+        self.rt.period_active = true;
+        self.rt.period_cpu = self.executing.unwrap_or(cpu);
+        self.rt.period_expires = self.now + self.def_rt_period();
+        self.rt.period_gen = self.rt.period_gen.wrapping_add(1);
+        let gen = self.rt.period_gen;
+        self.push_event(self.rt.period_expires, Ev::RtPeriodTimer { gen });
+    }
+
+    /// kernel: rt.c sched_rt_period_timer() → do_sched_rt_period_timer(): per CPU, give back
+    /// `overrun × rt_runtime` of `rt_time` and unthrottle an rt_rq back under its runtime;
+    /// stops after a period without RT activity. Runs in hard-irq context on `period_cpu`.
+    pub(crate) fn on_rt_period_timer(&mut self, gen: u32) {
+        if gen != self.rt.period_gen || !self.rt.period_active {
+            return;
+        }
+        let period = self.def_rt_period();
+        let mut overrun = 0u64;
+        while self.rt.period_expires <= self.now {
+            self.rt.period_expires += period;
+            overrun += 1;
+        }
+        let tcpu = self.rt.period_cpu;
+        let saved = self.executing;
+        self.executing = Some(tcpu);
+        let t_idle = self.cpu_is_idle(tcpu);
+        if !t_idle {
+            self.progress_segment(tcpu);
+        }
+        let idle = self.do_sched_rt_period_timer(overrun);
+        if idle {
+            self.rt.period_active = false;
+        } else {
+            let gen = self.rt.period_gen;
+            self.push_event(self.rt.period_expires, Ev::RtPeriodTimer { gen });
+        }
+        if !t_idle {
+            let c = self.cost(tcpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(tcpu, c);
+        }
+        self.executing = saved;
+        if saved != Some(tcpu) {
+            self.cpu_continue_from_outside(tcpu);
+        }
+    }
+
+    fn do_sched_rt_period_timer(&mut self, overrun: u64) -> bool {
+        let mut idle = true;
+        let mut throttled = false;
+        let def = self.def_rt_runtime();
+        let share = self.cfg.feat(F::RT_RUNTIME_SHARE);
+        for i in 0..self.ncpus {
+            let mut enqueue = false;
+            {
+                let rt = &mut self.rqs[i].rt;
+                if !share && rt.rt_runtime != RUNTIME_INF {
+                    rt.rt_runtime = def;
+                }
+                if rt.rt_time == 0 && rt.rt_nr_running == 0 {
+                    continue;
+                }
+            }
+            self.update_rq_clock(i);
+            let i_idle = self.cpu_is_idle(i);
+            if self.rqs[i].rt.rt_time > 0 {
+                if self.rqs[i].rt.rt_throttled {
+                    self.balance_runtime(i);
+                }
+                let rt = &mut self.rqs[i].rt;
+                let runtime = rt.rt_runtime;
+                let give = overrun.saturating_mul(runtime);
+                rt.rt_time -= rt.rt_time.min(give);
+                if rt.rt_throttled && rt.rt_time < runtime {
+                    rt.rt_throttled = false;
+                    enqueue = true;
+                    // rq_clock_cancel_skipupdate() on an idle CPU with a woken RT task
+                    if rt.rt_nr_running > 0 && i_idle {
+                        self.rqs[i].clock_update_flags &= !RQCF_REQ_SKIP;
+                    }
+                }
+                let rt = &self.rqs[i].rt;
+                if rt.rt_time > 0 || rt.rt_nr_running > 0 {
+                    idle = false;
+                }
+            } else if self.rqs[i].rt.rt_nr_running > 0 {
+                idle = false;
+                if !self.rqs[i].rt.rt_throttled {
+                    enqueue = true;
+                }
+            }
+            if self.rqs[i].rt.rt_throttled {
+                throttled = true;
+            }
+            if enqueue {
+                // sched_rt_rq_enqueue()
+                if self.rqs[i].rt.rt_nr_running > 0 {
+                    self.enqueue_top_rt_rq(i);
+                    self.resched_curr(i);
+                }
+            }
+        }
+        if !throttled && (!self.rt_bandwidth_enabled() || def == RUNTIME_INF) {
+            return true;
+        }
+        idle
+    }
+
+    // ===================================================================== tick, yield
+
+    /// kernel: rt.c task_tick_rt() — accounting and throttling, then the SCHED_RR slice:
+    /// at 0 it is refilled and, unless the task is alone in its list, the task goes to the
+    /// tail and the CPU reschedules.
+    pub(crate) fn task_tick_rt(&mut self, cpu: usize, curr: TaskId) {
+        self.update_curr_rt(cpu);
+        if self.tasks[curr.index()].policy != Policy::Rr {
+            return;
+        }
+        let full = self.sched_rr_timeslice();
+        let ts = &mut self.tasks[curr.index()].rt.time_slice;
+        if *ts == 0 {
+            *ts = full;
+        }
+        *ts -= 1;
+        if *ts > 0 {
+            return;
+        }
+        *ts = full;
+        let prio = self.rt_prio(curr);
+        if self.rqs[cpu].rt.queue[prio].len() > 1 {
+            self.requeue_task_rt(cpu, curr, false);
             self.resched_curr(cpu);
         }
     }
 
-    /// kernel: rt.c switched_to_rt() — a task that joined the RT class: if it is queued and
-    /// not running, it preempts a running task of lower priority. (No push to another CPU.)
+    /// kernel: rt.c yield_task_rt() — the current task to the tail of its list.
+    pub(crate) fn yield_task_rt(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        self.requeue_task_rt(cpu, curr, false);
+    }
+
+    /// `sched_rr_get_interval()`: the RR slice in ns, 0 for FIFO.
+    pub fn sched_rr_get_interval(&self, p: TaskId) -> u64 {
+        if self.tasks[p.index()].policy == Policy::Rr {
+            self.sched_rr_timeslice() as u64 * self.tick_nsec
+        } else {
+            0
+        }
+    }
+
+    // ===================================================================== preemption
+
+    /// kernel: rt.c wakeup_preempt_rt(): a strictly higher priority (lower `prio`) preempts;
+    /// at equal priority, `check_preempt_equal_prio()` — a wakee that cannot go elsewhere
+    /// takes the head when the current task could be pushed away.
+    pub(crate) fn wakeup_preempt_rt(&mut self, cpu: usize, p: TaskId) {
+        let curr = self.rqs[cpu].curr;
+        let (pp, cp) = (
+            self.tasks[p.index()].prio(),
+            self.tasks[curr.index()].prio(),
+        );
+        if pp < cp {
+            self.resched_curr(cpu);
+            return;
+        }
+        if pp == cp && !self.need_resched(cpu) {
+            self.check_preempt_equal_prio(cpu, p);
+        }
+    }
+
+    /// kernel: rt.c check_preempt_equal_prio()
+    fn check_preempt_equal_prio(&mut self, cpu: usize, p: TaskId) {
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].nr_cpus_allowed == 1 || self.cpupri_find(cpu, curr).is_none() {
+            return;
+        }
+        if self.tasks[p.index()].nr_cpus_allowed != 1 && self.cpupri_find(cpu, p).is_some() {
+            return;
+        }
+        self.requeue_task_rt(cpu, p, true);
+        self.resched_curr(cpu);
+    }
+
+    /// kernel: rt.c task_woken_rt() — a woken RT task that does not preempt is pushed away
+    /// when the current task is RT/DL and pinned or not of lower priority.
+    pub(crate) fn task_woken_rt(&mut self, cpu: usize, p: TaskId) {
+        let curr = self.rqs[cpu].curr;
+        let c = &self.tasks[curr.index()];
+        let need_to_push = curr != p
+            && !self.need_resched(cpu)
+            && self.tasks[p.index()].nr_cpus_allowed > 1
+            && matches!(c.class, SchedClass::Rt | SchedClass::Dl)
+            && (c.nr_cpus_allowed < 2 || c.prio() <= self.tasks[p.index()].prio());
+        if need_to_push {
+            self.push_rt_tasks(cpu);
+        }
+    }
+
+    /// kernel: rt.c switched_to_rt() — a task that joined the RT class: if queued and not
+    /// running, push when overloaded and preempt a running task of lower priority. An RR
+    /// task starts with a full slice (rt-dl.md §8 item 13: the model refills).
     pub(crate) fn switched_to_rt(&mut self, cpu: usize, p: TaskId) {
+        if self.tasks[p.index()].policy == Policy::Rr {
+            self.tasks[p.index()].rt.time_slice = self.sched_rr_timeslice();
+        }
         let curr = self.rqs[cpu].curr;
         if curr == p || self.tasks[p.index()].on_rq != OnRq::Queued {
             return;
         }
+        if self.tasks[p.index()].nr_cpus_allowed > 1 && self.rqs[cpu].rt.overloaded {
+            self.rqs[cpu].rt.push_pending = true;
+        }
         if self.tasks[p.index()].prio() < self.tasks[curr.index()].prio() {
             self.resched_curr(cpu);
         }
     }
 
-    /// kernel: rt.c task_tick_rt(). Not yet: the SCHED_RR slice (`sched_rr_timeslice_ms`)
-    /// and RT bandwidth.
-    pub(crate) fn task_tick_rt(&mut self, _cpu: usize, _curr: TaskId) {}
+    /// kernel: rt.c switched_from_rt() — the last RT task left the class: pull.
+    pub(crate) fn switched_from_rt(&mut self, cpu: usize, p: TaskId) {
+        if self.tasks[p.index()].on_rq != OnRq::Queued || self.rqs[cpu].rt.rt_nr_running > 0 {
+            return;
+        }
+        self.rqs[cpu].rt.pull_pending = true;
+    }
+
+    /// kernel: rt.c prio_changed_rt() — the running task lowered: pull, and reschedule if
+    /// a queued task now beats it; a queued task raised above current preempts.
+    pub(crate) fn prio_changed_rt(&mut self, cpu: usize, p: TaskId, oldprio: i32) {
+        if self.tasks[p.index()].on_rq != OnRq::Queued {
+            return;
+        }
+        let prio = self.tasks[p.index()].prio();
+        let curr = self.rqs[cpu].curr;
+        if curr == p {
+            if oldprio < prio {
+                self.rqs[cpu].rt.pull_pending = true;
+            }
+            if prio > self.rqs[cpu].rt.highest_prio_curr {
+                self.resched_curr(cpu);
+            }
+        } else if prio < self.tasks[curr.index()].prio() {
+            self.resched_curr(cpu);
+        }
+    }
+
+    // ===================================================================== cpupri (cpupri.c)
+
+    /// The cpupri value of `cpu`: `convert_prio(rq->rt.highest_prio.curr)` — 0 without RT
+    /// tasks, else the best queued task's user priority (99 - prio).
+    pub(crate) fn cpupri_of(&self, cpu: usize) -> i32 {
+        let h = self.rqs[cpu].rt.highest_prio_curr;
+        if h >= RT_PRIO_NONE {
+            0
+        } else {
+            RT_PRIO_NONE - h
+        }
+    }
+
+    /// kernel: cpupri.c cpupri_find() — the CPUs of `cpu`'s root domain with the lowest
+    /// cpupri value strictly below `p`'s that `p` may run on (None if there are none).
+    pub(crate) fn cpupri_find(&self, cpu: usize, p: TaskId) -> Option<CpuMask> {
+        let rd = self.lb.rd_of.get(cpu).copied().unwrap_or(0);
+        let span = &self.rt.rd[rd].span;
+        let task_pri = (RT_PRIO_NONE - self.tasks[p.index()].prio()).max(0);
+        let allowed = &self.tasks[p.index()].cpus_allowed;
+        let mut best: Option<(i32, CpuMask)> = None;
+        for c in span.iter() {
+            if !allowed.contains(c) {
+                continue;
+            }
+            let v = self.cpupri_of(c);
+            if v >= task_pri {
+                continue;
+            }
+            match &mut best {
+                Some((bv, m)) if *bv == v => m.set(c),
+                Some((bv, _)) if *bv < v => {}
+                _ => best = Some((v, CpuMask::single(c))),
+            }
+        }
+        best.map(|(_, m)| m)
+    }
+
+    /// `cpumask_any_and_distribute()` on the CPU executing: the first CPU of `a ∩ b` after
+    /// the one it returned last (wrapping), remembered per executing CPU.
+    fn cpumask_any_and_distribute(&mut self, a: &CpuMask, b: &CpuMask) -> Option<usize> {
+        let exec = self.executing.unwrap_or(0);
+        let prev = self.rt.distribute_prev[exec];
+        let both = a.and(b);
+        let n = self.ncpus;
+        let next = (prev + 1..n)
+            .chain(0..(prev + 1).min(n))
+            .find(|&c| both.contains(c))?;
+        self.rt.distribute_prev[exec] = next;
+        Some(next)
+    }
+
+    /// kernel: rt.c find_lowest_rq() — where `p` would preempt the lowest priority: its own
+    /// CPU if in the cpupri mask, else the local CPU or a rotating pick inside the first
+    /// SD_WAKE_AFFINE domain that intersects the mask, else anywhere in the mask.
+    pub(crate) fn find_lowest_rq(&mut self, p: TaskId, this_cpu: usize) -> Option<usize> {
+        if self.tasks[p.index()].nr_cpus_allowed == 1 {
+            return None;
+        }
+        let task_cpu = self.tasks[p.index()].cpu;
+        let lowest = self.cpupri_find(task_cpu, p)?;
+        if lowest.contains(task_cpu) {
+            return Some(task_cpu);
+        }
+        let this = lowest.contains(this_cpu).then_some(this_cpu);
+        let doms: Vec<(u32, CpuMask)> = self
+            .machine
+            .domains
+            .domains(task_cpu)
+            .iter()
+            .map(|d| (d.flags, d.span.clone()))
+            .collect();
+        for (flags, span) in doms {
+            if flags & SD_WAKE_AFFINE != 0 {
+                if let Some(t) = this {
+                    if span.contains(t) {
+                        return Some(t);
+                    }
+                }
+                if let Some(best) = self.cpumask_any_and_distribute(&lowest, &span) {
+                    return Some(best);
+                }
+            }
+        }
+        if this.is_some() {
+            return this;
+        }
+        let all = CpuMask::first_n(self.ncpus);
+        self.cpumask_any_and_distribute(&lowest, &all)
+    }
+
+    /// kernel: rt.c select_task_rq_rt() — a waking/forked RT task stays on its CPU unless
+    /// that CPU runs an RT task it cannot preempt (or a pinned one); then the lowest-priority
+    /// CPU where it would run at once.
+    pub(crate) fn select_task_rq_rt(
+        &mut self,
+        p: TaskId,
+        cpu: usize,
+        wake_flags: u32,
+        this_cpu: usize,
+    ) -> usize {
+        if wake_flags & (WF_TTWU | WF_FORK) == 0 {
+            return cpu;
+        }
+        let curr = self.rqs[cpu].curr;
+        let c = &self.tasks[curr.index()];
+        // rt_task(donor): an RT (or DL, prio < MAX_RT_PRIO) current task
+        let test = c.prio() < MAX_RT_PRIO as i32
+            && (c.nr_cpus_allowed < 2 || c.prio() <= self.tasks[p.index()].prio());
+        if test {
+            if let Some(target) = self.find_lowest_rq(p, this_cpu) {
+                if self.tasks[p.index()].prio() < self.rqs[target].rt.highest_prio_curr {
+                    return target;
+                }
+            }
+        }
+        cpu
+    }
+
+    // ===================================================================== push / pull
+
+    /// kernel: rt.c enqueue_pushable_task() (v6.7+): into the plist, `highest_prio.next`,
+    /// overload.
+    fn enqueue_pushable_task(&mut self, cpu: usize, p: TaskId) {
+        let prio = self.tasks[p.index()].prio();
+        let tasks = &self.tasks;
+        let rt = &mut self.rqs[cpu].rt;
+        rt.pushable.retain(|&x| x != p);
+        let at = rt
+            .pushable
+            .iter()
+            .position(|&x| tasks[x.index()].prio() > prio)
+            .unwrap_or(rt.pushable.len());
+        rt.pushable.insert(at, p);
+        self.update_pushable_state(cpu);
+    }
+
+    /// kernel: rt.c dequeue_pushable_task()
+    fn dequeue_pushable_task(&mut self, cpu: usize, p: TaskId) {
+        let rt = &mut self.rqs[cpu].rt;
+        if let Some(i) = rt.pushable.iter().position(|&x| x == p) {
+            rt.pushable.remove(i);
+            self.update_pushable_state(cpu);
+        }
+    }
+
+    /// `highest_prio.next` and `rt_set_overload()` / `rt_clear_overload()` from the list.
+    fn update_pushable_state(&mut self, cpu: usize) {
+        let next = self.rqs[cpu]
+            .rt
+            .pushable
+            .first()
+            .map(|&t| self.tasks[t.index()].prio())
+            .unwrap_or(RT_PRIO_NONE);
+        let over = !self.rqs[cpu].rt.pushable.is_empty();
+        self.rqs[cpu].rt.highest_prio_next = next;
+        if over != self.rqs[cpu].rt.overloaded {
+            self.rqs[cpu].rt.overloaded = over;
+            let rd = self.lb.rd_of.get(cpu).copied().unwrap_or(0);
+            if over {
+                self.rt.rd[rd].rto_mask.set(cpu);
+            } else {
+                self.rt.rd[rd].rto_mask.clear(cpu);
+            }
+        }
+    }
+
+    /// Moves the queued, not running RT task `p` from `src` to `dst` and reschedules `dst`
+    /// (`move_queued_task_locked()` + `resched_curr()`).
+    fn rt_move_task(&mut self, src: usize, dst: usize, p: TaskId) {
+        self.update_rq_clock(src);
+        self.update_rq_clock(dst);
+        self.tasks[p.index()].on_rq = OnRq::Migrating;
+        self.dequeue_task(src, p, DEQUEUE_NOCLOCK);
+        self.set_task_cpu(p, dst, src);
+        self.enqueue_task(dst, p, ENQUEUE_NOCLOCK);
+        self.tasks[p.index()].on_rq = OnRq::Queued;
+        self.resched_curr(dst);
+    }
+
+    /// kernel: rt.c push_rt_task() — the best pushable task goes to the lowest-priority CPU
+    /// that it would preempt (`find_lock_lowest_rq`); if it beats the current task here,
+    /// reschedule here instead. True if a task moved.
+    fn push_rt_task(&mut self, cpu: usize) -> bool {
+        if !self.rqs[cpu].rt.overloaded {
+            return false;
+        }
+        let Some(&next) = self.rqs[cpu].rt.pushable.first() else {
+            return false;
+        };
+        let curr = self.rqs[cpu].curr;
+        if next == curr {
+            self.sched_warn_on(true, "push_rt_task: the pushable task is running");
+            return false;
+        }
+        if self.tasks[next.index()].prio() < self.tasks[curr.index()].prio() {
+            self.resched_curr(cpu);
+            return false;
+        }
+        let Some(dst) = self.find_lock_lowest_rq(next, cpu) else {
+            return false;
+        };
+        self.rt_move_task(cpu, dst, next);
+        self.rt.nr_pushed += 1;
+        true
+    }
+
+    /// kernel: rt.c find_lock_lowest_rq() — `find_lowest_rq()` while the target still has no
+    /// task of `p`'s priority or higher (no lock races in the model: one try decides).
+    fn find_lock_lowest_rq(&mut self, p: TaskId, cpu: usize) -> Option<usize> {
+        for _ in 0..RT_MAX_TRIES {
+            let dst = self.find_lowest_rq(p, cpu)?;
+            if dst == cpu {
+                return None;
+            }
+            if self.rqs[dst].rt.highest_prio_curr <= self.tasks[p.index()].prio() {
+                return None;
+            }
+            if self.tasks[p.index()].cpus_allowed.contains(dst) {
+                return Some(dst);
+            }
+        }
+        None
+    }
+
+    /// kernel: rt.c push_rt_tasks()
+    pub(crate) fn push_rt_tasks(&mut self, cpu: usize) {
+        while self.push_rt_task(cpu) {}
+    }
+
+    /// kernel: rt.c balance_rt() — before a pick, when `prev` (RT) left the RT queue and this
+    /// rq's best RT priority is now worse than prev's, pull. True if the RT class (or a
+    /// higher one) has work.
+    pub(crate) fn balance_rt(&mut self, cpu: usize, prev: TaskId) -> bool {
+        if self.tasks[prev.index()].class == SchedClass::Rt
+            && !self.on_rt_rq(prev)
+            && self.rqs[cpu].rt.highest_prio_curr > self.tasks[prev.index()].prio()
+        {
+            self.pull_rt_task(cpu);
+        }
+        self.pick_task_rt(cpu).is_some()
+    }
+
+    /// kernel: rt.c pull_rt_task() — with RT_PUSH_IPI start the root domain's irq_work push
+    /// chain; without it, take from every other overloaded CPU the best pushable task that
+    /// beats this rq's best and does not beat its own CPU's current task.
+    pub(crate) fn pull_rt_task(&mut self, this: usize) {
+        let rd = self.lb.rd_of.get(this).copied().unwrap_or(0);
+        let count = self.rt.rd[rd].rto_mask.weight();
+        if count == 0 {
+            return;
+        }
+        if count == 1 && self.rt.rd[rd].rto_mask.contains(this) {
+            return;
+        }
+        if self.cfg.feat(F::RT_PUSH_IPI) {
+            self.tell_cpu_to_push(this);
+            return;
+        }
+        let mut resched = false;
+        let cpus: Vec<usize> = self.rt.rd[rd].rto_mask.iter().collect();
+        for src in cpus {
+            if src == this {
+                continue;
+            }
+            if self.rqs[src].rt.highest_prio_next >= self.rqs[this].rt.highest_prio_curr {
+                continue;
+            }
+            // pick_highest_pushable_task(src, this)
+            let p = self.rqs[src]
+                .rt
+                .pushable
+                .iter()
+                .copied()
+                .find(|&t| self.tasks[t.index()].cpus_allowed.contains(this));
+            let Some(p) = p else { continue };
+            if self.tasks[p.index()].prio() < self.rqs[this].rt.highest_prio_curr {
+                let src_curr = self.rqs[src].curr;
+                if self.tasks[p.index()].prio() < self.tasks[src_curr.index()].prio() {
+                    continue;
+                }
+                self.update_rq_clock(src);
+                self.update_rq_clock(this);
+                self.tasks[p.index()].on_rq = OnRq::Migrating;
+                self.dequeue_task(src, p, DEQUEUE_NOCLOCK);
+                self.set_task_cpu(p, this, src);
+                self.enqueue_task(this, p, ENQUEUE_NOCLOCK);
+                self.tasks[p.index()].on_rq = OnRq::Queued;
+                self.rt.nr_pulled += 1;
+                resched = true;
+            }
+        }
+        if resched {
+            self.resched_curr(this);
+        }
+    }
+
+    /// kernel: rt.c tell_cpu_to_push() — count the request; start the irq_work chain at the
+    /// first overloaded CPU unless one is already running (it will rescan).
+    fn tell_cpu_to_push(&mut self, this: usize) {
+        let rd = self.lb.rd_of.get(this).copied().unwrap_or(0);
+        self.rt.rd[rd].rto_loop_next += 1;
+        if self.rt.rd[rd].rto_cpu.is_some() {
+            return;
+        }
+        if let Some(cpu) = self.rto_next_cpu(rd) {
+            self.queue_rto_push_work(this, cpu);
+        }
+    }
+
+    /// kernel: rt.c rto_next_cpu() — the next CPU of `rto_mask` after `rto_cpu`; at the end,
+    /// one more pass if requests arrived since the chain started.
+    fn rto_next_cpu(&mut self, rd: usize) -> Option<usize> {
+        loop {
+            let r = &mut self.rt.rd[rd];
+            let next = match r.rto_cpu {
+                None => r.rto_mask.first(),
+                Some(c) => r.rto_mask.next_after(c),
+            };
+            r.rto_cpu = next;
+            if next.is_some() {
+                return next;
+            }
+            if r.rto_loop == r.rto_loop_next {
+                return None;
+            }
+            r.rto_loop = r.rto_loop_next;
+        }
+    }
+
+    /// `irq_work_queue_on(&rd->rto_push_work, cpu)` from `from`: an IPI (its latency from the
+    /// platform), or a self-interrupt at once.
+    fn queue_rto_push_work(&mut self, from: usize, cpu: usize) {
+        let lat = if cpu == from {
+            0
+        } else {
+            self.cost(cpu, |c| c.lat_ipi.0)
+        };
+        self.rt.nr_push_ipis += 1;
+        self.push_event(self.now + lat, Ev::RtPushWork { cpu: cpu as u32 });
+    }
+
+    /// kernel: rt.c rto_push_irq_work_func() — in hard-irq context on `cpu`: push this CPU's
+    /// pushable tasks, then forward the work to the next overloaded CPU.
+    pub(crate) fn on_rt_push_work(&mut self, cpu: usize) {
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        if !self.rqs[cpu].rt.pushable.is_empty() {
+            self.update_rq_clock(cpu);
+            while self.push_rt_task(cpu) {}
+        }
+        let rd = self.lb.rd_of.get(cpu).copied().unwrap_or(0);
+        if let Some(next) = self.rto_next_cpu(rd) {
+            self.queue_rto_push_work(cpu, next);
+        }
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
+    /// The balance callbacks queued on `cpu` (`__balance_callbacks()` at the end of
+    /// `__schedule()`): `push_rt_tasks`, `pull_rt_task`.
+    pub(crate) fn rt_balance_callbacks(&mut self, cpu: usize) {
+        if std::mem::take(&mut self.rqs[cpu].rt.push_pending) {
+            self.push_rt_tasks(cpu);
+        }
+        if std::mem::take(&mut self.rqs[cpu].rt.pull_pending) {
+            self.pull_rt_task(cpu);
+        }
+    }
+
+    // ===================================================================== invariants
+
+    /// The RT class's checked invariants on `cpu`: counts, bitmap, `highest_prio`, the
+    /// pushable list and overload, a throttled rt_rq out of `nr_running` and not running.
+    pub(crate) fn rt_invariant_errors(&self, cpu: usize) -> Result<(), String> {
+        let rt = &self.rqs[cpu].rt;
+        let mut n = 0u32;
+        let mut rr = 0u32;
+        for (prio, q) in rt.queue.iter().enumerate() {
+            let bit = rt.bitmap & (1u128 << prio) != 0;
+            if bit == q.is_empty() {
+                return Err(format!(
+                    "cpu {cpu}: rt bitmap bit {prio} is {bit} with {} tasks",
+                    q.len()
+                ));
+            }
+            for &t in q {
+                let task = &self.tasks[t.index()];
+                if task.class != SchedClass::Rt || task.prio() != prio as i32 || task.cpu != cpu {
+                    return Err(format!(
+                        "cpu {cpu}: task {} in rt list {prio} has class {:?} prio {} cpu {}",
+                        task.comm,
+                        task.class,
+                        task.prio(),
+                        task.cpu
+                    ));
+                }
+                n += 1;
+                rr += (task.policy == Policy::Rr) as u32;
+            }
+        }
+        if n != rt.rt_nr_running || rr != rt.rr_nr_running {
+            return Err(format!(
+                "cpu {cpu}: rt_nr_running {} rr_nr_running {} but the lists hold {n} ({rr} RR)",
+                rt.rt_nr_running, rt.rr_nr_running
+            ));
+        }
+        let best = if rt.bitmap == 0 {
+            RT_PRIO_NONE
+        } else {
+            rt.bitmap.trailing_zeros() as i32
+        };
+        if best != rt.highest_prio_curr {
+            return Err(format!(
+                "cpu {cpu}: highest_prio.curr {} but the best queued prio is {best}",
+                rt.highest_prio_curr
+            ));
+        }
+        // pushable: exactly the queued, not running tasks allowed elsewhere, by priority
+        let curr = self.rqs[cpu].curr;
+        let mut want: Vec<TaskId> = rt
+            .queue
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&t| t != curr && self.tasks[t.index()].nr_cpus_allowed > 1)
+            .collect();
+        let mut have = rt.pushable.clone();
+        want.sort();
+        have.sort();
+        if want != have {
+            return Err(format!(
+                "cpu {cpu}: pushable list {:?}, expected {want:?}",
+                rt.pushable
+            ));
+        }
+        if rt
+            .pushable
+            .windows(2)
+            .any(|w| self.tasks[w[0].index()].prio() > self.tasks[w[1].index()].prio())
+        {
+            return Err(format!("cpu {cpu}: pushable list out of priority order"));
+        }
+        let next = rt
+            .pushable
+            .first()
+            .map(|&t| self.tasks[t.index()].prio())
+            .unwrap_or(RT_PRIO_NONE);
+        let rd = self.lb.rd_of.get(cpu).copied().unwrap_or(0);
+        if rt.overloaded == rt.pushable.is_empty()
+            || self.rt.rd[rd].rto_mask.contains(cpu) != rt.overloaded
+            || rt.highest_prio_next != next
+        {
+            return Err(format!(
+                "cpu {cpu}: overloaded {} rto_mask {} highest_prio.next {} with {} pushable",
+                rt.overloaded,
+                self.rt.rd[rd].rto_mask.contains(cpu),
+                rt.highest_prio_next,
+                rt.pushable.len()
+            ));
+        }
+        if rt.rt_queued != (!rt.rt_throttled && rt.rt_nr_running > 0) {
+            return Err(format!(
+                "cpu {cpu}: rt_queued {} with rt_throttled {} and {} RT tasks",
+                rt.rt_queued, rt.rt_throttled, rt.rt_nr_running
+            ));
+        }
+        let c = &self.tasks[curr.index()];
+        if rt.rt_throttled && c.class == SchedClass::Rt && self.rqs[cpu].resched != Resched::Full {
+            return Err(format!(
+                "cpu {cpu}: throttled rt_rq but RT task {} runs with no resched pending",
+                c.comm
+            ));
+        }
+        Ok(())
+    }
 }

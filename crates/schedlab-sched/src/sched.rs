@@ -381,6 +381,8 @@ pub struct Task {
     pub class: SchedClass,
     /// `p->dl`: the deadline entity (SCHED_DEADLINE parameters and CBS state).
     pub dl: crate::deadline::SchedDlEntity,
+    /// `p->rt`: the RT entity (SCHED_RR slice).
+    pub rt: crate::rt::SchedRtEntity,
     pub se: SeId,
     pub tg: TgId,
     pub cpu: usize,
@@ -418,10 +420,15 @@ pub struct Task {
 impl Task {
     /// `p->prio` (rt-dl.md §1.2).
     pub fn prio(&self) -> i32 {
-        match self.policy {
+        Task::prio_of(self.policy, self.nice, self.rt_priority)
+    }
+
+    /// `normal_prio()` of a policy with its nice value or RT priority.
+    pub fn prio_of(policy: Policy, nice: i32, rt_priority: u32) -> i32 {
+        match policy {
             Policy::Deadline => -1,
-            Policy::Fifo | Policy::Rr => 99 - self.rt_priority as i32,
-            _ => 120 + self.nice,
+            Policy::Fifo | Policy::Rr => 99 - rt_priority as i32,
+            _ => 120 + nice,
         }
     }
 }
