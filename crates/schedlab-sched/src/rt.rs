@@ -1202,3 +1202,668 @@ impl Kernel {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! rt-dl.md §7 vectors and the RT class's rules on ideal machines (zero costs, no jitter;
+    //! ticks at multiples of the tick period, the one at t = 0 charging nothing). Every test
+    //! runs with the invariants checked after each event (`strict`).
+    use super::*;
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::sim::MachineDesc;
+    use crate::syscalls::{Ctx, Op, Program, SysResult, TaskAttrs};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    const MS: u64 = 1_000_000;
+    const FOREVER: u64 = 1_000_000 * MS;
+
+    type Log = Rc<RefCell<Vec<(String, u64)>>>;
+
+    /// A program as a closure over (step, context, last result); `None` exits.
+    struct Script(
+        u32,
+        Box<dyn FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op>>,
+    );
+    impl Program for Script {
+        fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
+            let i = self.0;
+            self.0 += 1;
+            (self.1)(i, cx, last).unwrap_or(Op::Exit)
+        }
+    }
+    fn script(f: impl FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op> + 'static) -> Box<Script> {
+        Box::new(Script(0, Box::new(f)))
+    }
+    fn hog() -> Box<Script> {
+        script(|_, _, _| Some(Op::Run(MS)))
+    }
+    /// Runs the given operations in order (logging the time each starts under `name/i`),
+    /// then sleeps forever.
+    fn ops(log: &Log, name: &str, list: Vec<Op>) -> Box<Script> {
+        let (log, name) = (log.clone(), name.to_string());
+        let mut list: std::collections::VecDeque<Op> = list.into();
+        script(move |i, cx, _| {
+            log.borrow_mut().push((format!("{name}/{i}"), cx.now()));
+            Some(list.pop_front().unwrap_or(Op::Sleep(FOREVER)))
+        })
+    }
+    fn at(log: &Log, what: &str) -> u64 {
+        log.borrow()
+            .iter()
+            .find(|(w, _)| w == what)
+            .unwrap_or_else(|| panic!("{what} not in {:?}", log.borrow()))
+            .1
+    }
+
+    fn kernel_m(spec: &str, m: MachineDesc) -> Kernel {
+        let cfg = KernelConfig::parse(&format!("{spec} NO_SIM_JITTER")).unwrap();
+        let mut k = Kernel::new(cfg, m, 1).unwrap();
+        k.strict = true;
+        k.check_invariants = true;
+        k
+    }
+    fn kernel(spec: &str, ncpus: usize, hz: u32) -> Kernel {
+        kernel_m(spec, MachineDesc::ideal(ncpus, hz, PreemptModel::Full))
+    }
+
+    /// Creates and starts (as a fork from outside) a task; `cpus` pins it.
+    fn spawn(
+        k: &mut Kernel,
+        name: &str,
+        policy: Policy,
+        prio: u32,
+        cpus: Option<&str>,
+        prog: Box<dyn Program>,
+    ) -> TaskId {
+        let attrs = TaskAttrs {
+            comm: Some(name.into()),
+            policy: Some(policy),
+            rt_priority: (prio > 0).then_some(prio),
+            cpus: cpus.map(|c| CpuMask::parse_cpulist(c).unwrap()),
+            ..Default::default()
+        };
+        let t = k.create_task(prog, &attrs, None, false);
+        k.start_task(t);
+        t
+    }
+    fn curr(k: &Kernel, cpu: usize) -> &str {
+        &k.tasks[k.rqs[cpu].curr.index()].comm
+    }
+    fn runtime(k: &Kernel, t: TaskId) -> u64 {
+        k.se[k.tasks[t.index()].se.index()].sum_exec_runtime
+    }
+    /// `curr` of `cpu` just after `t` (every event at `t` processed).
+    fn curr_at(k: &mut Kernel, cpu: usize, t: u64) -> String {
+        k.run_until(t + 1);
+        curr(k, cpu).to_string()
+    }
+
+    // ------------------------------------------------------------------ accounting
+
+    /// update_curr_rt charges `se.sum_exec_runtime` (what /proc/PID/schedstat shows): a FIFO
+    /// hog alone for 10 ms on v6.18 (no throttling) has run exactly 10 ms, and its policy's
+    /// slice interval is 0 (FIFO) while an RR task's is 100 ms (HZ 1000: 100 ticks).
+    #[test]
+    fn rt_runtime_is_accounted() {
+        let mut k = kernel("v6.18", 1, 1000);
+        let a = spawn(&mut k, "a", Policy::Fifo, 50, None, hog());
+        let b = spawn(&mut k, "b", Policy::Rr, 1, None, hog());
+        k.run_until(10 * MS);
+        assert_eq!(runtime(&k, a), 10 * MS);
+        assert_eq!(runtime(&k, b), 0);
+        assert_eq!(k.sched_rr_get_interval(a), 0);
+        assert_eq!(k.sched_rr_get_interval(b), 100 * MS);
+    }
+
+    // ------------------------------------------------------------------ 7.2, 7.3, 7.6, 7.7
+
+    /// 7.2 (v6.6): RT hog (FIFO 50) + fair hog from t = 0 on one CPU, HZ 1000. The window
+    /// starts at the first RT enqueue (0); the first tick with rt_time > 950 ms is 951 →
+    /// throttled, fair runs [951, 1000); the period timer at 1000 leaves rt_time 951 - 950 =
+    /// 1 and unthrottles; RT [1000, 1950) (tick 1950: 1 + 950 = 951 > 950), fair [1950, 2000).
+    #[test]
+    fn v7_2_classic_throttling_v6_6() {
+        let mut k = kernel("v6.6", 1, 1000);
+        spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        spawn(&mut k, "fair", Policy::Normal, 0, None, hog());
+        assert_eq!(curr_at(&mut k, 0, 951 * MS - 2), "rt");
+        assert_eq!(curr_at(&mut k, 0, 951 * MS), "fair");
+        assert!(k.rqs[0].rt.rt_throttled);
+        assert_eq!(curr_at(&mut k, 0, 999 * MS), "fair");
+        assert_eq!(curr_at(&mut k, 0, 1000 * MS), "rt");
+        assert_eq!(k.rqs[0].rt.rt_time, MS); // 951 - 950
+        assert_eq!(curr_at(&mut k, 0, 1949 * MS), "rt");
+        assert_eq!(curr_at(&mut k, 0, 1950 * MS), "fair");
+        assert_eq!(curr_at(&mut k, 0, 2000 * MS), "rt");
+        assert!(k.rt.throttling_activated);
+        // the shares, on a run not stopped in between (a stop at an arbitrary instant moves
+        // a nanosecond between the tasks' accounts)
+        let mut k = kernel("v6.6", 1, 1000);
+        let rt = spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        let fair = spawn(&mut k, "fair", Policy::Normal, 0, None, hog());
+        k.run_until(3000 * MS);
+        // RT [0,951) + [1000,1950) + [2000,2950) = 951 + 950 + 950; fair 49 + 50 + 50
+        assert_eq!(runtime(&k, rt), 2851 * MS);
+        assert_eq!(runtime(&k, fair), 149 * MS);
+    }
+
+    /// 7.3 (v6.6): an RT hog alone runs [0, 951), the CPU idles [951, 1000), then 950 ms per
+    /// second: 951 + 950 ms in the first two seconds.
+    #[test]
+    fn v7_3_rt_hog_alone_v6_6_idles_when_throttled() {
+        let mut k = kernel("v6.6", 1, 1000);
+        let rt = spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        assert!(k.run_until(975 * MS) > 0);
+        assert!(k.cpu_is_idle(0));
+        assert_eq!(curr_at(&mut k, 0, 1000 * MS), "rt");
+        k.run_until(2000 * MS);
+        assert_eq!(runtime(&k, rt), 1901 * MS);
+    }
+
+    /// 7.3 (v6.6 + RT_RUNTIME_SHARE, 2 CPUs, the hog pinned to CPU 0): at 951 CPU 0 borrows
+    /// from CPU 1 (rt_time 0, runtime 950): (950 - 0) / 2 = 475, capped at 1000 - 950 = 50,
+    /// so its runtime becomes the whole period, which never throttles: 100 %.
+    #[test]
+    fn v7_3_runtime_share_two_cpus_runs_100_percent() {
+        let mut k = kernel("v6.6 RT_RUNTIME_SHARE", 2, 1000);
+        let rt = spawn(&mut k, "rt", Policy::Fifo, 50, Some("0"), hog());
+        k.run_until(3000 * MS);
+        assert_eq!(runtime(&k, rt), 3000 * MS);
+        assert_eq!(k.rqs[0].rt.rt_runtime, 1000 * MS);
+        assert_eq!(k.rqs[1].rt.rt_runtime, 900 * MS);
+        assert!(!k.rt.throttling_activated);
+    }
+
+    /// 7.3 (v6.12 .. v7.0 without RT groups): no RT bandwidth at all, the hog runs 100 %; with
+    /// CONFIG_RT_GROUP_SCHED (the `host` platform's kernel, §2.10) the root group throttles at
+    /// 95 % as on v6.6: 951 + 950 ms in two seconds.
+    #[test]
+    fn v7_3_no_throttling_from_v6_12_unless_rt_group_sched() {
+        let mut k = kernel("v6.12", 1, 1000);
+        let rt = spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        k.run_until(2000 * MS);
+        assert_eq!(runtime(&k, rt), 2000 * MS);
+        assert!(!k.rt.period_active);
+
+        let mut m = MachineDesc::ideal(1, 1000, PreemptModel::Full);
+        m.rt_group_sched = true;
+        let mut k = kernel_m("v6.18", m);
+        let rt = spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        k.run_until(2000 * MS);
+        assert_eq!(runtime(&k, rt), 1901 * MS);
+    }
+
+    /// 7.6 (v6.6, sched_rt_runtime_us = -1): RT hog 100 %, the fair hog never runs.
+    #[test]
+    fn v7_6_unlimited_runtime_starves_fair_v6_6() {
+        let mut k = kernel("v6.6 sched_rt_runtime_us=-1", 1, 1000);
+        let rt = spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        let fair = spawn(&mut k, "fair", Policy::Normal, 0, None, hog());
+        k.run_until(2500 * MS);
+        assert_eq!(runtime(&k, rt), 2500 * MS);
+        assert_eq!(runtime(&k, fair), 0);
+        assert!(!k.rt.period_active);
+    }
+
+    /// 7.7 (v6.6 part): 7.2 plus a FIFO 90 task R2 waking at 960 for 1 ms: the RT class is
+    /// throttled from 951 to 1000, so R2 starts at 1000 (latency 40 ms).
+    #[test]
+    fn v7_7_rt_wakeup_while_throttled_waits_for_the_period_v6_6() {
+        let mut k = kernel("v6.6", 1, 1000);
+        let log: Log = Default::default();
+        spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        spawn(&mut k, "fair", Policy::Normal, 0, None, hog());
+        spawn(
+            &mut k,
+            "r2",
+            Policy::Fifo,
+            90,
+            None,
+            ops(&log, "r2", vec![Op::SleepUntil(960 * MS), Op::Run(MS)]),
+        );
+        k.run_until(1100 * MS);
+        assert_eq!(at(&log, "r2/1"), 1000 * MS);
+        assert_eq!(at(&log, "r2/2"), 1001 * MS);
+    }
+
+    // ------------------------------------------------------------------ 7.13 RR
+
+    /// 7.13: three CPU-bound RR 10 tasks at HZ 250: A's first slice tick is at 4 (the tick at
+    /// 0 charges nothing), 25 ticks → A [0, 100), B [100, 200), C [200, 300), A [300, 400).
+    /// Variant: a FIFO 10 task F woken at 150 joins the tail (B*, C, A, F): C [200, 300),
+    /// A [300, 400), then F from 400 on, while A, B, C starve.
+    #[test]
+    fn v7_13_rr_rotation() {
+        let mut k = kernel("v6.18", 1, 250);
+        for n in ["a", "b", "c"] {
+            spawn(&mut k, n, Policy::Rr, 10, None, hog());
+        }
+        assert_eq!(curr_at(&mut k, 0, 100 * MS - 2), "a");
+        assert_eq!(curr_at(&mut k, 0, 100 * MS), "b");
+        assert_eq!(curr_at(&mut k, 0, 200 * MS - 2), "b");
+        assert_eq!(curr_at(&mut k, 0, 200 * MS), "c");
+        assert_eq!(curr_at(&mut k, 0, 300 * MS), "a");
+        assert_eq!(curr_at(&mut k, 0, 400 * MS), "b");
+
+        let mut k = kernel("v6.18", 1, 250);
+        let abc: Vec<TaskId> = ["a", "b", "c"]
+            .iter()
+            .map(|n| spawn(&mut k, n, Policy::Rr, 10, None, hog()))
+            .collect();
+        k.run_until(150 * MS);
+        spawn(&mut k, "f", Policy::Fifo, 10, None, hog());
+        assert_eq!(curr_at(&mut k, 0, 199 * MS), "b");
+        assert_eq!(curr_at(&mut k, 0, 200 * MS), "c");
+        assert_eq!(curr_at(&mut k, 0, 300 * MS), "a");
+        assert_eq!(curr_at(&mut k, 0, 400 * MS), "f");
+        let before: Vec<u64> = abc.iter().map(|&t| runtime(&k, t)).collect();
+        k.run_until(1000 * MS);
+        assert_eq!(curr(&k, 0), "f");
+        let after: Vec<u64> = abc.iter().map(|&t| runtime(&k, t)).collect();
+        assert_eq!(before, after);
+    }
+
+    /// A lone RR task keeps running; its slice is silently refilled every 100 ms (no switch).
+    /// Two RR tasks alternate every slice; with sched_rr_timeslice_ms=10 at HZ 250 the slice
+    /// is msecs_to_jiffies(10) = ceil(2.5) = 3 ticks = 12 ms: A [0, 12), B [12, 24), A ...
+    #[test]
+    fn rr_alone_refills_and_two_alternate_with_the_sysctl() {
+        let mut k = kernel("v6.18", 1, 1000);
+        let a = spawn(&mut k, "a", Policy::Rr, 10, None, hog());
+        k.run_until(1000 * MS);
+        assert_eq!(runtime(&k, a), 1000 * MS);
+        assert_eq!(k.tasks[a.index()].stats.nr_involuntary_switches, 0);
+
+        let mut k = kernel("v6.18 sched_rr_timeslice_ms=10", 1, 250);
+        spawn(&mut k, "a", Policy::Rr, 10, None, hog());
+        spawn(&mut k, "b", Policy::Rr, 10, None, hog());
+        assert_eq!(curr_at(&mut k, 0, 11 * MS), "a");
+        assert_eq!(curr_at(&mut k, 0, 12 * MS), "b");
+        assert_eq!(curr_at(&mut k, 0, 23 * MS), "b");
+        assert_eq!(curr_at(&mut k, 0, 24 * MS), "a");
+        assert_eq!(curr_at(&mut k, 0, 36 * MS), "b");
+    }
+
+    // ------------------------------------------------------------------ 7.14 FIFO positions
+
+    /// 7.14: FIFO 10 tasks A (running) and B (queued behind A). FIFO 20 C wakes at 5 and
+    /// preempts A; C blocks at 8 → A resumes (it kept its place at the head), not B. A calls
+    /// sched_yield() at 10 (7 ms of work done: 0-5 and 8-10) → B runs.
+    #[test]
+    fn v7_14_preempted_fifo_keeps_its_place_and_yield_goes_to_the_tail() {
+        let mut k = kernel("v6.18", 1, 1000);
+        let log: Log = Default::default();
+        spawn(
+            &mut k,
+            "a",
+            Policy::Fifo,
+            10,
+            None,
+            ops(
+                &log,
+                "a",
+                vec![Op::Run(7 * MS), Op::Yield, Op::Run(FOREVER)],
+            ),
+        );
+        spawn(&mut k, "b", Policy::Fifo, 10, None, hog());
+        spawn(
+            &mut k,
+            "c",
+            Policy::Fifo,
+            20,
+            None,
+            ops(&log, "c", vec![Op::SleepUntil(5 * MS), Op::Run(3 * MS)]),
+        );
+        assert_eq!(curr_at(&mut k, 0, 4 * MS), "a");
+        assert_eq!(curr_at(&mut k, 0, 6 * MS), "c");
+        assert_eq!(curr_at(&mut k, 0, 8 * MS), "a");
+        assert_eq!(curr_at(&mut k, 0, 10 * MS), "b");
+        assert_eq!(at(&log, "a/1"), 10 * MS); // the yield
+    }
+
+    /// 7.14, second part: at 10 A's priority goes from 10 to 5 (lowered) while B (10) and D
+    /// (5) are queued: A goes to the *head* of the prio-5 list; B runs [10, 12) and blocks,
+    /// then A runs before D. D never ran.
+    #[test]
+    fn v7_14_lowered_priority_goes_to_the_head() {
+        let mut k = kernel("v6.18", 1, 1000);
+        let log: Log = Default::default();
+        spawn(
+            &mut k,
+            "a",
+            Policy::Fifo,
+            10,
+            None,
+            ops(
+                &log,
+                "a",
+                vec![
+                    Op::Run(10 * MS),
+                    Op::SetScheduler {
+                        policy: Policy::Fifo,
+                        nice: 0,
+                        rt_priority: 5,
+                    },
+                    Op::Run(FOREVER),
+                ],
+            ),
+        );
+        spawn(
+            &mut k,
+            "b",
+            Policy::Fifo,
+            10,
+            None,
+            script(|i, _, _| {
+                Some(if i == 0 {
+                    Op::Run(2 * MS)
+                } else {
+                    Op::Sleep(FOREVER)
+                })
+            }),
+        );
+        let d = spawn(&mut k, "d", Policy::Fifo, 5, None, hog());
+        assert_eq!(curr_at(&mut k, 0, 9 * MS), "a");
+        assert_eq!(curr_at(&mut k, 0, 11 * MS), "b");
+        assert_eq!(curr_at(&mut k, 0, 12 * MS), "a");
+        k.run_until(50 * MS);
+        assert_eq!(curr(&k, 0), "a");
+        assert_eq!(runtime(&k, d), 0);
+        // raising instead (5 → 20 from a prio-5 list): tail of the new list; here alone, so
+        // it simply runs
+    }
+
+    /// Raising a queued task's priority puts it at the tail of its new list, and an
+    /// unchanged priority keeps the list position: A (FIFO 10, running) sets itself to
+    /// FIFO 10 again at 1 ms — no requeue, B (FIFO 10, queued) does not run; at 2 ms A sets
+    /// FIFO 20: alone at 20, it keeps the CPU; B still has not run.
+    #[test]
+    fn setscheduler_same_priority_keeps_the_position() {
+        let mut k = kernel("v6.18", 1, 1000);
+        let log: Log = Default::default();
+        let set = |p| Op::SetScheduler {
+            policy: Policy::Fifo,
+            nice: 0,
+            rt_priority: p,
+        };
+        spawn(
+            &mut k,
+            "a",
+            Policy::Fifo,
+            10,
+            None,
+            ops(
+                &log,
+                "a",
+                vec![Op::Run(MS), set(10), Op::Run(MS), set(20), Op::Run(FOREVER)],
+            ),
+        );
+        let b = spawn(&mut k, "b", Policy::Fifo, 10, None, hog());
+        k.run_until(10 * MS);
+        assert_eq!(curr(&k, 0), "a");
+        assert_eq!(runtime(&k, b), 0);
+        assert_eq!(at(&log, "a/3"), 2 * MS);
+    }
+
+    // ------------------------------------------------------------------ 7.15 models
+
+    /// 7.15: fair F on CPU 0 inside a 10 ms preemptible kernel section from 0 (no
+    /// cond_resched); FIFO R (pinned to CPU 0) is woken at 1 by a task on CPU 1 (futex wake,
+    /// reschedule IPI). NONE and VOLUNTARY: R runs at 10 (return to user); FULL, LAZY, RT: at
+    /// 1 (IPI cost 0). With F in user mode at 1: R at 1 in every model.
+    #[test]
+    fn v7_15_rt_wakeup_per_preemption_model() {
+        let cases = [
+            (PreemptModel::None, 10 * MS, MS),
+            (PreemptModel::Voluntary, 10 * MS, MS),
+            (PreemptModel::Full, MS, MS),
+            (PreemptModel::Lazy, MS, MS),
+            (PreemptModel::Rt, MS, MS),
+        ];
+        for (model, in_kernel, in_user) in cases {
+            for (user, want) in [(false, in_kernel), (true, in_user)] {
+                let mut k = kernel_m("v6.18", MachineDesc::ideal(2, 1000, model));
+                let log: Log = Default::default();
+                let f = k.ipc.new_futex(0);
+                let work = if user {
+                    Op::Run(10 * MS)
+                } else {
+                    Op::Syscall(10 * MS)
+                };
+                spawn(
+                    &mut k,
+                    "r",
+                    Policy::Fifo,
+                    50,
+                    Some("0"),
+                    ops(
+                        &log,
+                        "r",
+                        vec![Op::FutexWait { futex: f, val: 0 }, Op::Run(MS)],
+                    ),
+                );
+                spawn(
+                    &mut k,
+                    "f",
+                    Policy::Normal,
+                    0,
+                    Some("0"),
+                    ops(&log, "f", vec![work]),
+                );
+                spawn(
+                    &mut k,
+                    "w",
+                    Policy::Normal,
+                    0,
+                    Some("1"),
+                    ops(
+                        &log,
+                        "w",
+                        vec![Op::SleepUntil(MS), Op::FutexWake { futex: f, nr: 1 }],
+                    ),
+                );
+                let w = k.task_by_pid(k.next_pid - 1).unwrap();
+                k.tasks[w.index()].timer_slack_ns = 0; // wake exactly at 1
+                k.run_until(20 * MS);
+                assert_eq!(at(&log, "r/1"), want, "{model:?} user={user}");
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ 7.17, 7.18 SMP
+
+    /// 7.17: CPU 0 runs FIFO 50 A, CPU 1 a fair hog; FIFO 60 B (previous CPU 0) wakes at 5.
+    /// select_task_rq_rt: A is RT, A.prio 49 <= B.prio 39 is false and A is not pinned → B
+    /// stays on CPU 0 and preempts A; after the pick, push: CPU 1's cpupri is 0 (< A's 50) →
+    /// A moves to CPU 1 and preempts the hog. Variant, A pinned to CPU 0: search →
+    /// find_lowest_rq(B) = CPU 1 (cpupri 0 is the lowest below B's 60; CPU 0 has 50), B.prio
+    /// 39 < 99 → B wakes on CPU 1; A continues on CPU 0.
+    #[test]
+    fn v7_17_rt_wakeup_placement_and_push() {
+        for pinned in [false, true] {
+            let mut k = kernel("v6.18", 2, 1000);
+            let log: Log = Default::default();
+            let b = spawn(
+                &mut k,
+                "b",
+                Policy::Fifo,
+                60,
+                None,
+                ops(&log, "b", vec![Op::SleepUntil(5 * MS), Op::Run(FOREVER)]),
+            );
+            k.run_until(1000); // B ran on CPU 0 and sleeps there
+            assert_eq!(k.tasks[b.index()].cpu, 0);
+            spawn(&mut k, "a", Policy::Fifo, 50, pinned.then_some("0"), hog());
+            spawn(&mut k, "hog", Policy::Normal, 0, Some("1"), hog());
+            assert_eq!(curr_at(&mut k, 0, 4 * MS), "a");
+            assert_eq!(curr_at(&mut k, 1, 4 * MS), "hog");
+            k.run_until(5 * MS + 1);
+            if pinned {
+                assert_eq!((curr(&k, 0), curr(&k, 1)), ("a", "b"));
+            } else {
+                assert_eq!((curr(&k, 0), curr(&k, 1)), ("b", "a"));
+                assert_eq!(k.rt.nr_pushed, 1);
+            }
+        }
+    }
+
+    /// Push goes to the *lowest*-priority CPU: 3 CPUs running FIFO 50 A (CPU 0), a fair hog
+    /// (CPU 1) and FIFO 30 X (CPU 2, pinned). FIFO 70 B wakes on CPU 0 and preempts A; the
+    /// cpupri scan for A (50) meets value 0 (CPU 1) before 30 (CPU 2) → A goes to CPU 1.
+    #[test]
+    fn push_picks_the_lowest_priority_cpu() {
+        let mut k = kernel("v6.18", 3, 1000);
+        let log: Log = Default::default();
+        spawn(
+            &mut k,
+            "b",
+            Policy::Fifo,
+            70,
+            None,
+            ops(&log, "b", vec![Op::SleepUntil(5 * MS), Op::Run(FOREVER)]),
+        );
+        k.run_until(1000);
+        spawn(&mut k, "a", Policy::Fifo, 50, None, hog());
+        spawn(&mut k, "hog", Policy::Normal, 0, Some("1"), hog());
+        spawn(&mut k, "x", Policy::Fifo, 30, Some("2"), hog());
+        assert_eq!(curr_at(&mut k, 0, 4 * MS), "a");
+        k.run_until(5 * MS + 1);
+        assert_eq!((curr(&k, 0), curr(&k, 1), curr(&k, 2)), ("b", "a", "x"));
+    }
+
+    /// 7.18: CPU 0 runs A (FIFO 50) with C (FIFO 40) queued and pushable (nowhere to go: CPU 1
+    /// runs D, FIFO 60). D blocks at 5 on CPU 1 → balance_rt pulls: with RT_PUSH_IPI CPU 1
+    /// sends the irq_work to CPU 0 (the only CPU in rto_mask), which pushes C to CPU 1; with
+    /// NO_RT_PUSH_IPI CPU 1 takes C itself. Zero costs: C runs on CPU 1 at 5 either way.
+    #[test]
+    fn v7_18_rt_pull_via_ipi_and_direct() {
+        for spec in ["v6.18", "v6.18 NO_RT_PUSH_IPI"] {
+            let mut k = kernel(spec, 2, 1000);
+            spawn(
+                &mut k,
+                "d",
+                Policy::Fifo,
+                60,
+                Some("1"),
+                script(|i, _, _| {
+                    Some(if i == 0 {
+                        Op::Run(5 * MS)
+                    } else {
+                        Op::Sleep(FOREVER)
+                    })
+                }),
+            );
+            spawn(&mut k, "a", Policy::Fifo, 50, None, hog());
+            let c = spawn(&mut k, "c", Policy::Fifo, 40, None, hog());
+            k.run_until(4 * MS);
+            assert_eq!((curr(&k, 0), curr(&k, 1)), ("a", "d"));
+            assert_eq!(k.tasks[c.index()].cpu, 0);
+            assert!(k.rt.rd[0].rto_mask.contains(0));
+            k.run_until(5 * MS + 1);
+            assert_eq!((curr(&k, 0), curr(&k, 1)), ("a", "c"), "{spec}");
+            if spec.contains("NO_RT_PUSH_IPI") {
+                assert_eq!((k.rt.nr_push_ipis, k.rt.nr_pulled), (0, 1));
+            } else {
+                // the chain visits CPU 0 (pushes C), then CPU 1, in rto_mask from C's
+                // enqueue there until CPU 1 picks it: two irq_works, one push
+                assert_eq!((k.rt.nr_push_ipis, k.rt.nr_pushed), (2, 1));
+            }
+            assert!(k.rt.rd[0].rto_mask.is_empty());
+        }
+    }
+
+    /// §2.8: a CPU isolated with isolcpus=domain sits in its own root domain: an RT task
+    /// preempted on a housekeeping CPU is never pushed to it, although it runs only a fair
+    /// task. 3 CPUs, CPU 2 isolated: A (FIFO 50) on CPU 0, fair hogs on CPUs 1 and 2, FIFO 60
+    /// B preempts A at 5 → A goes to CPU 1 (same root domain), not 2 — then with CPU 1 busy
+    /// with FIFO 90, A stays queued on CPU 0.
+    #[test]
+    fn isolcpus_root_domains_bound_push() {
+        let mut p = schedlab_platform::Platform::smp(3).unwrap();
+        p.isolation.isolcpus = CpuMask::single(2);
+        p.isolation.domain = true;
+        let mut m = MachineDesc::from_platform(&p);
+        m.hz = 1000;
+        m.preempt_default = PreemptModel::Full;
+        m.costs = vec![schedlab_platform::cost::CostModel::zero(); 3];
+        m.idle_exit_ns = vec![0; 3];
+        m.idle_polling = vec![false; 3];
+        m.sched_clock_hz = 1_000_000_000;
+        for busy_1 in [false, true] {
+            let mut k = kernel_m("v6.18", m.clone());
+            assert_eq!(k.rt.rd.len(), 2);
+            let log: Log = Default::default();
+            spawn(
+                &mut k,
+                "b",
+                Policy::Fifo,
+                60,
+                Some("0"),
+                ops(&log, "b", vec![Op::SleepUntil(5 * MS), Op::Run(FOREVER)]),
+            );
+            k.run_until(1000);
+            spawn(&mut k, "a", Policy::Fifo, 50, Some("0-2"), hog());
+            if busy_1 {
+                spawn(&mut k, "h1", Policy::Fifo, 90, Some("1"), hog());
+            } else {
+                spawn(&mut k, "h1", Policy::Normal, 0, Some("1"), hog());
+            }
+            spawn(&mut k, "h2", Policy::Normal, 0, Some("2"), hog());
+            k.run_until(5 * MS + 1);
+            let want = if busy_1 {
+                ("b", "h1", "h2")
+            } else {
+                ("b", "a", "h2")
+            };
+            assert_eq!((curr(&k, 0), curr(&k, 1), curr(&k, 2)), want);
+        }
+    }
+
+    /// §2.3 equal priority: CPU 0 runs FIFO 50 A (may run anywhere), CPU 1 a fair hog; FIFO 50
+    /// B pinned to CPU 0 wakes at 5. B cannot go elsewhere and A can (cpupri finds CPU 1):
+    /// B is requeued at the head and CPU 0 reschedules; A, preempted, is pushed to CPU 1.
+    #[test]
+    fn equal_priority_wakeup_of_a_pinned_task_pushes_current_away() {
+        let mut k = kernel("v6.18", 2, 1000);
+        let log: Log = Default::default();
+        spawn(
+            &mut k,
+            "b",
+            Policy::Fifo,
+            50,
+            Some("0"),
+            ops(&log, "b", vec![Op::SleepUntil(5 * MS), Op::Run(FOREVER)]),
+        );
+        k.run_until(1000);
+        spawn(&mut k, "a", Policy::Fifo, 50, None, hog());
+        spawn(&mut k, "hog", Policy::Normal, 0, Some("1"), hog());
+        assert_eq!(curr_at(&mut k, 0, 4 * MS), "a");
+        k.run_until(5 * MS + 1);
+        assert_eq!((curr(&k, 0), curr(&k, 1)), ("b", "a"));
+    }
+
+    /// Class order on one CPU with RT throttling out of the way (v6.18): a FIFO task beats a
+    /// fair one that was running (a fair hog, then FIFO woken at 3 → runs at 3 under FULL).
+    #[test]
+    fn rt_wakeup_preempts_fair_at_once_under_full() {
+        let mut k = kernel("v6.18", 1, 1000);
+        let log: Log = Default::default();
+        spawn(&mut k, "fair", Policy::Normal, 0, None, hog());
+        spawn(
+            &mut k,
+            "rt",
+            Policy::Fifo,
+            1,
+            None,
+            ops(
+                &log,
+                "rt",
+                vec![Op::SleepUntil(3 * MS + 500_000), Op::Run(MS)],
+            ),
+        );
+        k.run_until(10 * MS);
+        assert_eq!(at(&log, "rt/1"), 3 * MS + 500_000);
+        assert_eq!(at(&log, "rt/2"), 4 * MS + 500_000);
+    }
+}
