@@ -101,7 +101,7 @@ pub fn checkparam_dl(a: &DlAttr) -> Result<(), String> {
         return Err("sched_deadline/sched_period must be below 2^63 ns (EINVAL)".into());
     }
     let period = a.effective_period();
-    if period < DL_PERIOD_MIN_NS || period > DL_PERIOD_MAX_NS {
+    if !(DL_PERIOD_MIN_NS..=DL_PERIOD_MAX_NS).contains(&period) {
         return Err(format!(
             "period {} ns is outside sched_deadline_period_min_us..max_us = 100 us .. {} us (EINVAL)",
             period,
