@@ -10,17 +10,22 @@
 //! | `pick_next_task` / `pick_task` | `__pick_next_task()` | stop_task.rs | deadline.rs | rt.rs | fair.rs | idle.rs |
 //! | `put_prev_task` / `set_next_task` | `put_prev_set_next_task()` | – | deadline.rs | rt.rs | fair.rs | idle.rs |
 //! | `balance` | `__pick_next_task()` after an empty pick | – | – | – | newidle balance | – |
+//! | `prev_balance` | `__pick_next_task()` before the picks, from prev's class down | – | – | `balance_rt` (pull) | – | – |
+//! | `task_woken` | `ttwu_do_activate()`, `wake_up_new_task()` | – | – | rt.rs (push) | – | – |
+//! | `yield_task` | `sched_yield()` | – | – | rt.rs | fair.rs | – |
 //! | `task_tick` | `sched_tick()` | – | deadline.rs | rt.rs | fair.rs | – |
 //! | `task_fork` | `sched_fork()` | – | – | – | fair.rs | – |
-//! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | own CPU | select.rs | own CPU |
+//! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | rt.rs (cpupri) | select.rs | own CPU |
 //! | `migrate_task_rq` | `set_task_cpu()` | – | – | – | fair_pelt.rs | – |
-//! | `update_curr` | accounting of the running task at the end of a run | – | – | – | fair.rs | – |
-//! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | – | fair.rs | – |
+//! | `update_curr` | accounting of the running task at the end of a run | – | – | rt.rs | fair.rs | – |
+//! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | rt.rs (prio) | fair.rs | – |
 //! | `switched_from` / `switched_to` | `__sched_setscheduler()` (check_class_changed) | – | – | rt.rs | fair.rs | – |
 //!
-//! The RT and deadline classes have their runqueues and the hooks that keep them (queue,
-//! pick, order); tasks of those policies are still refused at the user surface until their
-//! issue adds throttling, push/pull, CBS and the dl_server. Core code never matches on a
+//! `balance_callbacks()` runs what the classes queued during a `__schedule()` or a
+//! `sched_setscheduler()` (RT push and pull), as the kernel's `__balance_callbacks()`.
+//!
+//! The RT class is complete (rt.rs: RR slices, throttling, cpupri, push/pull); the deadline
+//! class has its runqueue and the hooks that keep it (queue, pick, order). Core code never matches on a
 //! policy or calls a class's file directly: it goes through this table. Also here: the one
 //! fair.c entry point core.c calls without the table, `sched_balance_trigger()` from
 //! `sched_tick()`.

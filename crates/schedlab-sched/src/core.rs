@@ -953,6 +953,8 @@ impl Kernel {
         } else if old_prio != self.tasks[p.index()].prio() {
             new_class.prio_changed(self, cpu, p, old_prio);
         }
+        // the balance callbacks queued on the way (RT push/pull) run at the unlock
+        self.balance_callbacks(cpu);
     }
 
     /// kernel: core.c set_user_nice() — the sched_change pattern around the new weight:

@@ -1403,6 +1403,42 @@ impl Kernel {
         self.cpu_continue(cpu);
     }
 
+    /// The RT bandwidth period hrtimer (`def_rt_bandwidth`, rt.rs) expires on its CPU in
+    /// hard-irq context; its handler's cost is charged to the interrupted task.
+    /// Deviation: on an idle CPU neither the idle exit latency nor the handler is charged.
+    pub(crate) fn on_rt_period_timer(&mut self, gen: u32) {
+        let Some(cpu) = self.rt_period_timer_cpu(gen) else {
+            return;
+        };
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        self.sched_rt_period_timer();
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
+    /// The root domain's RT push irq_work on `cpu` (RT_PUSH_IPI, rt.rs), delivered as an IPI:
+    /// the handler (`c_irq`) is charged to the interrupted task.
+    pub(crate) fn on_rt_push_work(&mut self, cpu: usize) {
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        self.rto_push_irq_work_func(cpu);
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
     /// kernel: core.c wake_up_process() from interrupt context on the task's CPU (used by tests
     /// and scenarios to wake a task from outside). Returns whether it was sleeping.
     pub fn wake_up_process(&mut self, p: TaskId) -> bool {

@@ -484,25 +484,21 @@ impl Kernel {
         self.push_event(self.rt.period_expires, Ev::RtPeriodTimer { gen });
     }
 
-    /// kernel: rt.c sched_rt_period_timer() → do_sched_rt_period_timer(): per CPU, give back
-    /// `overrun × rt_runtime` of `rt_time` and unthrottle an rt_rq back under its runtime;
-    /// stops after a period without RT activity. Runs in hard-irq context on `period_cpu`.
-    pub(crate) fn on_rt_period_timer(&mut self, gen: u32) {
-        if gen != self.rt.period_gen || !self.rt.period_active {
-            return;
-        }
+    /// The CPU the period timer of generation `gen` fires on, if it is still armed.
+    pub(crate) fn rt_period_timer_cpu(&self, gen: u32) -> Option<usize> {
+        (gen == self.rt.period_gen && self.rt.period_active).then_some(self.rt.period_cpu)
+    }
+
+    /// kernel: rt.c sched_rt_period_timer() → do_sched_rt_period_timer(): forward the timer
+    /// (`overrun` periods), per CPU give back `overrun × rt_runtime` of `rt_time` and
+    /// unthrottle an rt_rq back under its runtime; stop after a period without RT activity,
+    /// else re-arm. Called in hard-irq context on the timer's CPU (exec.rs).
+    pub(crate) fn sched_rt_period_timer(&mut self) {
         let period = self.def_rt_period();
         let mut overrun = 0u64;
         while self.rt.period_expires <= self.now {
             self.rt.period_expires += period;
             overrun += 1;
-        }
-        let tcpu = self.rt.period_cpu;
-        let saved = self.executing;
-        self.executing = Some(tcpu);
-        let t_idle = self.cpu_is_idle(tcpu);
-        if !t_idle {
-            self.progress_segment(tcpu);
         }
         let idle = self.do_sched_rt_period_timer(overrun);
         if idle {
@@ -510,14 +506,6 @@ impl Kernel {
         } else {
             let gen = self.rt.period_gen;
             self.push_event(self.rt.period_expires, Ev::RtPeriodTimer { gen });
-        }
-        if !t_idle {
-            let c = self.cost(tcpu, |c| c.c_hrtimer_irq.0);
-            self.push_irq(tcpu, c);
-        }
-        self.executing = saved;
-        if saved != Some(tcpu) {
-            self.cpu_continue_from_outside(tcpu);
         }
     }
 
@@ -926,11 +914,13 @@ impl Kernel {
         true
     }
 
-    /// kernel: rt.c find_lock_lowest_rq() — `find_lowest_rq()` while the target still has no
-    /// task of `p`'s priority or higher (no lock races in the model: one try decides).
+    /// kernel: rt.c find_lock_lowest_rq() — `find_lowest_rq()` (from the CPU executing)
+    /// while the target still has no task of `p`'s priority or higher (no lock races in the
+    /// model: one try decides).
     fn find_lock_lowest_rq(&mut self, p: TaskId, cpu: usize) -> Option<usize> {
+        let this_cpu = self.executing.unwrap_or(cpu);
         for _ in 0..RT_MAX_TRIES {
-            let dst = self.find_lowest_rq(p, cpu)?;
+            let dst = self.find_lowest_rq(p, this_cpu)?;
             if dst == cpu {
                 return None;
             }
@@ -949,12 +939,13 @@ impl Kernel {
         while self.push_rt_task(cpu) {}
     }
 
-    /// kernel: rt.c balance_rt() — before a pick, when `prev` (RT) left the RT queue and this
+    /// kernel: rt.c balance_rt() — before a pick, when `prev` (RT or above) left the RT queue and this
     /// rq's best RT priority is now worse than prev's, pull. True if the RT class (or a
     /// higher one) has work.
     pub(crate) fn balance_rt(&mut self, cpu: usize, prev: TaskId) -> bool {
-        if self.tasks[prev.index()].class == SchedClass::Rt
-            && !self.on_rt_rq(prev)
+        // prev is RT, DL or stop (the walk starts at prev's class); a non-RT prev is never
+        // on the RT queue
+        if !self.on_rt_rq(prev)
             && self.rqs[cpu].rt.highest_prio_curr > self.tasks[prev.index()].prio()
         {
             self.pull_rt_task(cpu);
@@ -1061,14 +1052,9 @@ impl Kernel {
         self.push_event(self.now + lat, Ev::RtPushWork { cpu: cpu as u32 });
     }
 
-    /// kernel: rt.c rto_push_irq_work_func() — in hard-irq context on `cpu`: push this CPU's
-    /// pushable tasks, then forward the work to the next overloaded CPU.
-    pub(crate) fn on_rt_push_work(&mut self, cpu: usize) {
-        self.executing = Some(cpu);
-        let idle = self.cpu_is_idle(cpu);
-        if !idle {
-            self.progress_segment(cpu);
-        }
+    /// kernel: rt.c rto_push_irq_work_func() — in hard-irq context on `cpu` (exec.rs): push
+    /// this CPU's pushable tasks, then forward the work to the next overloaded CPU.
+    pub(crate) fn rto_push_irq_work_func(&mut self, cpu: usize) {
         if !self.rqs[cpu].rt.pushable.is_empty() {
             self.update_rq_clock(cpu);
             while self.push_rt_task(cpu) {}
@@ -1077,11 +1063,6 @@ impl Kernel {
         if let Some(next) = self.rto_next_cpu(rd) {
             self.queue_rto_push_work(cpu, next);
         }
-        if !idle {
-            let c = self.cost(cpu, |c| c.c_irq.0);
-            self.push_irq(cpu, c);
-        }
-        self.cpu_continue(cpu);
     }
 
     /// The balance callbacks queued on `cpu` (`__balance_callbacks()` at the end of
@@ -1668,6 +1649,91 @@ mod tests {
                 k.run_until(20 * MS);
                 assert_eq!(at(&log, "r/1"), want, "{model:?} user={user}");
             }
+        }
+    }
+
+    /// 7.16 (the fair counterpart, checking the lazy flag against 7.15): SCHED_IDLE F1 runs
+    /// on CPU 0 (HZ 250, ticks at 4, 8); fair F2 (pinned to CPU 0) is woken at 1 by a task on
+    /// CPU 1 of the same LLC while CPU 0 is busy (direct remote wakeup); a non-idle wakee
+    /// preempts an idle entity (`resched_curr_lazy`).
+    /// - F1 in user mode: FULL → 1 (IPI); LAZY → no IPI, the tick at 4 promotes → 4;
+    ///   NONE/VOLUNTARY → 1 (`resched_curr_lazy` is `resched_curr` outside the lazy model).
+    /// - F1 in a 20 ms preemptible kernel section: FULL → 1; LAZY → 4; NONE/VOLUNTARY → 20.
+    /// - F2 woken by its own hrtimer on CPU 0 (an interrupt from user mode): FULL and LAZY → 1.
+    #[test]
+    fn v7_16_fair_wakeup_lazy_vs_full() {
+        // F1 starts at 1 µs (after F2 went to sleep), so its section ends at 20 ms + 1 µs
+        let end = 20 * MS + 1000;
+        let cases = [
+            (PreemptModel::None, MS, end),
+            (PreemptModel::Voluntary, MS, end),
+            (PreemptModel::Full, MS, MS),
+            (PreemptModel::Lazy, 4 * MS, 4 * MS),
+        ];
+        for (model, in_user, in_kernel) in cases {
+            for (user, want) in [(true, in_user), (false, in_kernel)] {
+                let mut k = kernel_m("v6.18", MachineDesc::ideal(2, 250, model));
+                let log: Log = Default::default();
+                let f = k.ipc.new_futex(0);
+                spawn(
+                    &mut k,
+                    "f2",
+                    Policy::Normal,
+                    0,
+                    Some("0"),
+                    ops(
+                        &log,
+                        "f2",
+                        vec![Op::FutexWait { futex: f, val: 0 }, Op::Run(MS)],
+                    ),
+                );
+                let w = spawn(
+                    &mut k,
+                    "w",
+                    Policy::Normal,
+                    0,
+                    Some("1"),
+                    ops(
+                        &log,
+                        "w",
+                        vec![Op::SleepUntil(MS), Op::FutexWake { futex: f, nr: 1 }],
+                    ),
+                );
+                k.tasks[w.index()].timer_slack_ns = 0;
+                k.run_until(1000);
+                let work = if user {
+                    Op::Run(20 * MS)
+                } else {
+                    Op::Syscall(20 * MS)
+                };
+                spawn(
+                    &mut k,
+                    "f1",
+                    Policy::Idle,
+                    0,
+                    Some("0"),
+                    ops(&log, "f1", vec![work]),
+                );
+                k.run_until(30 * MS);
+                assert_eq!(at(&log, "f2/1"), want, "{model:?} user={user}");
+            }
+        }
+        for model in [PreemptModel::Full, PreemptModel::Lazy] {
+            let mut k = kernel_m("v6.18", MachineDesc::ideal(1, 250, model));
+            let log: Log = Default::default();
+            let f2 = spawn(
+                &mut k,
+                "f2",
+                Policy::Normal,
+                0,
+                None,
+                ops(&log, "f2", vec![Op::SleepUntil(MS), Op::Run(MS)]),
+            );
+            k.tasks[f2.index()].timer_slack_ns = 0;
+            k.run_until(1000);
+            spawn(&mut k, "f1", Policy::Idle, 0, None, hog());
+            k.run_until(10 * MS);
+            assert_eq!(at(&log, "f2/1"), MS, "{model:?}");
         }
     }
 
