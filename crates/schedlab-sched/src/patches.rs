@@ -70,6 +70,8 @@ use Feature as F;
 
 patches! {
     // ------------------------------------------------------------------ v6.7 .. v6.11
+    RtPushableOverload = ("612f769edd06", "sched/rt: Make rt_rq->pushable_tasks updates drive rto_mask", "v6.7",
+        "rt.c rt_set_overload/rt_clear_overload from enqueue/dequeue_pushable_task (before: rt_nr_migratory && rt_nr_total > 1)", true, []),
     LagPreservingReweight = ("eab03c23c2a1", "sched/eevdf: Fix vruntime adjustment on reweight", "v6.7",
         "fair.c reweight_entity (on-queue: lag preserving)", true, []),
     DeadlineSortedTree = ("2227a957e1d5", "sched/eevdf: Sort the rbtree by virtual deadline", "v6.8",

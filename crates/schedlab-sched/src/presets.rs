@@ -78,6 +78,7 @@ pub const PRESETS: &[PresetDef] = &[
         base: Some("v6.6"),
         summary: "DELAY_DEQUEUE, PREEMPT_SHORT, custom slices, deadline-sorted tree, fair_server",
         patches: &[
+            P::RtPushableOverload,
             P::LagPreservingReweight,
             P::DeadlineSortedTree,
             P::PickFastPath,

@@ -10,7 +10,7 @@
 //!   tail of the list; wakeup preemption including the equal-priority check (§2.3).
 //! - SMP: cpupri (derived from each runqueue's `highest_prio.curr`, which the kernel mirrors into
 //!   it on every change), `find_lowest_rq`, `select_task_rq_rt` (§2.6); the pushable list, the
-//!   root domain's `rto_mask`, push after a pick and from `task_woken_rt`, pull from `balance_rt`
+//!   root domain's `rto_mask` (v6.6's overload rule, or 612f769edd06's), push after a pick and from `task_woken_rt`, pull from `balance_rt`
 //!   and the balance callbacks, with RT_PUSH_IPI's irq_work chain or the direct pull (§2.7); one
 //!   root domain per `root_domains` entry of the topology, so isolcpus CPUs never exchange RT
 //!   tasks with the housekeeping ones (§2.8).
@@ -24,10 +24,9 @@
 //! priority); uclamp/capacity fitness (`rt_task_fits_capacity` is always true, so asymmetric
 //! machines place RT tasks as symmetric ones do); migrate_disable; the RT watchdog
 //! (RLIMIT_RTTIME); RT PELT averages; the CPUPRI_HIGHER value for CPUs busy with DL work; the
-//! overload rule of v6.6 (`rt_nr_migratory && rt_nr_total > 1`) — every preset uses the later
-//! rule "overloaded while the pushable list is non-empty" (612f769edd06, v6.7); the period
-//! timer's immediate first expiry at `do_start_rt_bandwidth()` (it only anchors the period grid
-//! at that instant; its resched of CPUs already running queued RT tasks changes no pick).
+//! period timer's immediate first expiry at `do_start_rt_bandwidth()` (it only anchors the
+//! period grid at that instant; its resched of CPUs already running queued RT tasks changes no
+//! pick).
 
 use crate::features::Feature as F;
 use crate::patches::Patch as P;
@@ -250,6 +249,9 @@ impl Kernel {
         if self.rqs[cpu].curr != p && self.tasks[p.index()].nr_cpus_allowed > 1 {
             self.enqueue_pushable_task(cpu, p);
         }
+        if !self.cfg.has(P::RtPushableOverload) {
+            self.update_rt_migration(cpu); // inc_rt_migration()
+        }
     }
 
     /// kernel: rt.c dequeue_task_rt() → update_curr_rt(), dequeue_rt_entity(): a SAVE without
@@ -285,6 +287,9 @@ impl Kernel {
         }
         self.enqueue_top_rt_rq(cpu);
         self.dequeue_pushable_task(cpu, p);
+        if !self.cfg.has(P::RtPushableOverload) {
+            self.update_rt_migration(cpu); // dec_rt_migration()
+        }
         true
     }
 
@@ -853,7 +858,7 @@ impl Kernel {
         }
     }
 
-    /// `highest_prio.next` and `rt_set_overload()` / `rt_clear_overload()` from the list.
+    /// `highest_prio.next` from the pushable list, then the overload state.
     fn update_pushable_state(&mut self, cpu: usize) {
         let next = self.rqs[cpu]
             .rt
@@ -861,8 +866,30 @@ impl Kernel {
             .first()
             .map(|&t| self.tasks[t.index()].prio())
             .unwrap_or(RT_PRIO_NONE);
-        let over = !self.rqs[cpu].rt.pushable.is_empty();
         self.rqs[cpu].rt.highest_prio_next = next;
+        self.update_rt_migration(cpu);
+    }
+
+    /// Whether the rt_rq counts as overloaded: with 612f769edd06 (v6.7) while its pushable
+    /// list is non-empty; before, `update_rt_migration()`'s rule: a queued task (the running
+    /// one included) may migrate (`rt_nr_migratory`) and more than one is queued
+    /// (`rt_nr_total`).
+    pub(crate) fn rt_overloaded_rule(&self, cpu: usize) -> bool {
+        let rt = &self.rqs[cpu].rt;
+        if self.cfg.has(P::RtPushableOverload) {
+            return !rt.pushable.is_empty();
+        }
+        let migratory = rt
+            .queue
+            .iter()
+            .flatten()
+            .any(|&t| self.tasks[t.index()].nr_cpus_allowed > 1);
+        migratory && rt.rt_nr_running > 1
+    }
+
+    /// `rt_set_overload()` / `rt_clear_overload()` when the rule's answer changed.
+    fn update_rt_migration(&mut self, cpu: usize) {
+        let over = self.rt_overloaded_rule(cpu);
         if over != self.rqs[cpu].rt.overloaded {
             self.rqs[cpu].rt.overloaded = over;
             let rd = self.lb.rd_of.get(cpu).copied().unwrap_or(0);
@@ -1155,7 +1182,7 @@ impl Kernel {
             .map(|&t| self.tasks[t.index()].prio())
             .unwrap_or(RT_PRIO_NONE);
         let rd = self.lb.rd_of.get(cpu).copied().unwrap_or(0);
-        if rt.overloaded == rt.pushable.is_empty()
+        if rt.overloaded != self.rt_overloaded_rule(cpu)
             || self.rt.rd[rd].rto_mask.contains(cpu) != rt.overloaded
             || rt.highest_prio_next != next
         {
@@ -1836,6 +1863,37 @@ mod tests {
                 assert_eq!((k.rt.nr_push_ipis, k.rt.nr_pushed), (2, 1));
             }
             assert!(k.rt.rd[0].rto_mask.is_empty());
+        }
+    }
+
+    /// 612f769edd06 (v6.7): CPU 0 runs FIFO 50 A (may migrate) with FIFO 40 P pinned to CPU 0
+    /// and queued under A — nothing pushable.
+    /// v6.6 counts CPU 0 overloaded anyway (`rt_nr_migratory` 1 — A —, `rt_nr_total` 2), so
+    /// when D (FIFO 60, CPU 1) blocks at 5 the pull starts the irq_work chain at CPU 0, which
+    /// finds nothing to push — twice: `rto_loop` starts one behind `rto_loop_next` (the
+    /// starting request counts), so `rto_next_cpu()` makes a second pass over `rto_mask`.
+    /// From v6.7 CPU 0 is not in rto_mask and no irq_work is sent. P stays on CPU 0.
+    #[test]
+    fn overload_rule_before_and_after_612f769edd06() {
+        for (spec, ipis) in [("v6.6", 2), ("v6.18", 0)] {
+            let mut k = kernel(spec, 2, 1000);
+            spawn(
+                &mut k,
+                "d",
+                Policy::Fifo,
+                60,
+                Some("1"),
+                script(|i, _, _| Some(if i == 0 { Op::Run(5 * MS) } else { Op::Sleep(FOREVER) })),
+            );
+            spawn(&mut k, "a", Policy::Fifo, 50, None, hog());
+            let p = spawn(&mut k, "p", Policy::Fifo, 40, Some("0"), hog());
+            k.run_until(4 * MS);
+            assert_eq!(k.rt.rd[0].rto_mask.contains(0), ipis > 0, "{spec}");
+            k.run_until(6 * MS);
+            assert_eq!(k.rt.nr_push_ipis, ipis, "{spec}");
+            assert_eq!(k.rt.nr_pushed, 0);
+            assert_eq!(k.tasks[p.index()].cpu, 0);
+            assert!(k.cpu_is_idle(1));
         }
     }
 
