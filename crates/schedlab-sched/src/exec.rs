@@ -128,6 +128,8 @@ pub(crate) enum Effect {
     /// The block of a task that was woken (its timer fired, its futex was posted…): returns.
     Resumed,
     Yield,
+    /// `cond_resched()` inside kernel code.
+    CondResched,
     SpawnSlot(u32),
     Exit,
     WaitChild,
@@ -418,6 +420,17 @@ impl Kernel {
             Op::RunWall(d) => plan.push(Wall(self.now + d)),
             Op::Syscall(c) => {
                 plan.push(Cpu(c, Mode::Kernel));
+                plan.push(Ret(SysResult::None));
+            }
+            Op::SyscallCondResched { work, every } => {
+                let every = every.max(1);
+                let mut left = work;
+                while left > every {
+                    plan.push(Cpu(every, Mode::Kernel));
+                    plan.push(Do(Effect::CondResched));
+                    left -= every;
+                }
+                plan.push(Cpu(left, Mode::Kernel));
                 plan.push(Ret(SysResult::None));
             }
             Op::PipeWrite { pipe, bytes } => {
@@ -770,6 +783,14 @@ impl Kernel {
                 class.yield_task(self, cpu);
                 // sched_yield() always calls schedule()
                 self.rqs[cpu].resched = Resched::Full;
+                Outcome::Continue
+            }
+            Effect::CondResched => {
+                // __cond_resched(): schedules on a pending TIF_NEED_RESCHED where the kernel
+                // is not preemptible anyway (NONE, VOLUNTARY); elsewhere a no-op
+                if !crate::presets::kernel_preemptible(self.preempt) && self.need_resched(cpu) {
+                    return Outcome::Preempted;
+                }
                 Outcome::Continue
             }
             Effect::SpawnSlot(i) => {

@@ -1619,25 +1619,29 @@ mod tests {
     /// 7.15: fair F on CPU 0 inside a 10 ms preemptible kernel section from 0 (no
     /// cond_resched); FIFO R (pinned to CPU 0) is woken at 1 by a task on CPU 1 (futex wake,
     /// reschedule IPI). NONE and VOLUNTARY: R runs at 10 (return to user); FULL, LAZY, RT: at
-    /// 1 (IPI cost 0). With F in user mode at 1: R at 1 in every model.
+    /// 1 (IPI cost 0). With F in user mode at 1: R at 1 in every model. With cond_resched()
+    /// every 2 ms in the section: NONE/VOLUNTARY → R at 2 (the others still at 1).
     #[test]
     fn v7_15_rt_wakeup_per_preemption_model() {
         let cases = [
-            (PreemptModel::None, 10 * MS, MS),
-            (PreemptModel::Voluntary, 10 * MS, MS),
-            (PreemptModel::Full, MS, MS),
-            (PreemptModel::Lazy, MS, MS),
-            (PreemptModel::Rt, MS, MS),
+            (PreemptModel::None, 10 * MS, MS, 2 * MS),
+            (PreemptModel::Voluntary, 10 * MS, MS, 2 * MS),
+            (PreemptModel::Full, MS, MS, MS),
+            (PreemptModel::Lazy, MS, MS, MS),
+            (PreemptModel::Rt, MS, MS, MS),
         ];
-        for (model, in_kernel, in_user) in cases {
-            for (user, want) in [(false, in_kernel), (true, in_user)] {
+        for (model, in_kernel, in_user, with_cr) in cases {
+            for (how, want) in [(0, in_kernel), (1, in_user), (2, with_cr)] {
                 let mut k = kernel_m("v6.18", MachineDesc::ideal(2, 1000, model));
                 let log: Log = Default::default();
                 let f = k.ipc.new_futex(0);
-                let work = if user {
-                    Op::Run(10 * MS)
-                } else {
-                    Op::Syscall(10 * MS)
+                let work = match how {
+                    0 => Op::Syscall(10 * MS),
+                    1 => Op::Run(10 * MS),
+                    _ => Op::SyscallCondResched {
+                        work: 10 * MS,
+                        every: 2 * MS,
+                    },
                 };
                 spawn(
                     &mut k,
@@ -1674,7 +1678,7 @@ mod tests {
                 let w = k.task_by_pid(k.next_pid - 1).unwrap();
                 k.tasks[w.index()].timer_slack_ns = 0; // wake exactly at 1
                 k.run_until(20 * MS);
-                assert_eq!(at(&log, "r/1"), want, "{model:?} user={user}");
+                assert_eq!(at(&log, "r/1"), want, "{model:?} case {how}");
             }
         }
     }
@@ -1883,7 +1887,13 @@ mod tests {
                 Policy::Fifo,
                 60,
                 Some("1"),
-                script(|i, _, _| Some(if i == 0 { Op::Run(5 * MS) } else { Op::Sleep(FOREVER) })),
+                script(|i, _, _| {
+                    Some(if i == 0 {
+                        Op::Run(5 * MS)
+                    } else {
+                        Op::Sleep(FOREVER)
+                    })
+                }),
             );
             spawn(&mut k, "a", Policy::Fifo, 50, None, hog());
             let p = spawn(&mut k, "p", Policy::Fifo, 40, Some("0"), hog());

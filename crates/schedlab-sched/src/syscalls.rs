@@ -57,6 +57,10 @@ pub enum Op {
     /// A system call that only costs kernel CPU time (e.g. `ioctl(FIONREAD)`), in ns at the
     /// reference core.
     Syscall(u64),
+    /// A system call of `work` ns of kernel CPU time (at the reference core) that calls
+    /// `cond_resched()` after every `every` ns of it (a long kernel loop): a preemption point
+    /// under PREEMPT_NONE/VOLUNTARY, a no-op under FULL/LAZY/RT (rt-dl.md §1.7).
+    SyscallCondResched { work: u64, every: u64 },
     /// `write()` of `bytes` to a pipe (fs/pipe.c semantics, workloads.md §1.2).
     PipeWrite { pipe: PipeId, bytes: u32 },
     /// `read()` of up to `bytes` from a pipe.
