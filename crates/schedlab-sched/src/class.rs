@@ -290,7 +290,7 @@ impl SchedClass {
     pub(crate) fn update_curr(self, k: &mut Kernel, curr: TaskId) {
         if self == SchedClass::Rt {
             let cpu = k.tasks[curr.index()].cpu;
-            k.update_curr_rt(cpu);
+            k.update_curr_rt_flush(cpu);
         }
         if self == SchedClass::Fair {
             let mut e = Some(k.tasks[curr.index()].se);

@@ -371,6 +371,17 @@ impl Kernel {
     /// kernel: rt.c update_curr_rt() — `update_curr_common()` (sum_exec_runtime from
     /// exec_start on the task clock), then the RT bandwidth (§2.9).
     pub(crate) fn update_curr_rt(&mut self, cpu: usize) {
+        self.update_curr_rt_checked(cpu, true);
+    }
+
+    /// The accounting of `update_curr_rt()` alone (`rt_time` included, no throttling
+    /// decision): what the simulator's end-of-run flush uses, so that stopping a run at an
+    /// arbitrary instant and continuing it throttles at the same tick as an uninterrupted run.
+    pub(crate) fn update_curr_rt_flush(&mut self, cpu: usize) {
+        self.update_curr_rt_checked(cpu, false);
+    }
+
+    fn update_curr_rt_checked(&mut self, cpu: usize, check: bool) {
         let curr = self.rqs[cpu].curr;
         if self.tasks[curr.index()].class != SchedClass::Rt {
             return;
@@ -389,6 +400,9 @@ impl Kernel {
         }
         if self.rqs[cpu].rt.rt_runtime != RUNTIME_INF {
             self.rqs[cpu].rt.rt_time += delta;
+            if !check {
+                return;
+            }
             let exceeded = self.sched_rt_runtime_exceeded(cpu);
             if exceeded {
                 self.resched_curr(cpu);
@@ -1340,7 +1354,8 @@ mod tests {
         assert!(k.rqs[0].rt.rt_throttled);
         assert_eq!(curr_at(&mut k, 0, 999 * MS), "fair");
         assert_eq!(curr_at(&mut k, 0, 1000 * MS), "rt");
-        assert_eq!(k.rqs[0].rt.rt_time, MS); // 951 - 950
+        // 951 - 950, plus the 1 ns the hog has run when curr_at stops at 1000 ms + 1 ns
+        assert_eq!(k.rqs[0].rt.rt_time, MS + 1);
         assert_eq!(curr_at(&mut k, 0, 1949 * MS), "rt");
         assert_eq!(curr_at(&mut k, 0, 1950 * MS), "fair");
         assert_eq!(curr_at(&mut k, 0, 2000 * MS), "rt");
@@ -1354,6 +1369,21 @@ mod tests {
         // RT [0,951) + [1000,1950) + [2000,2950) = 951 + 950 + 950; fair 49 + 50 + 50
         assert_eq!(runtime(&k, rt), 2851 * MS);
         assert_eq!(runtime(&k, fair), 149 * MS);
+    }
+
+    /// Stopping a run between two ticks does not move the throttling: with a runtime of
+    /// 950.5 ms the budget is exceeded from 950.5 ms on, but the check is tick-driven, so the
+    /// hog is throttled at the tick at 951 — also when the run is stopped (and its running task
+    /// accounted) at 950.7.
+    #[test]
+    fn a_stop_between_ticks_does_not_throttle_early() {
+        let mut k = kernel("v6.6 sched_rt_runtime_us=950500", 1, 1000);
+        spawn(&mut k, "rt", Policy::Fifo, 50, None, hog());
+        spawn(&mut k, "fair", Policy::Normal, 0, None, hog());
+        k.run_until(950_700_000);
+        assert_eq!(curr_at(&mut k, 0, 950_800_000), "rt");
+        assert!(!k.rqs[0].rt.rt_throttled);
+        assert_eq!(curr_at(&mut k, 0, 951 * MS), "fair");
     }
 
     /// 7.3 (v6.6): an RT hog alone runs [0, 951), the CPU idles [951, 1000), then 950 ms per
