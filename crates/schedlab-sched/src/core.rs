@@ -627,6 +627,9 @@ impl Kernel {
             rt_priority: 0,
             dl: Default::default(),
             rt: Default::default(),
+            pi_prio: None,
+            pi_blocked_on: None,
+            pi_held: Vec::new(),
             class: if policy.is_fair() {
                 SchedClass::Fair
             } else if policy == Policy::Deadline {
@@ -889,7 +892,13 @@ impl Kernel {
         let queued = self.tasks[p.index()].on_rq == OnRq::Queued;
         let running = self.rqs[cpu].curr == p;
         let old_prio = self.tasks[p.index()].prio();
-        let new_prio = Task::prio_of(policy, nice, rt_priority.clamp(1, 99));
+        // rt_effective_prio(): a PI boost still applies under the new policy
+        let new_prio = {
+            let normal = Task::prio_of(policy, nice, rt_priority.clamp(1, 99));
+            self.tasks[p.index()]
+                .pi_prio
+                .map_or(normal, |b| b.min(normal))
+        };
         // An RT task whose effective priority does not change keeps its list position
         // (queue_flags without DEQUEUE_MOVE). Deviation: the kernel clears the flag for every
         // class; the fair class keeps it here.
@@ -926,11 +935,11 @@ impl Kernel {
                 inv_weight: inv,
             };
         }
-        // __setscheduler_prio()
-        let new_class = if policy.is_fair() {
-            SchedClass::Fair
-        } else {
+        // __setscheduler_prio(): the class of the effective priority
+        let new_class = if self.tasks[p.index()].prio() < crate::rt::MAX_RT_PRIO as i32 {
             SchedClass::Rt
+        } else {
+            SchedClass::Fair
         };
         self.tasks[p.index()].class = new_class;
         if queued {
@@ -954,6 +963,63 @@ impl Kernel {
             new_class.prio_changed(self, cpu, p, old_prio);
         }
         // the balance callbacks queued on the way (RT push/pull) run at the unlock
+        self.balance_callbacks(cpu);
+    }
+
+    /// kernel: core.c rt_mutex_setprio() — `p`'s PI boost becomes `boost` (the effective
+    /// priority of its top PI waiter, None when it has none): the sched_change pattern around
+    /// the new effective priority and class; within the RT class a deboost goes to the head
+    /// of the new list, a boost to the tail (rt-dl.md §2.11).
+    /// Deviation: a SCHED_DEADLINE top waiter does not boost into the deadline class (its
+    /// priority -1 boosts to RT priority 0's place instead: it is clamped to prio 0).
+    pub(crate) fn rt_mutex_setprio(&mut self, p: TaskId, boost: Option<i32>) {
+        let boost = boost.map(|b| b.max(0));
+        let old_prio = self.tasks[p.index()].prio();
+        let normal = self.tasks[p.index()].normal_prio();
+        let new_prio = boost.map_or(normal, |b| b.min(normal));
+        if new_prio == old_prio || self.tasks[p.index()].policy == Policy::Deadline {
+            self.tasks[p.index()].pi_prio = boost;
+            return;
+        }
+        let cpu = self.tasks[p.index()].cpu;
+        let prev_class = self.tasks[p.index()].class;
+        let queued = self.tasks[p.index()].on_rq == OnRq::Queued;
+        let running = self.rqs[cpu].curr == p;
+        let queue_flags = DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK;
+        self.update_rq_clock(cpu);
+        if queued {
+            self.dequeue_task(cpu, p, queue_flags);
+        }
+        if running {
+            prev_class.put_prev_task(self, p);
+        }
+        self.tasks[p.index()].pi_prio = boost;
+        let new_class = if new_prio < crate::rt::MAX_RT_PRIO as i32 {
+            SchedClass::Rt
+        } else {
+            SchedClass::Fair
+        };
+        self.tasks[p.index()].class = new_class;
+        if queued {
+            let head = if new_class == SchedClass::Rt && old_prio < new_prio {
+                ENQUEUE_HEAD
+            } else {
+                0
+            };
+            self.enqueue_task(cpu, p, queue_flags | head);
+        }
+        if running {
+            new_class.set_next_task(self, p);
+        }
+        if prev_class != new_class {
+            prev_class.switched_from(self, p);
+            new_class.switched_to(self, cpu, p);
+        } else {
+            new_class.prio_changed(self, cpu, p, old_prio);
+        }
+        if self.executing != Some(cpu) {
+            self.kick_if_needed(cpu);
+        }
         self.balance_callbacks(cpu);
     }
 

@@ -124,6 +124,12 @@ pub(crate) enum Effect {
         futex: FutexId,
         nr: u32,
     },
+    FutexLockPi {
+        futex: FutexId,
+    },
+    FutexUnlockPi {
+        futex: FutexId,
+    },
     SleepUntil(u64),
     /// The block of a task that was woken (its timer fired, its futex was posted…): returns.
     Resumed,
@@ -461,6 +467,14 @@ impl Kernel {
                 plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wake.0), Mode::Kernel));
                 plan.push(Do(Effect::FutexWake { futex, nr }));
             }
+            Op::FutexLockPi { futex } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wait.0), Mode::Kernel));
+                plan.push(Do(Effect::FutexLockPi { futex }));
+            }
+            Op::FutexUnlockPi { futex } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wake.0), Mode::Kernel));
+                plan.push(Do(Effect::FutexUnlockPi { futex }));
+            }
             Op::Sleep(d) => {
                 let c = self.cost(cpu, |c| c.c_syscall.0);
                 // the hrtimer is armed relative to the time the syscall arms it
@@ -743,6 +757,16 @@ impl Kernel {
                 exit,
             } => self.do_pipe_read(cpu, t, pipe, bytes, blocked, exit),
             Effect::FutexWait { futex, val } => self.do_futex_wait(t, futex, val),
+            Effect::FutexLockPi { futex } => self.futex_lock_pi(t, futex),
+            Effect::FutexUnlockPi { futex } => {
+                self.futex_unlock_pi(cpu, t, futex);
+                // the woken owner was pushed in front; the result comes after it
+                self.tasks[t.index()]
+                    .exec
+                    .plan
+                    .push_back(Step::Ret(SysResult::None));
+                Outcome::Continue
+            }
             Effect::FutexWake { futex, nr } => {
                 let mut woken = 0;
                 while woken < nr {
@@ -1260,6 +1284,102 @@ impl Kernel {
         f.waiters.push_back(t);
         self.push_front(t, &[Step::Do(Effect::Resumed)]);
         self.block_current(t)
+    }
+
+    // ===================================================================== PI futexes
+
+    /// kernel: futex/pi.c futex_lock_pi() → rtmutex.c rt_mutex_slowlock(): an unowned futex
+    /// is taken at once; otherwise the task sleeps in the waiter list (by effective priority,
+    /// FIFO within one) and `rt_mutex_adjust_prio_chain()` boosts the owner chain.
+    /// Deviations: the word's value and the TID protocol are not modelled (the kernel object
+    /// alone decides); the unlock hands the lock to the top waiter (no lock stealing).
+    fn futex_lock_pi(&mut self, t: TaskId, futex: FutexId) -> Outcome {
+        let Some(owner) = self.ipc.futexes[futex.index()].pi_owner else {
+            self.ipc.futexes[futex.index()].pi_owner = Some(t);
+            self.tasks[t.index()].pi_held.push(futex);
+            self.push_front(t, &[Step::Ret(SysResult::None)]);
+            return Outcome::Continue;
+        };
+        if owner == t {
+            // EDEADLK
+            self.push_front(t, &[Step::Ret(SysResult::Again)]);
+            return Outcome::Continue;
+        }
+        self.pi_enqueue_waiter(futex, t);
+        self.tasks[t.index()].pi_blocked_on = Some(futex);
+        self.rt_mutex_adjust_prio_chain(owner);
+        self.push_front(t, &[Step::Do(Effect::Resumed)]);
+        self.tasks[t.index()].state = TaskState::Uninterruptible;
+        Outcome::Blocked
+    }
+
+    /// Inserts `t` into `futex`'s waiters after every waiter of its priority or better.
+    fn pi_enqueue_waiter(&mut self, futex: FutexId, t: TaskId) {
+        let prio = self.tasks[t.index()].prio();
+        let tasks = &self.tasks;
+        let w = &mut self.ipc.futexes[futex.index()].waiters;
+        w.retain(|&x| x != t);
+        let at = w
+            .iter()
+            .position(|&x| tasks[x.index()].prio() > prio)
+            .unwrap_or(w.len());
+        w.insert(at, t);
+    }
+
+    /// The boost `t` gets from the PI futexes it owns: its best top waiter's priority.
+    fn pi_top_prio(&self, t: TaskId) -> Option<i32> {
+        self.tasks[t.index()]
+            .pi_held
+            .iter()
+            .filter_map(|f| self.ipc.futexes[f.index()].waiters.front())
+            .map(|&w| self.tasks[w.index()].prio())
+            .min()
+    }
+
+    /// kernel: rtmutex.c rt_mutex_adjust_prio_chain() — from `owner` along the chain of
+    /// owners blocked on PI futexes: re-sort each as a waiter and set its boost
+    /// (`max_lock_depth` = 1024 steps).
+    fn rt_mutex_adjust_prio_chain(&mut self, owner: TaskId) {
+        let mut task = owner;
+        for _ in 0..1024 {
+            let before = self.tasks[task.index()].prio();
+            let boost = self.pi_top_prio(task);
+            self.rt_mutex_setprio(task, boost);
+            let Some(next_lock) = self.tasks[task.index()].pi_blocked_on else {
+                return;
+            };
+            if self.tasks[task.index()].prio() == before {
+                return;
+            }
+            self.pi_enqueue_waiter(next_lock, task);
+            match self.ipc.futexes[next_lock.index()].pi_owner {
+                Some(o) if o != task => task = o,
+                _ => return,
+            }
+        }
+    }
+
+    /// kernel: futex/pi.c futex_unlock_pi() → rtmutex.c rt_mutex_slowunlock(): the top waiter
+    /// becomes the owner and is woken (after the releaser's deboost); not the owner: nothing.
+    fn futex_unlock_pi(&mut self, cpu: usize, t: TaskId, futex: FutexId) {
+        if self.ipc.futexes[futex.index()].pi_owner != Some(t) {
+            return; // EPERM
+        }
+        self.tasks[t.index()].pi_held.retain(|&f| f != futex);
+        let next = self.ipc.futexes[futex.index()].waiters.pop_front();
+        self.ipc.futexes[futex.index()].pi_owner = next;
+        if let Some(w) = next {
+            self.tasks[w.index()].pi_blocked_on = None;
+            self.tasks[w.index()].pi_held.push(futex);
+            let boost = self.pi_top_prio(w);
+            self.rt_mutex_setprio(w, boost);
+        }
+        // rt_mutex_adjust_prio(current): deboost before the wakeup
+        let boost = self.pi_top_prio(t);
+        self.rt_mutex_setprio(t, boost);
+        if let Some(w) = next {
+            self.wake_from_task(cpu, t, w, 0);
+        }
     }
 
     // ===================================================================== hrtimers

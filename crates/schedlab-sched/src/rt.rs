@@ -20,8 +20,11 @@
 //!   kernels without 5f6bd380c7bd, or with it when the platform's kernel has
 //!   CONFIG_RT_GROUP_SCHED (then the root group's throttling, same arithmetic, §2.10).
 //!
-//! Deviations (documented, not modelled): PI boosting (§2.11; `p->prio` is always the normal
-//! priority); uclamp/capacity fitness (`rt_task_fits_capacity` is always true, so asymmetric
+//! - PI boosting (§2.11) through PI futexes (`Op::FutexLockPi`/`FutexUnlockPi`, exec.rs, and
+//!   core.rs `rt_mutex_setprio`): `p->prio` is the better of `normal_prio` and the top waiter's.
+//!
+//! Deviations (documented, not modelled): DL boosting (a DL waiter boosts to RT prio 0);
+//! lock stealing (the unlock hands the lock to the top waiter); uclamp/capacity fitness (`rt_task_fits_capacity` is always true, so asymmetric
 //! machines place RT tasks as symmetric ones do); migrate_disable; the RT watchdog
 //! (RLIMIT_RTTIME); RT PELT averages; the CPUPRI_HIGHER value for CPUs busy with DL work; the
 //! period timer's immediate first expiry at `do_start_rt_bandwidth()` (it only anchors the
@@ -2005,6 +2008,72 @@ mod tests {
         assert_eq!(curr_at(&mut k, 0, 4 * MS), "a");
         k.run_until(5 * MS + 1);
         assert_eq!((curr(&k, 0), curr(&k, 1)), ("b", "a"));
+    }
+
+    /// §2.11 PI boosting through a PI futex, one CPU: fair L takes the futex at 0 and holds
+    /// it for 5 ms of work; FIFO 50 H and FIFO 30 M wake at 1. H blocks on the futex and
+    /// boosts L to H's priority (prio 49, RT class), so L, not M, runs [1, 5) and unlocks at
+    /// 5: deboosted to fair, the lock handed to H, which runs [5, 6); M runs from 6. (Without
+    /// the boost M would run [1, 11) and H would wait until 15.)
+    #[test]
+    fn pi_futex_boosts_the_owner() {
+        let mut k = kernel("v6.18", 1, 1000);
+        let log: Log = Default::default();
+        let f = k.ipc.new_futex(0);
+        let h = spawn(
+            &mut k,
+            "h",
+            Policy::Fifo,
+            50,
+            None,
+            ops(
+                &log,
+                "h",
+                vec![
+                    Op::SleepUntil(MS),
+                    Op::FutexLockPi { futex: f },
+                    Op::Run(MS),
+                    Op::FutexUnlockPi { futex: f },
+                ],
+            ),
+        );
+        spawn(
+            &mut k,
+            "m",
+            Policy::Fifo,
+            30,
+            None,
+            ops(&log, "m", vec![Op::SleepUntil(MS), Op::Run(10 * MS)]),
+        );
+        let l = spawn(
+            &mut k,
+            "l",
+            Policy::Normal,
+            0,
+            None,
+            ops(
+                &log,
+                "l",
+                vec![
+                    Op::FutexLockPi { futex: f },
+                    Op::Run(5 * MS),
+                    Op::FutexUnlockPi { futex: f },
+                    Op::Run(FOREVER),
+                ],
+            ),
+        );
+        k.run_until(3 * MS);
+        assert_eq!(curr(&k, 0), "l");
+        assert_eq!(k.tasks[l.index()].class, SchedClass::Rt);
+        assert_eq!(k.tasks[l.index()].prio(), 49);
+        assert_eq!(k.tasks[h.index()].pi_blocked_on, Some(f));
+        k.run_until(20 * MS);
+        assert_eq!(at(&log, "l/2"), 5 * MS); // the unlock
+        assert_eq!(at(&log, "h/2"), 5 * MS); // H's work after the lock returned
+        assert_eq!(at(&log, "m/1"), 6 * MS);
+        assert_eq!(k.tasks[l.index()].class, SchedClass::Fair);
+        assert_eq!(k.tasks[l.index()].prio(), 120);
+        assert_eq!(k.ipc.futexes[f.index()].pi_owner, None);
     }
 
     /// Class order on one CPU with RT throttling out of the way (v6.18): a FIFO task beats a

@@ -383,6 +383,13 @@ pub struct Task {
     pub dl: crate::deadline::SchedDlEntity,
     /// `p->rt`: the RT entity (SCHED_RR slice).
     pub rt: crate::rt::SchedRtEntity,
+    /// PI boost (`rt_mutex_setprio()`): the effective priority of the top waiter of the PI
+    /// futexes this task owns, if any; `p->prio` is the better of it and `normal_prio`.
+    pub pi_prio: Option<i32>,
+    /// The PI futex this task sleeps on (`p->pi_blocked_on`).
+    pub pi_blocked_on: Option<crate::ipc::FutexId>,
+    /// The PI futexes this task owns.
+    pub pi_held: Vec<crate::ipc::FutexId>,
     pub se: SeId,
     pub tg: TgId,
     pub cpu: usize,
@@ -418,8 +425,17 @@ pub struct Task {
 }
 
 impl Task {
-    /// `p->prio` (rt-dl.md §1.2).
+    /// `p->prio` (rt-dl.md §1.2): `normal_prio`, or better while PI-boosted (§2.11).
     pub fn prio(&self) -> i32 {
+        let normal = self.normal_prio();
+        match self.pi_prio {
+            Some(b) if b < normal => b,
+            _ => normal,
+        }
+    }
+
+    /// `p->normal_prio`: the priority of the policy.
+    pub fn normal_prio(&self) -> i32 {
         Task::prio_of(self.policy, self.nice, self.rt_priority)
     }
 

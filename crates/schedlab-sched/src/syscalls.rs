@@ -75,6 +75,12 @@ pub enum Op {
     Poll { fd: PollFd },
     /// `FUTEX_WAIT`: block while the futex word equals `val`.
     FutexWait { futex: FutexId, val: u32 },
+    /// `FUTEX_LOCK_PI`: take the futex's rt_mutex, or sleep on it by priority, boosting its
+    /// owner (and the owners along the chain) to the best waiter's priority.
+    FutexLockPi { futex: FutexId },
+    /// `FUTEX_UNLOCK_PI`: release it; the top waiter becomes the owner and is woken; the
+    /// releaser loses the boost it had from this futex's waiters.
+    FutexUnlockPi { futex: FutexId },
     /// `FUTEX_WAKE`: wake up to `nr` waiters.
     FutexWake { futex: FutexId, nr: u32 },
     /// `nanosleep()` for this many ns (timer slack applies to fair tasks).
