@@ -1389,6 +1389,53 @@ mod tests {
         assert_eq!(curr_at(&mut k, 0, 951 * MS), "fair");
     }
 
+    /// The same 2-CPU RT workload (FIFO and RR hogs, sleepers, pinned and free, pushes and
+    /// pulls, v6.6 throttling) gives the same bytes with and without the simulator's run-ahead
+    /// shortcut, and twice with the same seed.
+    #[test]
+    fn rt_runs_are_deterministic_with_and_without_run_ahead() {
+        let run = |run_ahead: bool| {
+            let mut k = kernel("v6.6 NO_RT_PUSH_IPI", 2, 250);
+            k.sim_run_ahead = run_ahead;
+            let mut ids = Vec::new();
+            for (i, (pol, prio)) in [
+                (Policy::Fifo, 50),
+                (Policy::Rr, 20),
+                (Policy::Rr, 20),
+                (Policy::Normal, 0),
+                (Policy::Fifo, 70),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let prog = script(move |n, _, _| {
+                    Some(if (n + i as u32) % 3 == 0 {
+                        Op::Sleep((i as u64 + 1) * 3 * MS)
+                    } else {
+                        Op::Run((i as u64 + 2) * MS)
+                    })
+                });
+                ids.push(spawn(&mut k, &format!("t{i}"), pol, prio, None, prog));
+            }
+            k.run_until(2500 * MS);
+            let out: Vec<(u64, usize, u64)> = ids
+                .iter()
+                .map(|&t| {
+                    (
+                        runtime(&k, t),
+                        k.tasks[t.index()].cpu,
+                        k.tasks[t.index()].stats.nr_switches,
+                    )
+                })
+                .collect();
+            (out, k.rt.nr_pushed, k.rt.nr_pulled, k.rt.nr_throttled)
+        };
+        let a = run(true);
+        assert!(a.1 + a.2 > 0, "the workload moves RT tasks: {a:?}");
+        assert_eq!(a, run(false));
+        assert_eq!(a, run(true));
+    }
+
     /// 7.3 (v6.6): an RT hog alone runs [0, 951), the CPU idles [951, 1000), then 950 ms per
     /// second: 951 + 950 ms in the first two seconds.
     #[test]
