@@ -1409,7 +1409,7 @@ mod tests {
             .enumerate()
             {
                 let prog = script(move |n, _, _| {
-                    Some(if (n + i as u32) % 3 == 0 {
+                    Some(if (n + i as u32).is_multiple_of(3) {
                         Op::Sleep((i as u64 + 1) * 3 * MS)
                     } else {
                         Op::Run((i as u64 + 2) * MS)
