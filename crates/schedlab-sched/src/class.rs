@@ -207,9 +207,8 @@ impl SchedClass {
     /// The accounting of `put_prev_task()` done before the picks (`put_prev_task_balance()`
     /// puts prev first): RT charges its last run, which can throttle its rt_rq so that no RT
     /// task is picked from it.
-    pub(crate) fn account_prev(self, k: &mut Kernel, prev: TaskId) {
-        if self == SchedClass::Rt {
-            let cpu = k.tasks[prev.index()].cpu;
+    pub(crate) fn account_prev(self, k: &mut Kernel, cpu: usize, prev: TaskId) {
+        if self == SchedClass::Rt && k.rqs[cpu].curr == prev {
             k.update_curr_rt(cpu);
         }
     }

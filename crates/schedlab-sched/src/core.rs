@@ -469,7 +469,7 @@ impl Kernel {
             // v6.6's put_prev_task_balance() puts prev back before any class picks: its
             // last run is accounted first (an RT prev's rt_time may throttle the rt_rq here)
             if put {
-                prev_class.account_prev(self, prev);
+                prev_class.account_prev(self, cpu, prev);
             }
             // prev_balance(): from prev's class down (RT: balance_rt's pull)
             for &class in SchedClass::ORDER.iter().filter(|&&c| c >= prev_class) {
