@@ -211,6 +211,9 @@ pub struct Platform {
     pub preempt: PreemptModel,
     /// `CONFIG_PREEMPT_DYNAMIC`: the model can be changed at boot (`preempt=`).
     pub preempt_dynamic: bool,
+    /// `CONFIG_RT_GROUP_SCHED`: with it the root group's RT throttling (950/1000 ms) outlives
+    /// 5f6bd380c7bd (v6.12+), rt-dl.md §2.10. `[kernel] rt_group_sched`, default false.
+    pub rt_group_sched: bool,
     /// Frequency of the counter behind `sched_clock()` (the arm64 architected timer,
     /// `CNTFRQ_EL0`; the TSC on x86, which `cyc2ns` turns into 1 ns steps). The runqueue clock
     /// only moves in steps of one counter tick, which decides exact ties in `update_curr`
@@ -988,6 +991,7 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         )
     })?;
     let preempt_dynamic = kt.opt_bool("preempt_dynamic")?.unwrap_or(false);
+    let rt_group_sched = kt.opt_bool("rt_group_sched")?.unwrap_or(false);
     let sched_clock_hz = kt
         .opt_uint("sched_clock_hz", 1_000, 1_000_000_000)?
         .unwrap_or(1_000_000_000);
@@ -1541,6 +1545,7 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
         hz,
         preempt,
         preempt_dynamic,
+        rt_group_sched,
         sched_clock_hz,
         isolation,
         relax_domain_level,

@@ -10,17 +10,22 @@
 //! | `pick_next_task` / `pick_task` | `__pick_next_task()` | stop_task.rs | deadline.rs | rt.rs | fair.rs | idle.rs |
 //! | `put_prev_task` / `set_next_task` | `put_prev_set_next_task()` | – | deadline.rs | rt.rs | fair.rs | idle.rs |
 //! | `balance` | `__pick_next_task()` after an empty pick | – | – | – | newidle balance | – |
+//! | `prev_balance` | `__pick_next_task()` before the picks, from prev's class down | – | – | `balance_rt` (pull) | – | – |
+//! | `task_woken` | `ttwu_do_activate()`, `wake_up_new_task()` | – | – | rt.rs (push) | – | – |
+//! | `yield_task` | `sched_yield()` | – | – | rt.rs | fair.rs | – |
 //! | `task_tick` | `sched_tick()` | – | deadline.rs | rt.rs | fair.rs | – |
 //! | `task_fork` | `sched_fork()` | – | – | – | fair.rs | – |
-//! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | own CPU | select.rs | own CPU |
+//! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | rt.rs (cpupri) | select.rs | own CPU |
 //! | `migrate_task_rq` | `set_task_cpu()` | – | – | – | fair_pelt.rs | – |
-//! | `update_curr` | accounting of the running task at the end of a run | – | – | – | fair.rs | – |
-//! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | – | fair.rs | – |
+//! | `update_curr` | accounting of the running task at the end of a run | – | – | rt.rs | fair.rs | – |
+//! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | rt.rs (prio) | fair.rs | – |
 //! | `switched_from` / `switched_to` | `__sched_setscheduler()` (check_class_changed) | – | – | rt.rs | fair.rs | – |
 //!
-//! The RT and deadline classes have their runqueues and the hooks that keep them (queue,
-//! pick, order); tasks of those policies are still refused at the user surface until their
-//! issue adds throttling, push/pull, CBS and the dl_server. Core code never matches on a
+//! `balance_callbacks()` runs what the classes queued during a `__schedule()` or a
+//! `sched_setscheduler()` (RT push and pull), as the kernel's `__balance_callbacks()`.
+//!
+//! The RT class is complete (rt.rs: RR slices, throttling, cpupri, push/pull); the deadline
+//! class has its runqueue and the hooks that keep it (queue, pick, order). Core code never matches on a
 //! policy or calls a class's file directly: it goes through this table. Also here: the one
 //! fair.c entry point core.c calls without the table, `sched_balance_trigger()` from
 //! `sched_tick()`.
@@ -130,7 +135,7 @@ impl SchedClass {
             SchedClass::Rt => {
                 let next = k.pick_task_rt(cpu)?;
                 put_prev(k, prev, put);
-                k.set_next_task_rt(cpu, next);
+                k.set_next_task_rt(cpu, next, true);
                 Some(next)
             }
             SchedClass::Fair => {
@@ -168,7 +173,7 @@ impl SchedClass {
         let cpu = k.tasks[p.index()].cpu;
         match self {
             SchedClass::Fair => k.set_next_task_fair(p),
-            SchedClass::Rt => k.set_next_task_rt(cpu, p),
+            SchedClass::Rt => k.set_next_task_rt(cpu, p, false),
             SchedClass::Dl => k.set_next_task_dl(cpu, p),
             SchedClass::Stop | SchedClass::Idle => {}
         }
@@ -183,14 +188,56 @@ impl SchedClass {
 
     /// `.prio_changed` (after set_user_nice(), rt_mutex_setprio(), __sched_setscheduler()).
     pub(crate) fn prio_changed(self, k: &mut Kernel, cpu: usize, p: TaskId, old_prio: i32) {
-        if self == SchedClass::Fair {
-            k.prio_changed_fair(cpu, p, old_prio);
+        match self {
+            SchedClass::Fair => k.prio_changed_fair(cpu, p, old_prio),
+            SchedClass::Rt => k.prio_changed_rt(cpu, p, old_prio),
+            _ => {}
         }
     }
 
-    /// `.switched_from` (after the class changed; check_class_changed()). Nothing the model
-    /// keeps needs undoing yet (no PELT detach, no RT pull).
-    pub(crate) fn switched_from(self, _k: &mut Kernel, _p: TaskId) {}
+    /// `.switched_from` (after the class changed; check_class_changed()). RT: pull when the
+    /// last RT task left. (No fair PELT detach.)
+    pub(crate) fn switched_from(self, k: &mut Kernel, p: TaskId) {
+        if self == SchedClass::Rt {
+            let cpu = k.tasks[p.index()].cpu;
+            k.switched_from_rt(cpu, p);
+        }
+    }
+
+    /// The accounting of `put_prev_task()` done before the picks (`put_prev_task_balance()`
+    /// puts prev first): RT charges its last run, which can throttle its rt_rq so that no RT
+    /// task is picked from it.
+    pub(crate) fn account_prev(self, k: &mut Kernel, cpu: usize, prev: TaskId) {
+        if self == SchedClass::Rt && k.rqs[cpu].curr == prev {
+            k.update_curr_rt(cpu);
+        }
+    }
+
+    /// `.yield_task` (sched_yield()).
+    pub(crate) fn yield_task(self, k: &mut Kernel, cpu: usize) {
+        match self {
+            SchedClass::Fair => k.yield_task_fair(cpu),
+            SchedClass::Rt => k.yield_task_rt(cpu),
+            _ => {}
+        }
+    }
+
+    /// `.task_woken` (after a wakeup's preemption check): RT push.
+    pub(crate) fn task_woken(self, k: &mut Kernel, cpu: usize, p: TaskId) {
+        if self == SchedClass::Rt {
+            k.task_woken_rt(cpu, p);
+        }
+    }
+
+    /// `.balance` as `prev_balance()` calls it before the picks, for the classes from
+    /// prev's down: true stops the walk (work at this level or above). RT: `balance_rt`
+    /// (pull). The fair class balances after an empty pick instead (see `balance`).
+    pub(crate) fn prev_balance(self, k: &mut Kernel, cpu: usize, prev: TaskId) -> bool {
+        match self {
+            SchedClass::Rt => k.balance_rt(cpu, prev),
+            _ => false,
+        }
+    }
 
     /// `.switched_to` (after the class changed; check_class_changed()).
     pub(crate) fn switched_to(self, k: &mut Kernel, cpu: usize, p: TaskId) {
@@ -242,6 +289,7 @@ impl SchedClass {
     ) -> usize {
         match self {
             SchedClass::Fair => k.select_task_rq_fair(p, prev_cpu, wake_flags, this_cpu, in_task),
+            SchedClass::Rt => k.select_task_rq_rt(p, prev_cpu, wake_flags, this_cpu),
             _ => prev_cpu,
         }
     }
@@ -249,6 +297,10 @@ impl SchedClass {
     /// `.update_curr`: charge the running task's time up to the rq clock (every level of
     /// its hierarchy for fair).
     pub(crate) fn update_curr(self, k: &mut Kernel, curr: TaskId) {
+        if self == SchedClass::Rt {
+            let cpu = k.tasks[curr.index()].cpu;
+            k.update_curr_rt_flush(cpu);
+        }
         if self == SchedClass::Fair {
             let mut e = Some(k.tasks[curr.index()].se);
             while let Some(se) = e {
@@ -277,6 +329,12 @@ fn put_prev(k: &mut Kernel, prev: TaskId, put: &mut bool) {
 }
 
 impl Kernel {
+    /// kernel: core.c __balance_callbacks() — the callbacks the classes queued during this
+    /// `__schedule()` (RT push and pull).
+    pub(crate) fn balance_callbacks(&mut self, cpu: usize) {
+        self.rt_balance_callbacks(cpu);
+    }
+
     /// kernel: fair.c sched_balance_trigger(), which core.c sched_tick() calls directly (not
     /// through the table): the periodic and nohz balance triggers of a busy CPU.
     pub(crate) fn sched_balance_trigger_from_tick(&mut self, cpu: usize) {

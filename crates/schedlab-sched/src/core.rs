@@ -208,6 +208,8 @@ impl Kernel {
             self.wakeup_preempt(cpu, p, wf, in_task);
             // ttwu_do_wakeup(): the tracepoint follows the preemption check
             self.trace_wakeup_event(p, false, cpu);
+            let class = self.tasks[p.index()].class;
+            class.task_woken(self, cpu, p);
         }
         if self.rqs[cpu].idle_stamp != 0 {
             let sample = self.now.saturating_sub(self.rqs[cpu].idle_stamp);
@@ -223,11 +225,16 @@ impl Kernel {
     /// Deferred second half of a local wakeup (see `Woken::LocalDeferred`).
     pub(crate) fn local_wakeup_check(&mut self, cpu: usize, p: TaskId, wf: u32) {
         let t = &self.tasks[p.index()];
-        if !(t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p) {
+        let checked = !(t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p);
+        if checked {
             self.wakeup_preempt(cpu, p, wf, true);
         }
         // ttwu_do_wakeup()'s sched_wakeup, after the check (its flags show the resched)
         self.trace_wakeup_event(p, false, cpu);
+        if checked {
+            let class = self.tasks[p.index()].class;
+            class.task_woken(self, cpu, p);
+        }
     }
 
     /// kernel: core.c wakeup_preempt() — class dispatch.
@@ -288,6 +295,8 @@ impl Kernel {
         let executing = self.executing;
         self.executing = Some(cpu);
         self.wakeup_preempt(cpu, t, wf, true);
+        let class = self.tasks[t.index()].class;
+        class.task_woken(self, cpu, t);
         self.executing = executing;
         if self.executing != Some(cpu) {
             self.kick_if_needed(cpu);
@@ -383,7 +392,12 @@ impl Kernel {
             self.tasks[p.index()].stats.last_queued = Some(self.now);
         }
         let class = self.tasks[p.index()].class;
+        let nr = self.rqs[cpu].nr_running;
         class.enqueue_task(self, cpu, p, flags);
+        // add_nr_running(): a second task may need the tick back on a nohz_full CPU
+        if nr < 2 && self.rqs[cpu].nr_running >= 2 {
+            self.sched_update_tick_dependency(cpu);
+        }
     }
 
     /// kernel: core.c block_task()/dequeue_task() — false if the class kept it (delayed).
@@ -429,9 +443,11 @@ impl Kernel {
         let next = self.pick_next_task(cpu, prev);
         if next == prev {
             self.stats.repicks += 1;
+            self.balance_callbacks(cpu);
             return;
         }
         self.context_switch(cpu, prev, next, voluntary);
+        self.balance_callbacks(cpu);
     }
 
     /// kernel: core.c __pick_next_task() — the classes in the kernel's order (stop, dl, rt,
@@ -453,6 +469,20 @@ impl Kernel {
         } else {
             &SchedClass::ORDER
         };
+        if !fair_only {
+            let prev_class = self.tasks[prev.index()].class;
+            // v6.6's put_prev_task_balance() puts prev back before any class picks: its
+            // last run is accounted first (an RT prev's rt_time may throttle the rt_rq here)
+            if put {
+                prev_class.account_prev(self, cpu, prev);
+            }
+            // prev_balance(): from prev's class down (RT: balance_rt's pull)
+            for &class in SchedClass::ORDER.iter().filter(|&&c| c >= prev_class) {
+                if class.prev_balance(self, cpu, prev) {
+                    break;
+                }
+            }
+        }
         for &class in classes {
             if let Some(next) = class.pick_next_task(self, cpu, prev, &mut put) {
                 return next;
@@ -549,15 +579,11 @@ impl Kernel {
         if rq.dl.dl_nr_running > 0 {
             return false;
         }
+        if rq.rt.rr_nr_running > 0 {
+            return rq.rt.rr_nr_running == 1;
+        }
         if rq.rt.rt_nr_running > 0 {
-            let rr_nr_running = rq
-                .rt
-                .queue
-                .iter()
-                .flatten()
-                .filter(|&&t| self.tasks[t.index()].policy == Policy::Rr)
-                .count();
-            return rr_nr_running <= 1;
+            return true;
         }
         self.cfs[rq.cfs.index()].h_nr_queued <= 1
     }
@@ -645,6 +671,10 @@ impl Kernel {
             nice,
             rt_priority: 0,
             dl: Default::default(),
+            rt: Default::default(),
+            pi_prio: None,
+            pi_blocked_on: None,
+            pi_held: Vec::new(),
             class: if policy.is_fair() {
                 SchedClass::Fair
             } else if policy == Policy::Deadline {
@@ -951,9 +981,24 @@ impl Kernel {
         let queued = self.tasks[p.index()].on_rq == OnRq::Queued;
         let running = self.rqs[cpu].curr == p;
         let old_prio = self.tasks[p.index()].prio();
+        // rt_effective_prio(): a PI boost still applies under the new policy
+        let new_prio = {
+            let normal = Task::prio_of(policy, nice, rt_priority.clamp(1, 99));
+            self.tasks[p.index()]
+                .pi_prio
+                .map_or(normal, |b| b.min(normal))
+        };
+        // An RT task whose effective priority does not change keeps its list position
+        // (queue_flags without DEQUEUE_MOVE). Deviation: the kernel clears the flag for every
+        // class; the fair class keeps it here.
+        let mut queue_flags = DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK;
+        let rt_to_rt = prev_class == SchedClass::Rt && !policy.is_fair();
+        if rt_to_rt && new_prio == old_prio {
+            queue_flags &= !DEQUEUE_MOVE;
+        }
         self.update_rq_clock(cpu); // task_rq_lock() + update_rq_clock()
         if queued {
-            self.dequeue_task(cpu, p, DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK);
+            self.dequeue_task(cpu, p, queue_flags);
         }
         if running {
             prev_class.put_prev_task(self, p);
@@ -979,15 +1024,22 @@ impl Kernel {
                 inv_weight: inv,
             };
         }
-        // __setscheduler_prio()
-        let new_class = if policy.is_fair() {
-            SchedClass::Fair
-        } else {
+        // __setscheduler_prio(): the class of the effective priority
+        let new_class = if self.tasks[p.index()].prio() < crate::rt::MAX_RT_PRIO as i32 {
             SchedClass::Rt
+        } else {
+            SchedClass::Fair
         };
         self.tasks[p.index()].class = new_class;
         if queued {
-            self.enqueue_task(cpu, p, ENQUEUE_RESTORE | ENQUEUE_MOVE | ENQUEUE_NOCLOCK);
+            // "enqueue to tail when the priority of a task is increased (user space view)":
+            // lowered (numerically larger prio) goes to the head
+            let head = if old_prio < self.tasks[p.index()].prio() {
+                ENQUEUE_HEAD
+            } else {
+                0
+            };
+            self.enqueue_task(cpu, p, queue_flags | head);
         }
         if running {
             new_class.set_next_task(self, p);
@@ -999,6 +1051,65 @@ impl Kernel {
         } else if old_prio != self.tasks[p.index()].prio() {
             new_class.prio_changed(self, cpu, p, old_prio);
         }
+        // the balance callbacks queued on the way (RT push/pull) run at the unlock
+        self.balance_callbacks(cpu);
+    }
+
+    /// kernel: core.c rt_mutex_setprio() — `p`'s PI boost becomes `boost` (the effective
+    /// priority of its top PI waiter, None when it has none): the sched_change pattern around
+    /// the new effective priority and class; within the RT class a deboost goes to the head
+    /// of the new list, a boost to the tail (rt-dl.md §2.11).
+    /// Deviation: a SCHED_DEADLINE top waiter does not boost into the deadline class (its
+    /// priority -1 boosts to RT priority 0's place instead: it is clamped to prio 0).
+    pub(crate) fn rt_mutex_setprio(&mut self, p: TaskId, boost: Option<i32>) {
+        let boost = boost.map(|b| b.max(0));
+        let old_prio = self.tasks[p.index()].prio();
+        let normal = self.tasks[p.index()].normal_prio();
+        let new_prio = boost.map_or(normal, |b| b.min(normal));
+        if new_prio == old_prio || self.tasks[p.index()].policy == Policy::Deadline {
+            self.tasks[p.index()].pi_prio = boost;
+            return;
+        }
+        let cpu = self.tasks[p.index()].cpu;
+        let prev_class = self.tasks[p.index()].class;
+        let queued = self.tasks[p.index()].on_rq == OnRq::Queued;
+        let running = self.rqs[cpu].curr == p;
+        let queue_flags = DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK;
+        self.update_rq_clock(cpu);
+        if queued {
+            self.dequeue_task(cpu, p, queue_flags);
+        }
+        if running {
+            prev_class.put_prev_task(self, p);
+        }
+        self.tasks[p.index()].pi_prio = boost;
+        let new_class = if new_prio < crate::rt::MAX_RT_PRIO as i32 {
+            SchedClass::Rt
+        } else {
+            SchedClass::Fair
+        };
+        self.tasks[p.index()].class = new_class;
+        if queued {
+            let head = if new_class == SchedClass::Rt && old_prio < new_prio {
+                ENQUEUE_HEAD
+            } else {
+                0
+            };
+            self.enqueue_task(cpu, p, queue_flags | head);
+        }
+        if running {
+            new_class.set_next_task(self, p);
+        }
+        if prev_class != new_class {
+            prev_class.switched_from(self, p);
+            new_class.switched_to(self, cpu, p);
+        } else {
+            new_class.prio_changed(self, cpu, p, old_prio);
+        }
+        if self.executing != Some(cpu) {
+            self.kick_if_needed(cpu);
+        }
+        self.balance_callbacks(cpu);
     }
 
     /// kernel: core.c set_user_nice() — the sched_change pattern around the new weight:

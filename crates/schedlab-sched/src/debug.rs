@@ -53,6 +53,40 @@ impl Kernel {
                     self.entity_eligible(rq.cfs, se)
                 ));
             }
+            // print_rt_rq()
+            let rt = &rq.rt;
+            if rt.rt_nr_running > 0 || rt.rt_throttled || rt.rt_time > 0 {
+                s.push_str(&format!(
+                    "  rt: rt_nr_running={} rr_nr_running={} highest_prio={}/{} queued={} throttled={} rt_time={} rt_runtime={} overloaded={} pushable={}\n",
+                    rt.rt_nr_running,
+                    rt.rr_nr_running,
+                    rt.highest_prio_curr,
+                    rt.highest_prio_next,
+                    rt.rt_queued,
+                    rt.rt_throttled,
+                    rt.rt_time,
+                    if rt.rt_runtime == crate::rt::RUNTIME_INF {
+                        -1
+                    } else {
+                        rt.rt_runtime as i64
+                    },
+                    rt.overloaded,
+                    rt.pushable.len()
+                ));
+                for (prio, q) in rt.queue.iter().enumerate() {
+                    for &t in q {
+                        let task = &self.tasks[t.index()];
+                        s.push_str(&format!(
+                            "    {}{}/{} prio={} policy={}\n",
+                            if t == rq.curr { "*" } else { " " },
+                            task.comm,
+                            task.pid,
+                            prio,
+                            task.policy.name()
+                        ));
+                    }
+                }
+            }
         }
         s
     }

@@ -124,6 +124,12 @@ pub(crate) enum Effect {
         futex: FutexId,
         nr: u32,
     },
+    FutexLockPi {
+        futex: FutexId,
+    },
+    FutexUnlockPi {
+        futex: FutexId,
+    },
     SleepUntil(u64),
     /// The block of a task that was woken (its timer fired, its futex was posted…): returns.
     Resumed,
@@ -131,6 +137,8 @@ pub(crate) enum Effect {
     /// `run_ktimerd()` (softirq.c, PREEMPT_RT): wake the sleepers whose soft hrtimers expired
     /// on this CPU, or sleep.
     Ktimers,
+    /// `cond_resched()` inside kernel code.
+    CondResched,
     SpawnSlot(u32),
     Exit,
     WaitChild,
@@ -423,6 +431,17 @@ impl Kernel {
                 plan.push(Cpu(c, Mode::Kernel));
                 plan.push(Ret(SysResult::None));
             }
+            Op::SyscallCondResched { work, every } => {
+                let every = every.max(1);
+                let mut left = work;
+                while left > every {
+                    plan.push(Cpu(every, Mode::Kernel));
+                    plan.push(Do(Effect::CondResched));
+                    left -= every;
+                }
+                plan.push(Cpu(left, Mode::Kernel));
+                plan.push(Ret(SysResult::None));
+            }
             Op::PipeWrite { pipe, bytes } => {
                 self.plan_pipe_op(cpu, pipe, bytes, true, plan);
             }
@@ -450,6 +469,14 @@ impl Kernel {
             Op::FutexWake { futex, nr } => {
                 plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wake.0), Mode::Kernel));
                 plan.push(Do(Effect::FutexWake { futex, nr }));
+            }
+            Op::FutexLockPi { futex } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wait.0), Mode::Kernel));
+                plan.push(Do(Effect::FutexLockPi { futex }));
+            }
+            Op::FutexUnlockPi { futex } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wake.0), Mode::Kernel));
+                plan.push(Do(Effect::FutexUnlockPi { futex }));
             }
             Op::Sleep(d) => {
                 let c = self.cost(cpu, |c| c.c_syscall.0);
@@ -734,6 +761,16 @@ impl Kernel {
                 exit,
             } => self.do_pipe_read(cpu, t, pipe, bytes, blocked, exit),
             Effect::FutexWait { futex, val } => self.do_futex_wait(t, futex, val),
+            Effect::FutexLockPi { futex } => self.futex_lock_pi(t, futex),
+            Effect::FutexUnlockPi { futex } => {
+                self.futex_unlock_pi(cpu, t, futex);
+                // the woken owner was pushed in front; the result comes after it
+                self.tasks[t.index()]
+                    .exec
+                    .plan
+                    .push_back(Step::Ret(SysResult::None));
+                Outcome::Continue
+            }
             Effect::FutexWake { futex, nr } => {
                 let mut woken = 0;
                 while woken < nr {
@@ -787,11 +824,18 @@ impl Kernel {
                 Outcome::Continue
             }
             Effect::Yield => {
-                if self.tasks[t.index()].class == SchedClass::Fair {
-                    self.yield_task_fair(cpu);
-                }
+                let class = self.tasks[t.index()].class;
+                class.yield_task(self, cpu);
                 // sched_yield() always calls schedule()
                 self.rqs[cpu].resched = Resched::Full;
+                Outcome::Continue
+            }
+            Effect::CondResched => {
+                // __cond_resched(): schedules on a pending TIF_NEED_RESCHED where the kernel
+                // is not preemptible anyway (NONE, VOLUNTARY); elsewhere a no-op
+                if !crate::presets::kernel_preemptible(self.preempt) && self.need_resched(cpu) {
+                    return Outcome::Preempted;
+                }
                 Outcome::Continue
             }
             Effect::SpawnSlot(i) => {
@@ -1263,6 +1307,102 @@ impl Kernel {
         self.block_current(t)
     }
 
+    // ===================================================================== PI futexes
+
+    /// kernel: futex/pi.c futex_lock_pi() → rtmutex.c rt_mutex_slowlock(): an unowned futex
+    /// is taken at once; otherwise the task sleeps in the waiter list (by effective priority,
+    /// FIFO within one) and `rt_mutex_adjust_prio_chain()` boosts the owner chain.
+    /// Deviations: the word's value and the TID protocol are not modelled (the kernel object
+    /// alone decides); the unlock hands the lock to the top waiter (no lock stealing).
+    fn futex_lock_pi(&mut self, t: TaskId, futex: FutexId) -> Outcome {
+        let Some(owner) = self.ipc.futexes[futex.index()].pi_owner else {
+            self.ipc.futexes[futex.index()].pi_owner = Some(t);
+            self.tasks[t.index()].pi_held.push(futex);
+            self.push_front(t, &[Step::Ret(SysResult::None)]);
+            return Outcome::Continue;
+        };
+        if owner == t {
+            // EDEADLK
+            self.push_front(t, &[Step::Ret(SysResult::Again)]);
+            return Outcome::Continue;
+        }
+        self.pi_enqueue_waiter(futex, t);
+        self.tasks[t.index()].pi_blocked_on = Some(futex);
+        self.rt_mutex_adjust_prio_chain(owner);
+        self.push_front(t, &[Step::Do(Effect::Resumed)]);
+        self.tasks[t.index()].state = TaskState::Uninterruptible;
+        Outcome::Blocked
+    }
+
+    /// Inserts `t` into `futex`'s waiters after every waiter of its priority or better.
+    fn pi_enqueue_waiter(&mut self, futex: FutexId, t: TaskId) {
+        let prio = self.tasks[t.index()].prio();
+        let tasks = &self.tasks;
+        let w = &mut self.ipc.futexes[futex.index()].waiters;
+        w.retain(|&x| x != t);
+        let at = w
+            .iter()
+            .position(|&x| tasks[x.index()].prio() > prio)
+            .unwrap_or(w.len());
+        w.insert(at, t);
+    }
+
+    /// The boost `t` gets from the PI futexes it owns: its best top waiter's priority.
+    fn pi_top_prio(&self, t: TaskId) -> Option<i32> {
+        self.tasks[t.index()]
+            .pi_held
+            .iter()
+            .filter_map(|f| self.ipc.futexes[f.index()].waiters.front())
+            .map(|&w| self.tasks[w.index()].prio())
+            .min()
+    }
+
+    /// kernel: rtmutex.c rt_mutex_adjust_prio_chain() — from `owner` along the chain of
+    /// owners blocked on PI futexes: re-sort each as a waiter and set its boost
+    /// (`max_lock_depth` = 1024 steps).
+    fn rt_mutex_adjust_prio_chain(&mut self, owner: TaskId) {
+        let mut task = owner;
+        for _ in 0..1024 {
+            let before = self.tasks[task.index()].prio();
+            let boost = self.pi_top_prio(task);
+            self.rt_mutex_setprio(task, boost);
+            let Some(next_lock) = self.tasks[task.index()].pi_blocked_on else {
+                return;
+            };
+            if self.tasks[task.index()].prio() == before {
+                return;
+            }
+            self.pi_enqueue_waiter(next_lock, task);
+            match self.ipc.futexes[next_lock.index()].pi_owner {
+                Some(o) if o != task => task = o,
+                _ => return,
+            }
+        }
+    }
+
+    /// kernel: futex/pi.c futex_unlock_pi() → rtmutex.c rt_mutex_slowunlock(): the top waiter
+    /// becomes the owner and is woken (after the releaser's deboost); not the owner: nothing.
+    fn futex_unlock_pi(&mut self, cpu: usize, t: TaskId, futex: FutexId) {
+        if self.ipc.futexes[futex.index()].pi_owner != Some(t) {
+            return; // EPERM
+        }
+        self.tasks[t.index()].pi_held.retain(|&f| f != futex);
+        let next = self.ipc.futexes[futex.index()].waiters.pop_front();
+        self.ipc.futexes[futex.index()].pi_owner = next;
+        if let Some(w) = next {
+            self.tasks[w.index()].pi_blocked_on = None;
+            self.tasks[w.index()].pi_held.push(futex);
+            let boost = self.pi_top_prio(w);
+            self.rt_mutex_setprio(w, boost);
+        }
+        // rt_mutex_adjust_prio(current): deboost before the wakeup
+        let boost = self.pi_top_prio(t);
+        self.rt_mutex_setprio(t, boost);
+        if let Some(w) = next {
+            self.wake_from_task(cpu, t, w, 0);
+        }
+    }
+
     // ===================================================================== hrtimers
 
     /// Arms a sleeper's hrtimer on `cpu` with the range `[soft, hard]` (timer slack).
@@ -1428,6 +1568,42 @@ impl Kernel {
         self.rqs[cpu].ttwu_pending = false;
         self.update_idle_masks(cpu);
         self.on_ipi_balance(cpu);
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
+    /// The RT bandwidth period hrtimer (`def_rt_bandwidth`, rt.rs) expires on its CPU in
+    /// hard-irq context; its handler's cost is charged to the interrupted task.
+    /// Deviation: on an idle CPU neither the idle exit latency nor the handler is charged.
+    pub(crate) fn on_rt_period_timer(&mut self, gen: u32) {
+        let Some(cpu) = self.rt_period_timer_cpu(gen) else {
+            return;
+        };
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        self.sched_rt_period_timer();
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
+    /// The root domain's RT push irq_work on `cpu` (RT_PUSH_IPI, rt.rs), delivered as an IPI:
+    /// the handler (`c_irq`) is charged to the interrupted task.
+    pub(crate) fn on_rt_push_work(&mut self, cpu: usize) {
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        self.rto_push_irq_work_func(cpu);
         if !idle {
             let c = self.cost(cpu, |c| c.c_irq.0);
             self.push_irq(cpu, c);

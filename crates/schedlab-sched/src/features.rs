@@ -73,8 +73,10 @@ sched_features! {
     SIS_PROP = false,
     SIS_UTIL = true,
     WARN_DOUBLE_CLOCK = false,
-    RT_PUSH_IPI = false,
-    RT_RUNTIME_SHARE = false,
+    /// Pull by asking overloaded CPUs to push (irq_work chain) instead of taking their locks.
+    RT_PUSH_IPI = true,
+    /// An rt_rq over its runtime borrows unused runtime of the root domain's other CPUs.
+    RT_RUNTIME_SHARE = true,
     LB_MIN = true,
     ATTACH_AGE_LOAD = false,
     WA_IDLE = true,

@@ -40,13 +40,20 @@ impl Kernel {
             // rq.nr_running == queued tasks of every class on this CPU (delayed fair ones
             // included)
             let root = &self.cfs[rq.cfs.index()];
-            let queued = root.h_nr_queued + rq.rt.rt_nr_running + rq.dl.dl_nr_running;
+            // a throttled rt_rq is out of nr_running (dequeue_top_rt_rq)
+            let rt_queued = if rq.rt.rt_queued {
+                rq.rt.rt_nr_running
+            } else {
+                0
+            };
+            let queued = root.h_nr_queued + rt_queued + rq.dl.dl_nr_running;
             if rq.nr_running != queued {
                 return Err(format!(
-                    "cpu {}: nr_running {} != cfs.h_nr_queued {} + rt_nr_running {} + dl_nr_running {}",
-                    rq.cpu, rq.nr_running, root.h_nr_queued, rq.rt.rt_nr_running, rq.dl.dl_nr_running
+                    "cpu {}: nr_running {} != cfs.h_nr_queued {} + rt_nr_running {} (queued {}) + dl_nr_running {}",
+                    rq.cpu, rq.nr_running, root.h_nr_queued, rq.rt.rt_nr_running, rq.rt.rt_queued, rq.dl.dl_nr_running
                 ));
             }
+            self.rt_invariant_errors(rq.cpu)?;
         }
         // the simulator's idle masks index exactly available_idle_cpu()/sched_idle_rq()
         self.idle_masks_consistent(&schedlab_platform::cpumask::CpuMask::first_n(self.ncpus))?;

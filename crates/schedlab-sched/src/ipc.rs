@@ -266,7 +266,11 @@ impl UnixStream {
 #[derive(Clone, Debug, Default)]
 pub struct Futex {
     pub val: u32,
+    /// Sleepers: FIFO for FUTEX_WAIT; for a PI futex the rt_mutex waiters by priority
+    /// (FIFO within one priority).
     pub waiters: VecDeque<TaskId>,
+    /// PI futex (FUTEX_LOCK_PI): the owner of its rt_mutex.
+    pub pi_owner: Option<TaskId>,
 }
 
 /// All kernel objects of one simulation.
@@ -312,6 +316,7 @@ impl Ipc {
         self.futexes.push(Futex {
             val,
             waiters: VecDeque::new(),
+            pi_owner: None,
         });
         FutexId::new(self.futexes.len() - 1)
     }

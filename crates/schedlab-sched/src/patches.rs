@@ -70,6 +70,8 @@ use Feature as F;
 
 patches! {
     // ------------------------------------------------------------------ v6.7 .. v6.11
+    RtPushableOverload = ("612f769edd06", "sched/rt: Make rt_rq->pushable_tasks updates drive rto_mask", "v6.7",
+        "rt.c rt_set_overload/rt_clear_overload from enqueue/dequeue_pushable_task (before: rt_nr_migratory && rt_nr_total > 1)", true, []),
     LagPreservingReweight = ("eab03c23c2a1", "sched/eevdf: Fix vruntime adjustment on reweight", "v6.7",
         "fair.c reweight_entity (on-queue: lag preserving)", true, []),
     DeadlineSortedTree = ("2227a957e1d5", "sched/eevdf: Sort the rbtree by virtual deadline", "v6.8",
@@ -104,7 +106,7 @@ patches! {
     FairServer = ("a110a81c52a9", "sched/deadline: Deferrable dl server", "v6.12",
         "deadline.c dl_server (fair_server, 50 ms / 1 s, deferred)", false, []),
     RemoveRtThrottle = ("5f6bd380c7bd", "sched/rt: Remove default bandwidth control", "v6.12",
-        "rt.c (no RT throttling without RT groups)", false, []),
+        "rt.c (no RT throttling without RT groups; the root group's remains with CONFIG_RT_GROUP_SCHED)", true, []),
     // ------------------------------------------------------------------ v6.13 .. v6.17
     PreemptLazy = ("7c70cb94d29c", "sched: Add Lazy preemption model", "v6.13",
         "core.c resched_curr_lazy; fair.c uses it for wakeup preemption and slice expiry", true, []),

@@ -78,6 +78,7 @@ pub const PRESETS: &[PresetDef] = &[
         base: Some("v6.6"),
         summary: "DELAY_DEQUEUE, PREEMPT_SHORT, custom slices, deadline-sorted tree, fair_server",
         patches: &[
+            P::RtPushableOverload,
             P::LagPreservingReweight,
             P::DeadlineSortedTree,
             P::PickFastPath,
@@ -553,7 +554,35 @@ impl KernelConfig {
             }
         }
         cfg.check_preempt(&norm)?;
+        cfg.check_rt_bandwidth(&norm)?;
         Ok(cfg)
+    }
+
+    /// kernel: rt.c sched_rt_global_validate(): a finite `sched_rt_runtime_us` above
+    /// `sched_rt_period_us` is refused (-EINVAL). The error names whichever of the two the
+    /// spec wrote last (the write the kernel would refuse).
+    fn check_rt_bandwidth(&self, spec: &str) -> Result<(), KernelSpecError> {
+        let (rt, per) = (
+            self.sysctl.sched_rt_runtime_us,
+            self.sysctl.sched_rt_period_us,
+        );
+        if rt < 0 || rt as u64 <= per {
+            return Ok(());
+        }
+        let at = |k: &str| spec.rfind(&format!("{k}=")).map(|i| i as i64).unwrap_or(-1);
+        let (name, value) = if at("sched_rt_period_us") > at("sched_rt_runtime_us") {
+            ("sched_rt_period_us", per.to_string())
+        } else {
+            ("sched_rt_runtime_us", rt.to_string())
+        };
+        Err(KernelSpecError::BadValue {
+            spec: spec.to_string(),
+            name: name.to_string(),
+            value,
+            reason: format!(
+                "sched_rt_runtime_us ({rt}) must not exceed sched_rt_period_us ({per}) (EINVAL)"
+            ),
+        })
     }
 
     /// `preempt=` against what the kernel version offers (rt-dl.md §1.9): PREEMPT_RT is in
@@ -703,6 +732,16 @@ impl KernelConfig {
                     return Err(bad("must be 1..=2147483647"));
                 }
                 self.sysctl.sched_rt_period_us = n;
+            }
+            "sched_rr_timeslice_ms" => {
+                let n: i64 = v
+                    .parse()
+                    .map_err(|_| bad("expected an integer (<= 0 restores 100)"))?;
+                // proc_dointvec: an int; writing <= 0 restores RR_TIMESLICE (100 ms)
+                if n < i64::from(i32::MIN) || n > i64::from(i32::MAX) {
+                    return Err(bad("must be -2147483648..=2147483647"));
+                }
+                self.sysctl.sched_rr_timeslice_ms = if n <= 0 { 100 } else { n };
             }
             "timer_slack_ns" => {
                 // Deviation: prctl takes an unsigned long; schedlab caps the slack at
@@ -1022,6 +1061,24 @@ mod tests {
             assert!(e.contains(tok), "{e}");
             assert!(e.contains("..="), "{e}");
         }
+    }
+
+    /// sched_rt_global_validate(): runtime > period is EINVAL; -1 and runtime == period pass.
+    /// The error names the token written last.
+    #[test]
+    fn rt_runtime_must_not_exceed_the_period() {
+        assert!(KernelConfig::parse("v6.6 sched_rt_runtime_us=1000000").is_ok());
+        assert!(KernelConfig::parse("v6.6 sched_rt_runtime_us=-1 sched_rt_period_us=1").is_ok());
+        let e = KernelConfig::parse("v6.6 sched_rt_runtime_us=1000001")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sched_rt_runtime_us=1000001"), "{e}");
+        // default runtime 950000 against a period of 500000
+        let e = KernelConfig::parse("v6.6 sched_rt_period_us=500000")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sched_rt_period_us=500000"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
     }
 
     #[test]

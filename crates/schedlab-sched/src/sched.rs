@@ -381,6 +381,15 @@ pub struct Task {
     pub class: SchedClass,
     /// `p->dl`: the deadline entity (SCHED_DEADLINE parameters and CBS state).
     pub dl: crate::deadline::SchedDlEntity,
+    /// `p->rt`: the RT entity (SCHED_RR slice).
+    pub rt: crate::rt::SchedRtEntity,
+    /// PI boost (`rt_mutex_setprio()`): the effective priority of the top waiter of the PI
+    /// futexes this task owns, if any; `p->prio` is the better of it and `normal_prio`.
+    pub pi_prio: Option<i32>,
+    /// The PI futex this task sleeps on (`p->pi_blocked_on`).
+    pub pi_blocked_on: Option<crate::ipc::FutexId>,
+    /// The PI futexes this task owns.
+    pub pi_held: Vec<crate::ipc::FutexId>,
     pub se: SeId,
     pub tg: TgId,
     pub cpu: usize,
@@ -422,12 +431,26 @@ impl Task {
         matches!(self.policy, Policy::Fifo | Policy::Rr | Policy::Deadline)
     }
 
-    /// `p->prio` (rt-dl.md §1.2).
+    /// `p->prio` (rt-dl.md §1.2): `normal_prio`, or better while PI-boosted (§2.11).
     pub fn prio(&self) -> i32 {
-        match self.policy {
+        let normal = self.normal_prio();
+        match self.pi_prio {
+            Some(b) if b < normal => b,
+            _ => normal,
+        }
+    }
+
+    /// `p->normal_prio`: the priority of the policy.
+    pub fn normal_prio(&self) -> i32 {
+        Task::prio_of(self.policy, self.nice, self.rt_priority)
+    }
+
+    /// `normal_prio()` of a policy with its nice value or RT priority.
+    pub fn prio_of(policy: Policy, nice: i32, rt_priority: u32) -> i32 {
+        match policy {
             Policy::Deadline => -1,
-            Policy::Fifo | Policy::Rr => 99 - self.rt_priority as i32,
-            _ => 120 + self.nice,
+            Policy::Fifo | Policy::Rr => 99 - rt_priority as i32,
+            _ => 120 + nice,
         }
     }
 }
@@ -544,7 +567,6 @@ impl Kernel {
             if let Some(&rd) = self.lb.rd_of.get(cpu) {
                 self.lb.rd_overloaded[rd] = true;
             }
-            self.sched_update_tick_dependency(cpu);
         }
     }
 

@@ -66,6 +66,9 @@ pub struct MachineDesc {
     pub sched_clock_hz: u64,
     /// The platform's `[programs.NAME]` costs (user-space work, read by workloads via `Sys`).
     pub programs: ProgramCosts,
+    /// CONFIG_RT_GROUP_SCHED: the root group's RT throttling survives 5f6bd380c7bd
+    /// (rt-dl.md §2.10).
+    pub rt_group_sched: bool,
 }
 
 impl MachineDesc {
@@ -108,6 +111,7 @@ impl MachineDesc {
             domains,
             sched_clock_hz: p.sched_clock_hz,
             programs: p.programs.clone(),
+            rt_group_sched: p.rt_group_sched,
         }
     }
 
@@ -139,6 +143,10 @@ pub(crate) enum Ev {
     Ipi { cpu: u32 },
     /// Scheduler tick on `cpu`.
     Tick { cpu: u32, gen: u32 },
+    /// `def_rt_bandwidth`'s period hrtimer (rt.rs; ignored if `gen` is stale).
+    RtPeriodTimer { gen: u32 },
+    /// The root domain's RT push irq_work arrives on `cpu` (RT_PUSH_IPI, rt.rs).
+    RtPushWork { cpu: u32 },
     /// End of the simulation.
     Stop,
 }
@@ -147,8 +155,8 @@ impl Ev {
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Ev::SegEnd { .. } => 0,
-            Ev::Timer { .. } | Ev::TimerIrq { .. } => 1,
-            Ev::Ipi { .. } => 2,
+            Ev::Timer { .. } | Ev::TimerIrq { .. } | Ev::RtPeriodTimer { .. } => 1,
+            Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
         }
@@ -226,6 +234,8 @@ pub struct Kernel {
     pub sel: crate::select::SelectState,
     /// Load-balancing state (balance.rs).
     pub lb: crate::balance::BalanceState,
+    /// RT root domains and bandwidth (rt.rs).
+    pub rt: crate::rt::RtState,
     /// Tasks created and not yet exited (the run ends early when it drops to zero).
     pub nr_live: u32,
     /// Whether the run stopped because every task had exited.
@@ -297,6 +307,7 @@ impl Kernel {
             executing: None,
             sel: Default::default(),
             lb: Default::default(),
+            rt: Default::default(),
             nr_live: 0,
             all_exited_at: None,
         };
@@ -364,6 +375,7 @@ impl Kernel {
         }
         k.init_select_state();
         k.init_balance_state();
+        k.init_rt_state();
         if k.preempt == crate::presets::PreemptModel::Rt {
             k.spawn_ktimerd();
         }
@@ -433,6 +445,8 @@ impl Kernel {
                     self.on_tick(cpu as usize, gen);
                     self.run_ahead = false;
                 }
+                Ev::RtPeriodTimer { gen } => self.on_rt_period_timer(gen),
+                Ev::RtPushWork { cpu } => self.on_rt_push_work(cpu as usize),
             }
             self.stats.events += 1;
             if self.check_invariants {

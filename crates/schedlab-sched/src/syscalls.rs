@@ -57,6 +57,10 @@ pub enum Op {
     /// A system call that only costs kernel CPU time (e.g. `ioctl(FIONREAD)`), in ns at the
     /// reference core.
     Syscall(u64),
+    /// A system call of `work` ns of kernel CPU time (at the reference core) that calls
+    /// `cond_resched()` after every `every` ns of it (a long kernel loop): a preemption point
+    /// under PREEMPT_NONE/VOLUNTARY, a no-op under FULL/LAZY/RT (rt-dl.md §1.7).
+    SyscallCondResched { work: u64, every: u64 },
     /// `write()` of `bytes` to a pipe (fs/pipe.c semantics, workloads.md §1.2).
     PipeWrite { pipe: PipeId, bytes: u32 },
     /// `read()` of up to `bytes` from a pipe.
@@ -71,6 +75,12 @@ pub enum Op {
     Poll { fd: PollFd },
     /// `FUTEX_WAIT`: block while the futex word equals `val`.
     FutexWait { futex: FutexId, val: u32 },
+    /// `FUTEX_LOCK_PI`: take the futex's rt_mutex, or sleep on it by priority, boosting its
+    /// owner (and the owners along the chain) to the best waiter's priority.
+    FutexLockPi { futex: FutexId },
+    /// `FUTEX_UNLOCK_PI`: release it; the top waiter becomes the owner and is woken; the
+    /// releaser loses the boost it had from this futex's waiters.
+    FutexUnlockPi { futex: FutexId },
     /// `FUTEX_WAKE`: wake up to `nr` waiters.
     FutexWake { futex: FutexId, nr: u32 },
     /// `nanosleep()` for this many ns (timer slack applies to fair tasks).

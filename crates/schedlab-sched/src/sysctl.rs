@@ -48,6 +48,12 @@ pub const SYSCTLS: &[SysctlInfo] = &[
         units: "us",
     },
     SysctlInfo {
+        name: "sched_rr_timeslice_ms",
+        doc: "/proc/sys/kernel/sched_rr_timeslice_ms: SCHED_RR time slice, converted to ticks (rounded up); <= 0 restores the default",
+        default: "100",
+        units: "ms",
+    },
+    SysctlInfo {
         name: "timer_slack_ns",
         doc: "prctl PR_SET_TIMERSLACK default for fair tasks (hrtimer range)",
         default: "50000",
@@ -78,6 +84,8 @@ pub struct Sysctls {
     pub tunable_scaling: u32,
     pub sched_rt_runtime_us: i64,
     pub sched_rt_period_us: u64,
+    /// `sched_rr_timeslice_ms` (RR_TIMESLICE = 100 ms).
+    pub sched_rr_timeslice_ms: i64,
     pub timer_slack_ns: u64,
 }
 
@@ -90,6 +98,7 @@ impl Default for Sysctls {
             tunable_scaling: 1,
             sched_rt_runtime_us: 950_000,
             sched_rt_period_us: 1_000_000,
+            sched_rr_timeslice_ms: 100,
             timer_slack_ns: 50_000,
         }
     }

@@ -14,11 +14,18 @@ use serde_json::{json, Value};
 use std::fmt::Write;
 
 /// Built-in scenarios: (name, file name, contents).
-const BUILTIN: &[(&str, &str, &str)] = &[(
-    "delay-dequeue",
-    "scenarios/delay-dequeue.toml",
-    include_str!("../../../scenarios/delay-dequeue.toml"),
-)];
+const BUILTIN: &[(&str, &str, &str)] = &[
+    (
+        "delay-dequeue",
+        "scenarios/delay-dequeue.toml",
+        include_str!("../../../scenarios/delay-dequeue.toml"),
+    ),
+    (
+        "dl-server-wakeup",
+        "scenarios/dl-server-wakeup.toml",
+        include_str!("../../../scenarios/dl-server-wakeup.toml"),
+    ),
+];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -33,6 +33,9 @@ pub struct IbSpec {
     pub quick_duration_s: u32,
     pub quick_write_duration_s: u32,
     pub quick_write_seeds: Vec<u64>,
+    /// schedlab's own interbench options appended to every run (`--units 100ns`, …).
+    #[serde(default)]
+    pub options: String,
     /// A run is bad when its Write-row maximum exceeds this (ms).
     #[serde(default = "default_bad_ms")]
     pub bad_ms: f64,
