@@ -122,10 +122,43 @@ impl SchedClass {
                 None
             }
             SchedClass::Dl => {
-                let next = k.pick_task_dl(cpu)?;
-                put_prev(k, prev, put);
-                k.set_next_task_dl(cpu, next);
-                Some(next)
+                let mut empty_server = None;
+                loop {
+                    match k.pick_task_dl(cpu)? {
+                        crate::deadline::DlEnt::Task(next) => {
+                            put_prev(k, prev, put);
+                            k.set_next_task_dl(cpu, next);
+                            return Some(next);
+                        }
+                        crate::deadline::DlEnt::Server(c) => {
+                            // dl_se->server_pick_task(): fair_server_pick_task() →
+                            // pick_task_fair() of that CPU
+                            let c = c as usize;
+                            if let Some(p) = k.pick_task_fair(c) {
+                                k.dl_server_picked(c, p);
+                                let prev_fair =
+                                    *put && k.tasks[prev.index()].class == SchedClass::Fair;
+                                if prev_fair {
+                                    *put = false;
+                                } else {
+                                    put_prev(k, prev, put);
+                                }
+                                k.put_prev_set_next_fair(prev_fair.then_some(prev), p);
+                                if p != prev {
+                                    k.trace_pick(cpu, p, "dl_server");
+                                }
+                                return Some(p);
+                            }
+                            // E4, then pick again; the server must have left the tree
+                            if empty_server == Some(c) {
+                                k.sched_warn_on(true, "dl_server picked empty twice");
+                                return None;
+                            }
+                            empty_server = Some(c);
+                            k.dl_server_pick_empty(c);
+                        }
+                    }
+                }
             }
             SchedClass::Rt => {
                 let next = k.pick_task_rt(cpu)?;
@@ -135,7 +168,8 @@ impl SchedClass {
             }
             SchedClass::Fair => {
                 let prev_fair = *put && k.tasks[prev.index()].class == SchedClass::Fair;
-                if !prev_fair {
+                let prev_idle = k.tasks[prev.index()].is_idle_task;
+                if !prev_fair && !prev_idle {
                     put_prev(k, prev, put);
                 }
                 // pick_next_task_fair() puts a fair prev back itself, whether or not it
@@ -144,11 +178,22 @@ impl SchedClass {
                 if prev_fair {
                     *put = false;
                 }
+                // the idle task is put back only when something else runs
+                // (put_prev_set_next_task() does nothing for next == prev)
+                if prev_idle && next.is_some() {
+                    put_prev(k, prev, put);
+                }
                 next
             }
             SchedClass::Idle => {
-                put_prev(k, prev, put);
-                Some(k.pick_task_idle(cpu))
+                let idle = k.pick_task_idle(cpu);
+                if prev == idle {
+                    *put = false;
+                } else {
+                    put_prev(k, prev, put);
+                    k.set_next_task_idle(cpu);
+                }
+                Some(idle)
             }
         }
     }
@@ -159,7 +204,11 @@ impl SchedClass {
             SchedClass::Fair => k.put_prev_task_fair(prev),
             SchedClass::Rt => k.put_prev_task_rt(prev),
             SchedClass::Dl => k.put_prev_task_dl(prev),
-            SchedClass::Stop | SchedClass::Idle => {}
+            SchedClass::Idle => {
+                let cpu = k.tasks[prev.index()].cpu;
+                k.put_prev_task_idle(cpu)
+            }
+            SchedClass::Stop => {}
         }
     }
 
@@ -190,13 +239,19 @@ impl SchedClass {
 
     /// `.switched_from` (after the class changed; check_class_changed()). Nothing the model
     /// keeps needs undoing yet (no PELT detach, no RT pull).
-    pub(crate) fn switched_from(self, _k: &mut Kernel, _p: TaskId) {}
+    pub(crate) fn switched_from(self, k: &mut Kernel, p: TaskId) {
+        if self == SchedClass::Dl {
+            let cpu = k.tasks[p.index()].cpu;
+            k.switched_from_dl(cpu, p);
+        }
+    }
 
     /// `.switched_to` (after the class changed; check_class_changed()).
     pub(crate) fn switched_to(self, k: &mut Kernel, cpu: usize, p: TaskId) {
         match self {
             SchedClass::Fair => k.switched_to_fair(cpu, p),
             SchedClass::Rt => k.switched_to_rt(cpu, p),
+            SchedClass::Dl => k.switched_to_dl(cpu, p),
             _ => {}
         }
     }
@@ -249,13 +304,24 @@ impl SchedClass {
     /// `.update_curr`: charge the running task's time up to the rq clock (every level of
     /// its hierarchy for fair).
     pub(crate) fn update_curr(self, k: &mut Kernel, curr: TaskId) {
-        if self == SchedClass::Fair {
-            let mut e = Some(k.tasks[curr.index()].se);
-            while let Some(se) = e {
-                let c = k.se[se.index()].cfs_rq;
-                k.update_curr(c);
-                e = k.se[se.index()].parent;
+        match self {
+            SchedClass::Fair => {
+                let mut e = Some(k.tasks[curr.index()].se);
+                while let Some(se) = e {
+                    let c = k.se[se.index()].cfs_rq;
+                    k.update_curr(c);
+                    e = k.se[se.index()].parent;
+                }
             }
+            SchedClass::Dl => {
+                let cpu = k.tasks[curr.index()].cpu;
+                k.update_curr_dl(cpu);
+            }
+            SchedClass::Idle => {
+                let cpu = k.tasks[curr.index()].cpu;
+                k.update_curr_idle(cpu);
+            }
+            _ => {}
         }
     }
 
@@ -281,6 +347,21 @@ impl Kernel {
     /// through the table): the periodic and nohz balance triggers of a busy CPU.
     pub(crate) fn sched_balance_trigger_from_tick(&mut self, cpu: usize) {
         self.sched_balance_trigger(cpu);
+    }
+
+    /// kernel: deadline.c sched_dl_overflow() (with __checkparam_dl()), which core.c
+    /// __sched_setscheduler() calls directly.
+    pub(crate) fn sched_dl_overflow_from_core(
+        &self,
+        p: TaskId,
+        a: &crate::deadline::DlAttr,
+    ) -> Result<(), String> {
+        self.sched_dl_overflow(p, a)
+    }
+
+    /// kernel: deadline.c __setparam_dl(), called by core.c __setscheduler_params().
+    pub(crate) fn __setparam_dl_from_core(&mut self, p: TaskId, a: &crate::deadline::DlAttr) {
+        self.__setparam_dl(p, a);
     }
 }
 
@@ -340,6 +421,12 @@ mod tests {
                 comm: Some(name.into()),
                 policy: Some(policy),
                 rt_priority: Some(prio),
+                // SCHED_DEADLINE needs its parameters: 5 ms every 100 ms
+                dl: (policy == Policy::Deadline).then_some(crate::deadline::DlAttr {
+                    runtime: 5_000_000,
+                    deadline: 100_000_000,
+                    period: 100_000_000,
+                }),
                 ..Default::default()
             };
             let prog = Box::new(RunOnceThenSleep(name, log.clone(), false));

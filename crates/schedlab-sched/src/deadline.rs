@@ -1,34 +1,264 @@
-//! kernel: deadline.c — the SCHED_DEADLINE class. This file holds the class's runqueue
-//! keeping: entities ordered by absolute deadline (EDF; the kernel's `dl_rq->root` rb-tree,
-//! leftmost = earliest), enqueue, dequeue and the earliest-deadline pick. Not yet modelled
-//! (the RT/DL issue): CBS runtime accounting and replenishment, the revised wakeup rule,
-//! throttling and the replenishment timer, push/pull, admission control, GRUB, and the
-//! dl_server that runs the fair class. Until then the user surface refuses SCHED_DEADLINE.
+//! kernel: deadline.c — the SCHED_DEADLINE class and the dl_server (rt-dl.md §3, §4).
+//!
+//! * The EDF runqueue (`dl_rq->root`, leftmost = earliest deadline) holds [`DlEnt`]s: task
+//!   entities (`p->dl`) and each CPU's `rq->fair_server`. Servers are not counted in
+//!   `nr_running` (§1.3) and never migrate.
+//! * CBS (§3.4–3.7): `replenish_dl_new_period`, `setup_new_dl_entity`, `replenish_dl_entity`,
+//!   `dl_entity_overflow` (signed-shift rule of §3.5), `update_dl_revised_wakeup`,
+//!   `update_dl_entity` (REVISED_CONDITION switched by 14a857056466), `dl_check_constrained_dl`,
+//!   `update_curr_dl_se` with throttling and overrun carry, `start_dl_timer` (a hard hrtimer on
+//!   the rq clock, no slack; the simulator's event is `Ev::DlTimer`, delivered by exec.rs).
+//! * Budget enforcement is tick-granular: HRTICK_DL (default off in every preset, §1.11) is
+//!   not modelled.
+//! * The fair_server (§4): `dl_server_start` (E1), `dl_server_update` (E2/E8),
+//!   `dl_server_timer` (E3), the empty pick (E4), `dl_server_stop` (E5), the stop on a fair
+//!   dequeue (E6, in fair.rs), idle accounting (E7, old and new form), each version difference
+//!   a named patch (patches.rs). The server's pick of a fair task is done by the class table
+//!   (class.rs plays the part of the `server_pick_task` function pointer).
+//! * A structured log of server activity ([`DlServerEvent`] in `Kernel::dl_server_log`) and
+//!   per-CPU counters ([`DlServerStats`] in `Rq::dl_server_stats`) for explanations.
+//!
+//! Deviations: no PI/DL boosting (`pi_se` is always the entity itself); SCHED_FLAG_RECLAIM
+//! (GRUB reclaiming) is not modelled — tasks are charged `delta` scaled by frequency and
+//! capacity; `running_bw`/`this_bw` are kept as sums but the inactive timer (0-lag) is not
+//! (bandwidth is released at block time); no ext_server.
 
+use crate::patches::Patch as P;
 use crate::sched::*;
 use crate::Kernel;
 
-/// kernel: sched.h `struct sched_dl_entity` — the parameters (`sched_attr`) and the current
-/// CBS instance (remaining runtime, absolute deadline).
+/// An entity of the DL runqueue: a SCHED_DEADLINE task or a CPU's fair_server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DlEnt {
+    Task(TaskId),
+    /// `cpu_rq(cpu)->fair_server`
+    Server(u32),
+}
+
+/// `dl_se->dl_timer`: an absolute hard hrtimer (0 slack). `gen` invalidates a queued expiry
+/// when the timer is cancelled or re-armed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DlTimer {
+    pub armed: bool,
+    /// Expiry, simulated wall time (ns).
+    pub expires: u64,
+    pub gen: u32,
+}
+
+/// A deadline "strictly before every `now`" under the wrap-safe comparison: −1 ns. An entity
+/// that has never run starts here, so its first activation opens a new period (rt-dl.md §4.2,
+/// "explicit lapsed state").
+pub const DL_LAPSED: u64 = u64::MAX;
+
+/// `dl_server_min_res`: the smallest forward step of a deferred server's timer (1 ms).
+pub const DL_SERVER_MIN_RES: u64 = 1_000_000;
+
+/// kernel: sched.h `struct sched_dl_entity` (rt-dl.md §3.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SchedDlEntity {
     pub dl_runtime: u64,
     pub dl_deadline: u64,
     pub dl_period: u64,
-    /// Remaining runtime of the current instance (ns, signed in the kernel).
+    pub dl_bw: u64,
+    pub dl_density: u64,
+    /// Remaining runtime of the current instance (ns; negative after an overrun).
     pub runtime: i64,
     /// Absolute deadline of the current instance (rq clock ns).
     pub deadline: u64,
+    pub dl_throttled: bool,
+    pub dl_yielded: bool,
+    pub dl_non_contending: bool,
+    pub dl_overrun: bool,
+    pub dl_server: bool,
+    pub dl_server_active: bool,
+    pub dl_defer: bool,
+    pub dl_defer_armed: bool,
+    pub dl_defer_running: bool,
+    /// v6.19+ (f5a538c07df2)
+    pub dl_defer_idle: bool,
+    /// cccb45d7c429 .. a3a70caf7906: the two-strike idle mark of `dl_server_stopped()`.
+    pub dl_server_idle: bool,
+    /// `SCHED_FLAG_DL_OVERRUN`
+    pub flag_dl_overrun: bool,
+    /// The rb-tree key while queued in `dl_rq->root` (`on_dl_rq()`).
+    pub rb: Option<(u64, u64)>,
+    /// Whether `dl_bw` is counted in the rq's `running_bw` (active contending).
+    pub in_running_bw: bool,
+    pub dl_timer: DlTimer,
+}
+
+impl SchedDlEntity {
+    /// The parameters of a `sched_attr` (kernel: deadline.c __setparam_dl()); the entity starts
+    /// with a lapsed deadline and no runtime.
+    pub fn from_attr(a: &DlAttr) -> SchedDlEntity {
+        SchedDlEntity {
+            dl_runtime: a.runtime,
+            dl_deadline: a.deadline,
+            dl_period: a.effective_period(),
+            dl_bw: a.bw(),
+            dl_density: a.density(),
+            deadline: DL_LAPSED,
+            ..Default::default()
+        }
+    }
+
+    /// kernel: fair.c fair_server_init() + deadline.c sched_init_dl_servers(): 50 ms / 1 s
+    /// (or the `fair_server_runtime_ns` / `fair_server_period_ns` settings), deferred, in
+    /// state A with a lapsed deadline (rt-dl.md §4.2). Without 557a6bfc662c/a110a81c52a9
+    /// (v6.6) the entity exists but is disabled (runtime 0, not a server).
+    pub fn fair_server_init(cfg: &crate::presets::KernelConfig) -> SchedDlEntity {
+        if !cfg.has(P::FairServer) {
+            return SchedDlEntity::default();
+        }
+        let (r, p) = (
+            cfg.sysctl.fair_server_runtime_ns,
+            cfg.sysctl.fair_server_period_ns,
+        );
+        SchedDlEntity {
+            dl_runtime: r,
+            dl_deadline: p,
+            dl_period: p,
+            dl_bw: to_ratio(p, r),
+            dl_density: to_ratio(p, r),
+            deadline: DL_LAPSED,
+            dl_server: true,
+            dl_defer: true,
+            ..Default::default()
+        }
+    }
+
+    /// `dl_is_implicit()`: D == P.
+    pub fn dl_is_implicit(&self) -> bool {
+        self.dl_deadline == self.dl_period
+    }
+
+    /// `dl_next_period()`: the start of the next period.
+    pub fn dl_next_period(&self) -> u64 {
+        self.deadline
+            .wrapping_sub(self.dl_deadline)
+            .wrapping_add(self.dl_period)
+    }
+
+    /// The state of a dl_server in the reference state machine of rt-dl.md §4.4: 'A'
+    /// stopped, 'B' zero-laxity wait, 'C' idle wait, 'D' running, 'E' replenish wait; '?' for
+    /// a flag combination outside the table (possible in older versions).
+    pub fn server_state(&self) -> char {
+        let (act, thr, arm, run, idl) = (
+            self.dl_server_active,
+            self.dl_throttled,
+            self.dl_defer_armed,
+            self.dl_defer_running,
+            self.dl_defer_idle,
+        );
+        match (act, thr, arm, idl) {
+            (false, false, false, false) => 'A',
+            (true, true, true, false) if !run => 'B',
+            (true, true, true, true) => 'C',
+            (true, false, false, false) => 'D',
+            (true, true, false, false) if run => 'E',
+            _ => '?',
+        }
+    }
+}
+
+/// kernel: deadline.c dl_time_before() — wrap-safe `a < b`.
+#[inline]
+pub fn dl_time_before(a: u64, b: u64) -> bool {
+    (a.wrapping_sub(b) as i64) < 0
+}
+
+/// kernel: deadline.c dl_entity_overflow() (rt-dl.md §3.5): true iff the remaining runtime
+/// cannot be consumed before the deadline at the reserved density. `runtime` is shifted as a
+/// signed value and only then reinterpreted as u64 for the wrapping multiply.
+pub fn dl_entity_overflow(se: &SchedDlEntity, t: u64) -> bool {
+    let left = (se.dl_deadline >> DL_SCALE).wrapping_mul((se.runtime >> DL_SCALE) as u64);
+    let right = (se.deadline.wrapping_sub(t) >> DL_SCALE).wrapping_mul(se.dl_runtime >> DL_SCALE);
+    dl_time_before(right, left)
+}
+
+/// kernel: sched.h cap_scale()
+#[inline]
+fn cap_scale(v: u64, s: u64) -> u64 {
+    ((v as u128 * s as u128) >> 10) as u64
 }
 
 /// kernel: sched.h `struct dl_rq`
 #[derive(Clone, Debug, Default)]
 pub struct DlRq {
-    /// Queued entities in EDF order: (deadline, enqueue sequence, task); the sequence keeps
+    /// Queued entities in EDF order: (deadline, enqueue sequence, entity); the sequence keeps
     /// equal deadlines in FIFO order, as the rb-tree's insertion to the right does.
-    pub root: std::collections::BTreeSet<(u64, u64, TaskId)>,
+    pub root: std::collections::BTreeSet<(u64, u64, DlEnt)>,
+    /// Queued entities, servers included (`dl_rq->dl_nr_running`).
     pub dl_nr_running: u32,
     pub seq: u64,
+    /// `dl_rq->running_bw`: bandwidth of the active (contending) entities.
+    pub running_bw: u64,
+    /// `dl_rq->this_bw`: bandwidth of every DL entity assigned to this rq.
+    pub this_bw: u64,
+}
+
+/// What happened to a fair_server (one [`DlServerEvent`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DlServerEventKind {
+    /// `dl_server_start()` (E1) did something (not a no-op).
+    Start,
+    /// `dl_server_stop()` (E5).
+    Stop,
+    /// The `dl_timer` fired (E3), before its handler ran.
+    Timer,
+    /// The zero-laxity timer was moved forward (E3 forwarding).
+    Forward,
+    /// Budget exhausted while running (D -> E), or a yield.
+    Throttle,
+    /// `replenish_dl_entity()`.
+    Replenish,
+    /// Background (or idle) consumption exhausted the budget: a new deferred period (E2).
+    NewPeriod,
+    /// The server was inserted into the DL tree, i.e. it became runnable at DL priority
+    /// (entry into D). `starved` is `dl_defer_running` at that moment: true when the entry
+    /// follows a zero-laxity expiry (a genuine starvation episode), false when the server
+    /// became runnable without one (e.g. the revised wakeup rule, rt-dl.md §4.9, 7.20, 7.22).
+    Activate { starved: bool },
+    /// The DL pick chose the server and it handed the CPU to a fair task; `curr` is the task
+    /// that was current (the one the server preempts, or the same fair task).
+    Pick { task: TaskId },
+    /// The DL pick chose the server but the fair class had no task (E4).
+    PickEmpty,
+}
+
+/// One entry of `Kernel::dl_server_log` (rt-dl.md §4.4 state after the event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DlServerEvent {
+    /// Simulated time (ns).
+    pub time: u64,
+    pub cpu: u32,
+    pub kind: DlServerEventKind,
+    /// Server runtime and absolute deadline after the event.
+    pub runtime: i64,
+    pub deadline: u64,
+    /// State letter of §4.4 after the event (see [`SchedDlEntity::server_state`]).
+    pub state: char,
+    /// The CPU's current task at the event: id, pid, policy and `prio` (comm via
+    /// `Kernel::tasks[curr.index()].comm`; tasks are never removed).
+    pub curr: TaskId,
+    pub curr_pid: i32,
+    pub curr_policy: Policy,
+    pub curr_prio: i32,
+}
+
+/// Per-CPU counters of the fair_server (`Rq::dl_server_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DlServerStats {
+    /// Entries into D (the server inserted in the DL tree).
+    pub activations: u64,
+    /// Entries into D with `dl_defer_running == 0` (no preceding zero-laxity expiry).
+    pub nonstarved_activations: u64,
+    /// Time fair tasks ran picked through the server, i.e. at DL priority (ns).
+    pub dl_prio_ns: u64,
+    pub starts: u64,
+    pub stops: u64,
+    pub throttles: u64,
+    pub timer_fires: u64,
 }
 
 // ---- sched_attr parameters, validation and admission arithmetic (rt-dl.md §3.1, §3.2, §3.11)
@@ -101,7 +331,7 @@ pub fn checkparam_dl(a: &DlAttr) -> Result<(), String> {
         return Err("sched_deadline/sched_period must be below 2^63 ns (EINVAL)".into());
     }
     let period = a.effective_period();
-    if period < DL_PERIOD_MIN_NS || period > DL_PERIOD_MAX_NS {
+    if !(DL_PERIOD_MIN_NS..=DL_PERIOD_MAX_NS).contains(&period) {
         return Err(format!(
             "period {} ns is outside sched_deadline_period_min_us..max_us = 100 us .. {} us (EINVAL)",
             period,
@@ -147,54 +377,918 @@ pub fn __dl_overflow(bw: Option<u64>, cap: u64, total_bw: u64, old_bw: u64, new_
 }
 
 impl Kernel {
-    /// kernel: deadline.c enqueue_task_dl() → __enqueue_dl_entity()
-    pub(crate) fn enqueue_task_dl(&mut self, cpu: usize, p: TaskId, _flags: u32) {
-        let d = self.tasks[p.index()].dl.deadline;
-        let dl = &mut self.rqs[cpu].dl;
-        dl.seq += 1;
-        let key = (d, dl.seq, p);
-        dl.root.insert(key);
-        dl.dl_nr_running += 1;
-        self.add_nr_running(cpu, 1);
+    // ================================================================= entity access
+
+    /// The entity behind a [`DlEnt`].
+    pub fn dl_entity(&self, e: DlEnt) -> &SchedDlEntity {
+        match e {
+            DlEnt::Task(t) => &self.tasks[t.index()].dl,
+            DlEnt::Server(c) => &self.rqs[c as usize].fair_server,
+        }
     }
 
-    /// kernel: deadline.c dequeue_task_dl() → __dequeue_dl_entity()
-    pub(crate) fn dequeue_task_dl(&mut self, cpu: usize, p: TaskId, _flags: u32) -> bool {
+    fn dle(&mut self, e: DlEnt) -> &mut SchedDlEntity {
+        match e {
+            DlEnt::Task(t) => &mut self.tasks[t.index()].dl,
+            DlEnt::Server(c) => &mut self.rqs[c as usize].fair_server,
+        }
+    }
+
+    /// The CPU whose DL runqueue the entity belongs to.
+    pub fn dl_entity_cpu(&self, e: DlEnt) -> usize {
+        match e {
+            DlEnt::Task(t) => self.tasks[t.index()].cpu,
+            DlEnt::Server(c) => c as usize,
+        }
+    }
+
+    /// kernel: sched.h rq_clock() (no IRQ/steal time in the model: equal to clock_task).
+    #[inline]
+    fn dl_rq_clock(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].clock_task
+    }
+
+    /// Appends to the server log (cheap: one Vec push, nothing else allocated).
+    fn dl_server_log(&mut self, cpu: usize, kind: DlServerEventKind) {
+        if !self.dl_server_log_on {
+            return;
+        }
+        let s = &self.rqs[cpu].fair_server;
+        let curr = self.rqs[cpu].curr;
+        let t = &self.tasks[curr.index()];
+        let ev = DlServerEvent {
+            time: self.now,
+            cpu: cpu as u32,
+            kind,
+            runtime: s.runtime,
+            deadline: s.deadline,
+            state: s.server_state(),
+            curr,
+            curr_pid: t.pid,
+            curr_policy: t.policy,
+            curr_prio: if t.is_idle_task { 120 } else { t.prio() },
+        };
+        self.dl_server_log.push(ev);
+    }
+
+    // ================================================================= rb-tree
+
+    /// kernel: deadline.c __enqueue_dl_entity() + inc_dl_tasks(): servers are not counted
+    /// in `nr_running`.
+    fn __enqueue_dl_entity(&mut self, e: DlEnt) {
+        let cpu = self.dl_entity_cpu(e);
+        if self.dl_entity(e).rb.is_some() {
+            self.sched_warn_on(true, "__enqueue_dl_entity: already on the dl_rq");
+            return;
+        }
+        let d = self.dl_entity(e).deadline;
         let dl = &mut self.rqs[cpu].dl;
-        if let Some(&key) = dl.root.iter().find(|k| k.2 == p) {
-            dl.root.remove(&key);
-            dl.dl_nr_running -= 1;
+        dl.seq += 1;
+        let key = (d, dl.seq);
+        dl.root.insert((d, key.1, e));
+        dl.dl_nr_running += 1;
+        self.dle(e).rb = Some(key);
+        match e {
+            DlEnt::Task(_) => self.add_nr_running(cpu, 1),
+            DlEnt::Server(_) => {
+                let starved = self.rqs[cpu].fair_server.dl_defer_running;
+                let st = &mut self.rqs[cpu].dl_server_stats;
+                st.activations += 1;
+                if !starved {
+                    st.nonstarved_activations += 1;
+                }
+                self.dl_server_log(cpu, DlServerEventKind::Activate { starved });
+            }
+        }
+    }
+
+    /// kernel: deadline.c __dequeue_dl_entity() + dec_dl_tasks(); nothing if not queued.
+    fn __dequeue_dl_entity(&mut self, e: DlEnt) {
+        let cpu = self.dl_entity_cpu(e);
+        let Some((d, seq)) = self.dle(e).rb.take() else {
+            return;
+        };
+        let dl = &mut self.rqs[cpu].dl;
+        dl.root.remove(&(d, seq, e));
+        dl.dl_nr_running -= 1;
+        if let DlEnt::Task(_) = e {
             self.sub_nr_running(cpu, 1);
+        }
+    }
+
+    /// Whether `e` is the leftmost entity of its dl_rq.
+    fn is_leftmost(&self, e: DlEnt) -> bool {
+        let cpu = self.dl_entity_cpu(e);
+        self.rqs[cpu].dl.root.first().map(|k| k.2) == Some(e)
+    }
+
+    // ================================================================= timer
+
+    /// kernel: deadline.c start_dl_timer() — arms the replenishment timer (or, for an armed
+    /// deferred server, the zero-laxity timer at `deadline - runtime`). False if that instant
+    /// is already more than a microsecond in the past (`ktime_us_delta(act, now) < 0`); an
+    /// already queued timer is left as it is.
+    fn start_dl_timer(&mut self, e: DlEnt) -> bool {
+        let cpu = self.dl_entity_cpu(e);
+        let se = *self.dl_entity(e);
+        let act = if se.dl_defer_armed {
+            se.deadline.wrapping_sub(se.runtime as u64)
+        } else {
+            se.dl_next_period()
+        };
+        // rq clock -> the timer's clock
+        let act = act.wrapping_add(self.now - self.dl_rq_clock(cpu));
+        if (act as i64).wrapping_sub(self.now as i64) / 1000 < 0 {
+            return false;
+        }
+        if !se.dl_timer.armed {
+            self.arm_dl_timer(e, act.max(self.now));
         }
         true
     }
 
-    /// kernel: deadline.c pick_task_dl() → pick_next_dl_entity(): the leftmost (earliest
-    /// deadline) entity.
-    pub(crate) fn pick_task_dl(&self, cpu: usize) -> Option<TaskId> {
-        self.rqs[cpu].dl.root.first().map(|k| k.2)
+    fn arm_dl_timer(&mut self, e: DlEnt, at: u64) {
+        let tm = &mut self.dle(e).dl_timer;
+        tm.gen = tm.gen.wrapping_add(1);
+        tm.armed = true;
+        tm.expires = at;
+        let gen = tm.gen;
+        self.push_event(at, crate::sim::Ev::DlTimer { ent: e, gen });
     }
 
-    /// kernel: deadline.c set_next_task_dl()
-    pub(crate) fn set_next_task_dl(&mut self, _cpu: usize, _p: TaskId) {}
+    /// `hrtimer_try_to_cancel(&dl_se->dl_timer)`
+    fn cancel_dl_timer(&mut self, e: DlEnt) {
+        let tm = &mut self.dle(e).dl_timer;
+        if tm.armed {
+            tm.armed = false;
+            tm.gen = tm.gen.wrapping_add(1);
+        }
+    }
 
-    /// kernel: deadline.c put_prev_task_dl()
-    pub(crate) fn put_prev_task_dl(&mut self, _prev: TaskId) {}
+    /// The `dl_timer` of `e` expired (called by the simulator's timer interrupt, exec.rs);
+    /// false if the expiry is stale.
+    pub(crate) fn dl_timer_expired(&mut self, e: DlEnt, gen: u32) -> bool {
+        let tm = self.dl_entity(e).dl_timer;
+        if !tm.armed || tm.gen != gen {
+            return false;
+        }
+        self.dle(e).dl_timer.armed = false;
+        match e {
+            DlEnt::Task(t) => self.dl_task_timer(t),
+            DlEnt::Server(c) => self.dl_server_timer(c as usize),
+        }
+        true
+    }
 
-    /// kernel: deadline.c wakeup_preempt_dl(): an earlier deadline preempts (`dl_entity_preempt`).
-    pub(crate) fn wakeup_preempt_dl(&mut self, cpu: usize, p: TaskId) {
+    /// kernel: deadline.c dl_task_timer()
+    fn dl_task_timer(&mut self, p: TaskId) {
+        let cpu = self.tasks[p.index()].cpu;
+        if !self.tasks[p.index()].dl.dl_throttled || self.tasks[p.index()].class != SchedClass::Dl {
+            return;
+        }
+        self.update_rq_clock(cpu);
+        if self.tasks[p.index()].on_rq != OnRq::Queued {
+            // it blocked: refill only, the wakeup enqueues it
+            self.replenish_dl_entity(DlEnt::Task(p));
+            return;
+        }
+        self.enqueue_task_dl(cpu, p, ENQUEUE_REPLENISH);
         let curr = self.rqs[cpu].curr;
-        let (pd, cd) = (
-            self.tasks[p.index()].dl.deadline,
-            self.tasks[curr.index()].dl.deadline,
-        );
-        if (pd as i64).wrapping_sub(cd as i64) < 0 {
+        if self.tasks[curr.index()].class == SchedClass::Dl {
+            self.wakeup_preempt_dl(cpu, p);
+        } else {
             self.resched_curr(cpu);
         }
     }
 
-    /// kernel: deadline.c task_tick_dl() (no runtime accounting yet)
-    pub(crate) fn task_tick_dl(&mut self, _cpu: usize, _curr: TaskId) {}
+    // ================================================================= CBS
+
+    /// kernel: deadline.c replenish_dl_new_period() (rt-dl.md §3.4)
+    fn replenish_dl_new_period(&mut self, e: DlEnt) {
+        let now = self.dl_rq_clock(self.dl_entity_cpu(e));
+        let se = self.dle(e);
+        se.deadline = now.wrapping_add(se.dl_deadline);
+        se.runtime = se.dl_runtime as i64;
+        if se.dl_defer && !se.dl_defer_running {
+            se.dl_throttled = true;
+            se.dl_defer_armed = true;
+        }
+    }
+
+    /// kernel: deadline.c setup_new_dl_entity()
+    fn setup_new_dl_entity(&mut self, e: DlEnt) {
+        if self.dl_entity(e).dl_throttled {
+            return;
+        }
+        self.replenish_dl_new_period(e);
+    }
+
+    /// kernel: deadline.c replenish_dl_entity() (rt-dl.md §3.4): refill by whole periods
+    /// (carrying an overrun), a fresh period for an armed deferred server whose parameters
+    /// overflow, the lag reset, and the deferral of a server that is not running.
+    fn replenish_dl_entity(&mut self, e: DlEnt) {
+        let cpu = self.dl_entity_cpu(e);
+        let now = self.dl_rq_clock(cpu);
+        let has_tasks = self.cfs[self.rqs[cpu].cfs.index()].nr_queued > 0;
+        let stuck_fix = self.cfg.has(P::DlServerStuck);
+        let mut se = *self.dl_entity(e);
+        if se.dl_deadline == 0 || (se.dl_defer_armed && dl_entity_overflow(&se, now)) {
+            se.deadline = now.wrapping_add(se.dl_deadline);
+            se.runtime = se.dl_runtime as i64;
+        }
+        if se.dl_yielded && se.runtime > 0 {
+            se.runtime = 0;
+        }
+        while se.runtime <= 0 {
+            se.deadline = se.deadline.wrapping_add(se.dl_period);
+            se.runtime += se.dl_runtime as i64;
+        }
+        *self.dle(e) = se;
+        if dl_time_before(se.deadline, now) {
+            // "sched: DL replenish lagged too much" (printk_deferred_once, not a WARN)
+            self.stats.dl_replenish_lagged += 1;
+            self.replenish_dl_new_period(e);
+        }
+        let se = self.dle(e);
+        se.dl_yielded = false;
+        se.dl_throttled = false;
+        if se.dl_defer_armed {
+            se.dl_defer_armed = false;
+            if let DlEnt::Server(c) = e {
+                self.dl_server_log(c as usize, DlServerEventKind::Replenish);
+            }
+            return;
+        }
+        if se.dl_defer
+            && !se.dl_defer_running
+            && dl_time_before(now, se.deadline.wrapping_sub(se.runtime as u64))
+            && (stuck_fix || has_tasks)
+        {
+            se.dl_defer_armed = true;
+            se.dl_throttled = true;
+            if !self.start_dl_timer(e) {
+                self.cancel_dl_timer(e);
+                let se = self.dle(e);
+                se.dl_defer_armed = false;
+                se.dl_throttled = false;
+            }
+        }
+        if let DlEnt::Server(c) = e {
+            self.dl_server_log(c as usize, DlServerEventKind::Replenish);
+        }
+    }
+
+    /// kernel: deadline.c update_dl_revised_wakeup() — keep the deadline, scale the budget to
+    /// the density over the time left.
+    fn update_dl_revised_wakeup(&mut self, e: DlEnt) {
+        let now = self.dl_rq_clock(self.dl_entity_cpu(e));
+        let se = self.dle(e);
+        let laxity = se.deadline.wrapping_sub(now);
+        se.runtime = ((se.dl_density as u128 * laxity as u128) >> BW_SHIFT) as i64;
+    }
+
+    /// kernel: deadline.c update_dl_entity() (rt-dl.md §3.5), at an ENQUEUE_WAKEUP.
+    fn update_dl_entity(&mut self, e: DlEnt) {
+        let now = self.dl_rq_clock(self.dl_entity_cpu(e));
+        let se = *self.dl_entity(e);
+        if dl_time_before(se.deadline, now) || dl_entity_overflow(&se, now) {
+            let revised_condition =
+                !se.dl_is_implicit() || (self.cfg.has(P::DlServerRevised) && se.dl_defer);
+            if revised_condition && !dl_time_before(se.deadline, now) {
+                self.update_dl_revised_wakeup(e);
+                return;
+            }
+            if self.cfg.has(P::DlServerStuck2) {
+                self.dle(e).dl_defer_running = false;
+            }
+            self.replenish_dl_new_period(e);
+        } else if se.dl_server && se.dl_defer && !se.dl_defer_running {
+            let se = self.dle(e);
+            se.dl_defer_armed = true;
+            se.dl_throttled = true;
+        }
+    }
+
+    /// kernel: deadline.c dl_check_constrained_dl() (rt-dl.md §3.6)
+    fn dl_check_constrained_dl(&mut self, e: DlEnt) {
+        let now = self.dl_rq_clock(self.dl_entity_cpu(e));
+        let se = *self.dl_entity(e);
+        if dl_time_before(se.deadline, now) && dl_time_before(now, se.dl_next_period()) {
+            // the timer is computed from dl_next_period() (not armed as a deferral)
+            if !self.start_dl_timer(e) {
+                return;
+            }
+            let se = self.dle(e);
+            se.dl_throttled = true;
+            if se.runtime > 0 {
+                se.runtime = 0;
+            }
+        }
+    }
+
+    /// kernel: deadline.c enqueue_dl_entity()
+    fn enqueue_dl_entity(&mut self, e: DlEnt, flags: u32) {
+        let cpu = self.dl_entity_cpu(e);
+        if flags & ENQUEUE_WAKEUP != 0 {
+            self.task_contending(e);
+            self.update_dl_entity(e);
+        } else if flags & ENQUEUE_REPLENISH != 0 {
+            self.replenish_dl_entity(e);
+        } else if flags & (ENQUEUE_RESTORE | ENQUEUE_INITIAL) != 0
+            && dl_time_before(self.dl_entity(e).deadline, self.dl_rq_clock(cpu))
+        {
+            // ENQUEUE_INITIAL: the model's first activation of a task created as
+            // SCHED_DEADLINE (the kernel's task would have been switched with RESTORE)
+            if flags & ENQUEUE_INITIAL != 0 {
+                self.task_contending(e);
+            }
+            self.setup_new_dl_entity(e);
+        }
+        if self.dl_entity(e).dl_throttled && self.start_dl_timer(e) {
+            return;
+        }
+        if self.dl_entity(e).dl_throttled {
+            self.cancel_dl_timer(e);
+            let se = self.dle(e);
+            se.dl_defer_armed = false;
+            se.dl_throttled = false;
+        }
+        self.__enqueue_dl_entity(e);
+    }
+
+    /// kernel: deadline.c dequeue_dl_entity()
+    fn dequeue_dl_entity(&mut self, e: DlEnt, flags: u32) {
+        self.__dequeue_dl_entity(e);
+        if flags & DEQUEUE_SLEEP != 0 {
+            self.task_non_contending(e);
+        }
+    }
+
+    /// `task_contending()` (simplified GRUB, §3.10): the entity's bandwidth counts in
+    /// `running_bw` while it is active.
+    fn task_contending(&mut self, e: DlEnt) {
+        let cpu = self.dl_entity_cpu(e);
+        let se = self.dle(e);
+        se.dl_non_contending = false;
+        if !se.in_running_bw {
+            se.in_running_bw = true;
+            let bw = se.dl_bw;
+            self.rqs[cpu].dl.running_bw += bw;
+        }
+    }
+
+    /// `task_non_contending()` without the inactive timer: the bandwidth leaves `running_bw`
+    /// at once (deviation: the kernel keeps it until the 0-lag time).
+    fn task_non_contending(&mut self, e: DlEnt) {
+        let cpu = self.dl_entity_cpu(e);
+        let se = self.dle(e);
+        if se.in_running_bw {
+            se.in_running_bw = false;
+            let bw = se.dl_bw;
+            let rb = &mut self.rqs[cpu].dl.running_bw;
+            *rb = rb.saturating_sub(bw);
+        }
+    }
+
+    /// kernel: deadline.c dl_scaled_delta_exec() without GRUB: `delta` scaled by the CPU's
+    /// frequency and capacity; a server's charge is not scaled with fc975cfb3639.
+    fn dl_scaled_delta_exec(&self, cpu: usize, e: DlEnt, delta: u64) -> u64 {
+        if matches!(e, DlEnt::Server(_)) && self.cfg.has(P::DlServerRtFormula) {
+            return delta;
+        }
+        let f = self.machine.freq_scale[cpu];
+        let c = self.rqs[cpu].capacity_orig;
+        cap_scale(cap_scale(delta, f), c)
+    }
+
+    /// kernel: deadline.c update_curr_dl_se() (rt-dl.md §3.7, the server branches of §4.5 E2).
+    /// `idle`: the charge is idle time (dl_server_update_idle, f5a538c07df2).
+    fn update_curr_dl_se(&mut self, cpu: usize, e: DlEnt, delta: i64, idle: bool) {
+        let is_server = matches!(e, DlEnt::Server(_));
+        if delta <= 0 {
+            if !self.dl_entity(e).dl_yielded {
+                return;
+            }
+        } else {
+            let se = *self.dl_entity(e);
+            if is_server && se.dl_throttled && !se.dl_defer {
+                return;
+            }
+            let scaled = self.dl_scaled_delta_exec(cpu, e, delta as u64);
+            let stop_cond = self.cfg.has(P::DlServerStopCond);
+            let se = self.dle(e);
+            se.runtime -= scaled as i64;
+            if is_server {
+                if stop_cond && se.dl_defer_idle && !idle {
+                    se.dl_defer_idle = false;
+                }
+                if se.dl_defer && se.dl_throttled && se.runtime <= 0 {
+                    if stop_cond && se.dl_defer_idle && idle {
+                        se.runtime = 0;
+                        return;
+                    }
+                    // background consumption used the budget: the fair class had its share
+                    se.dl_defer_running = false;
+                    self.cancel_dl_timer(e);
+                    self.replenish_dl_new_period(e);
+                    if stop_cond && idle {
+                        self.dle(e).dl_defer_idle = true;
+                    }
+                    let started = self.start_dl_timer(e);
+                    self.sched_warn_on(!started, "dl_server: new period timer not started");
+                    self.dl_server_log(cpu, DlServerEventKind::NewPeriod);
+                    return;
+                }
+            }
+        }
+        let se = *self.dl_entity(e);
+        if se.runtime > 0 && !se.dl_yielded {
+            return;
+        }
+        // throttle:
+        {
+            let se = self.dle(e);
+            se.dl_throttled = true;
+            if se.runtime <= 0 && se.flag_dl_overrun {
+                se.dl_overrun = true;
+            }
+        }
+        self.dequeue_dl_entity(e, 0);
+        if !self.start_dl_timer(e) {
+            match e {
+                DlEnt::Server(_) => {
+                    if self.cfg.has(P::DlServerExpiry) {
+                        // a new deferred period instead of replenish-and-run
+                        self.dle(e).dl_defer_running = false;
+                        self.replenish_dl_new_period(e);
+                        self.start_dl_timer(e);
+                    } else {
+                        self.enqueue_dl_entity(e, ENQUEUE_REPLENISH);
+                    }
+                }
+                DlEnt::Task(t) => self.enqueue_task_dl(cpu, t, ENQUEUE_REPLENISH),
+            }
+        }
+        if is_server {
+            self.rqs[cpu].dl_server_stats.throttles += 1;
+            self.dl_server_log(cpu, DlServerEventKind::Throttle);
+        }
+        if !self.is_leftmost(e) {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// kernel: deadline.c update_curr_dl() — charge the running DL task.
+    pub(crate) fn update_curr_dl(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].class != SchedClass::Dl
+            || self.tasks[curr.index()].dl.rb.is_none()
+        {
+            return;
+        }
+        let now = self.rq_clock_task(cpu);
+        let se = self.tasks[curr.index()].se;
+        let delta = now as i64 - self.se[se.index()].exec_start as i64;
+        if delta > 0 {
+            let e = &mut self.se[se.index()];
+            e.exec_start = now;
+            e.sum_exec_runtime += delta as u64;
+        }
+        self.update_curr_dl_se(cpu, DlEnt::Task(curr), delta, false);
+    }
+
+    // ================================================================= class hooks
+
+    /// kernel: deadline.c enqueue_task_dl()
+    pub(crate) fn enqueue_task_dl(&mut self, _cpu: usize, p: TaskId, flags: u32) {
+        let e = DlEnt::Task(p);
+        let se = self.tasks[p.index()].dl;
+        if !se.dl_throttled && !se.dl_is_implicit() && flags & ENQUEUE_WAKEUP != 0 {
+            self.dl_check_constrained_dl(e);
+        }
+        if flags & ENQUEUE_REPLENISH == 0 && self.tasks[p.index()].dl.dl_throttled {
+            // the replenishment timer will enqueue it
+            if flags & ENQUEUE_WAKEUP != 0 {
+                self.task_contending(e);
+            }
+            return;
+        }
+        self.enqueue_dl_entity(e, flags);
+    }
+
+    /// kernel: deadline.c dequeue_task_dl()
+    pub(crate) fn dequeue_task_dl(&mut self, cpu: usize, p: TaskId, flags: u32) -> bool {
+        self.update_curr_dl(cpu);
+        self.dequeue_dl_entity(DlEnt::Task(p), flags);
+        true
+    }
+
+    /// kernel: deadline.c pick_task_dl() → pick_next_dl_entity(): the leftmost entity. A
+    /// server is resolved to a fair task by the class table (class.rs).
+    pub(crate) fn pick_task_dl(&self, cpu: usize) -> Option<DlEnt> {
+        self.rqs[cpu].dl.root.first().map(|k| k.2)
+    }
+
+    /// kernel: deadline.c set_next_task_dl()
+    pub(crate) fn set_next_task_dl(&mut self, cpu: usize, p: TaskId) {
+        let now = self.rq_clock_task(cpu);
+        let se = self.tasks[p.index()].se;
+        self.se[se.index()].exec_start = now;
+    }
+
+    /// kernel: deadline.c put_prev_task_dl()
+    pub(crate) fn put_prev_task_dl(&mut self, prev: TaskId) {
+        let cpu = self.tasks[prev.index()].cpu;
+        if self.rqs[cpu].curr == prev {
+            self.update_curr_dl(cpu);
+        }
+    }
+
+    /// kernel: deadline.c dl_entity_preempt(): strictly earlier deadline.
+    fn dl_entity_preempt(&self, a: DlEnt, b: DlEnt) -> bool {
+        dl_time_before(self.dl_entity(a).deadline, self.dl_entity(b).deadline)
+    }
+
+    /// kernel: deadline.c wakeup_preempt_dl(): an earlier deadline preempts.
+    pub(crate) fn wakeup_preempt_dl(&mut self, cpu: usize, p: TaskId) {
+        let curr = self.rqs[cpu].curr;
+        if self.dl_entity_preempt(DlEnt::Task(p), DlEnt::Task(curr)) {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// kernel: deadline.c task_tick_dl() — tick-granular budget enforcement (no HRTICK_DL).
+    pub(crate) fn task_tick_dl(&mut self, cpu: usize, _curr: TaskId) {
+        self.update_curr_dl(cpu);
+    }
+
+    /// kernel: deadline.c yield_task_dl(): the task gives up its remaining runtime and sleeps
+    /// until its next period.
+    pub(crate) fn yield_task_dl(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        self.tasks[curr.index()].dl.dl_yielded = true;
+        self.update_rq_clock(cpu);
+        self.update_curr_dl(cpu);
+        self.rq_clock_skip_update(cpu);
+    }
+
+    /// kernel: deadline.c switched_to_dl(): a queued task that joined the class preempts a
+    /// non-DL current task (or a DL one with a later deadline).
+    pub(crate) fn switched_to_dl(&mut self, cpu: usize, p: TaskId) {
+        if self.tasks[p.index()].on_rq != OnRq::Queued || self.rqs[cpu].curr == p {
+            return;
+        }
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].class != SchedClass::Dl {
+            self.resched_curr(cpu);
+        } else {
+            self.wakeup_preempt_dl(cpu, p);
+        }
+    }
+
+    /// kernel: deadline.c switched_from_dl(): the task's bandwidth leaves the rq.
+    pub(crate) fn switched_from_dl(&mut self, cpu: usize, p: TaskId) {
+        let _ = cpu;
+        self.task_non_contending(DlEnt::Task(p));
+        self.cancel_dl_timer(DlEnt::Task(p));
+        self.tasks[p.index()].dl.dl_throttled = false;
+    }
+
+    // ================================================================= dl_server (§4.5)
+
+    /// kernel: deadline.c dl_server_start() — E1, from `enqueue_task_fair()` when the fair
+    /// class goes from empty to non-empty.
+    pub(crate) fn dl_server_start(&mut self, cpu: usize) {
+        let s = DlEnt::Server(cpu as u32);
+        let fs = self.rqs[cpu].fair_server;
+        if !fs.dl_server || fs.dl_runtime == 0 {
+            return;
+        }
+        if (self.cfg.has(P::DlServerLessAggr) || fs.rb.is_some()) && fs.dl_server_active {
+            return;
+        }
+        if self.cfg.has(P::DlServerTimeAcct) {
+            // update the current task to now
+            self.update_curr_of_current(cpu);
+        }
+        self.rqs[cpu].fair_server.dl_server_active = true;
+        self.rqs[cpu].dl_server_stats.starts += 1;
+        self.enqueue_dl_entity(s, ENQUEUE_WAKEUP);
+        self.dl_server_log(cpu, DlServerEventKind::Start);
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].class != SchedClass::Dl
+            || self.dl_entity_preempt(s, DlEnt::Task(curr))
+        {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// kernel: deadline.c dl_server_stop() — E5: out of the tree, timer cancelled, flags
+    /// cleared; runtime, deadline and `dl_defer_running` are kept.
+    pub(crate) fn dl_server_stop(&mut self, cpu: usize) {
+        let s = DlEnt::Server(cpu as u32);
+        let fs = self.rqs[cpu].fair_server;
+        if self.cfg.has(P::DlServerLessAggr) {
+            if !fs.dl_server_active {
+                return;
+            }
+        } else if fs.dl_runtime == 0 {
+            return;
+        }
+        self.dequeue_dl_entity(s, DEQUEUE_SLEEP);
+        self.cancel_dl_timer(s);
+        let stop_cond = self.cfg.has(P::DlServerStopCond);
+        let fs = &mut self.rqs[cpu].fair_server;
+        fs.dl_defer_armed = false;
+        fs.dl_throttled = false;
+        if stop_cond {
+            fs.dl_defer_idle = false;
+        }
+        fs.dl_server_active = false;
+        self.rqs[cpu].dl_server_stats.stops += 1;
+        self.dl_server_log(cpu, DlServerEventKind::Stop);
+    }
+
+    /// kernel: deadline.c dl_server_update() — E2/E8: a fair task ran `delta` ns on `cpu`;
+    /// `through`: it was picked through the server (at DL priority).
+    pub(crate) fn dl_server_update(&mut self, cpu: usize, delta: i64, through: bool) {
+        let fs = &self.rqs[cpu].fair_server;
+        if fs.dl_runtime == 0 || (self.cfg.has(P::DlServerTimeAcct) && !fs.dl_server_active) {
+            return;
+        }
+        if self.cfg.has(P::DlServerLessAggr) && !self.cfg.has(P::DlServerBehaviour) {
+            self.rqs[cpu].fair_server.dl_server_idle = false;
+        }
+        if through && delta > 0 {
+            self.rqs[cpu].dl_server_stats.dl_prio_ns += delta as u64;
+        }
+        self.update_curr_dl_se(cpu, DlEnt::Server(cpu as u32), delta, false);
+    }
+
+    /// kernel: deadline.c dl_server_update_idle() (e636ffb9e31b, v6.19+): idle time charged
+    /// to an active deferred server (E7 new form).
+    pub(crate) fn dl_server_update_idle(&mut self, cpu: usize, delta: i64) {
+        let fs = &self.rqs[cpu].fair_server;
+        if fs.dl_server_active && fs.dl_runtime != 0 && fs.dl_defer {
+            self.update_curr_dl_se(cpu, DlEnt::Server(cpu as u32), delta, true);
+        }
+    }
+
+    /// kernel: deadline.c dl_server_update_idle_time() (v6.12 .. v6.18, E7 old form): the
+    /// time since `p` (the idle task, or the current task of an rq without runnable tasks)
+    /// started is taken off the budget, clamped at 0; it ignores `dl_server_active`.
+    pub(crate) fn dl_server_update_idle_time(&mut self, cpu: usize, p: TaskId) {
+        let fs = self.rqs[cpu].fair_server;
+        if !fs.dl_defer || fs.runtime < 0 {
+            return;
+        }
+        let now = self.rq_clock_task(cpu);
+        let se = self.tasks[p.index()].se;
+        let delta = now as i64 - self.se[se.index()].exec_start as i64;
+        if delta < 0 {
+            return;
+        }
+        let scaled = self.dl_scaled_delta_exec(cpu, DlEnt::Server(cpu as u32), delta as u64);
+        let fs = &mut self.rqs[cpu].fair_server;
+        fs.runtime -= scaled as i64;
+        if fs.runtime < 0 {
+            fs.dl_defer_running = false;
+            fs.runtime = 0;
+        }
+        self.se[se.index()].exec_start = now;
+    }
+
+    /// kernel: deadline.c dl_server_stopped() (cccb45d7c429 .. a3a70caf7906): the two-strike
+    /// idle check; true if the server is (now) stopped.
+    fn dl_server_stopped(&mut self, cpu: usize) -> bool {
+        let fs = self.rqs[cpu].fair_server;
+        if !fs.dl_server_active {
+            // 4717432dfd99: a server that is not active *is* stopped
+            return self.cfg.has(P::DlServerStoppedFix);
+        }
+        if fs.dl_server_idle {
+            self.dl_server_stop(cpu);
+            return true;
+        }
+        self.rqs[cpu].fair_server.dl_server_idle = true;
+        false
+    }
+
+    /// kernel: deadline.c dl_server_timer() — E3, the zero-laxity / replenishment timer.
+    fn dl_server_timer(&mut self, cpu: usize) {
+        let s = DlEnt::Server(cpu as u32);
+        let fs = self.rqs[cpu].fair_server;
+        if !fs.dl_throttled || fs.dl_runtime == 0 {
+            return;
+        }
+        self.rqs[cpu].dl_server_stats.timer_fires += 1;
+        self.update_rq_clock(cpu);
+        self.dl_server_log(cpu, DlServerEventKind::Timer);
+        if self.cfg.has(P::DlServerTimeAcct) {
+            // current's pending runtime reaches the server first (may move it, E2)
+            self.update_curr_of_current(cpu);
+        }
+        if self.cfg.has(P::DlServerStopCond) && self.rqs[cpu].fair_server.dl_defer_idle {
+            self.dl_server_stop(cpu);
+            return;
+        }
+        if !self.cfg.has(P::DlServerStuck) && self.cfs[self.rqs[cpu].cfs.index()].nr_queued == 0 {
+            self.replenish_dl_entity(s);
+            if self.cfg.has(P::DlServerLessAggr) {
+                self.dl_server_stopped(cpu);
+            }
+            return;
+        }
+        let fs = self.rqs[cpu].fair_server;
+        if fs.dl_defer_armed {
+            let now = self.dl_rq_clock(cpu);
+            let zl = fs.deadline.wrapping_sub(fs.runtime as u64);
+            if dl_time_before(now, zl.wrapping_sub(DL_SERVER_MIN_RES)) {
+                // hrtimer_forward_now(): to the new zero-laxity point
+                let fw = zl.wrapping_sub(now);
+                let at = self.now + fw;
+                self.arm_dl_timer(s, at);
+                self.dl_server_log(cpu, DlServerEventKind::Forward);
+                return;
+            }
+            self.rqs[cpu].fair_server.dl_defer_running = true;
+        }
+        self.enqueue_dl_entity(s, ENQUEUE_REPLENISH);
+        let curr = self.rqs[cpu].curr;
+        if self.tasks[curr.index()].class != SchedClass::Dl
+            || self.dl_entity_preempt(s, DlEnt::Task(curr))
+        {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// E4: the DL pick chose the server but the fair class has no task. v6.12 .. v6.16: the
+    /// server yields (throttled until its next period; with cccb45d7c429 only while
+    /// `dl_server_stopped()` says no); a3a70caf7906: it is stopped.
+    pub(crate) fn dl_server_pick_empty(&mut self, cpu: usize) {
+        self.dl_server_log(cpu, DlServerEventKind::PickEmpty);
+        if self.cfg.has(P::DlServerBehaviour) {
+            self.dl_server_stop(cpu);
+            return;
+        }
+        let yield_it = if self.cfg.has(P::DlServerLessAggr) {
+            !self.dl_server_stopped(cpu)
+        } else {
+            self.rqs[cpu].fair_server.dl_server_active
+        };
+        if yield_it {
+            self.rqs[cpu].fair_server.dl_yielded = true;
+            self.update_curr_dl_se(cpu, DlEnt::Server(cpu as u32), 0, false);
+        }
+    }
+
+    /// The DL pick handed the CPU to fair task `p` through the server: `rq->dl_server`.
+    pub(crate) fn dl_server_picked(&mut self, cpu: usize, p: TaskId) {
+        self.rqs[cpu].dl_server = true;
+        self.dl_server_log(cpu, DlServerEventKind::Pick { task: p });
+    }
+
+    /// The debugfs write `fair_server/cpuN/runtime` / `period` (kernel: debug.c
+    /// sched_fair_server_write() → dl_server_apply_params()): the server is stopped (always
+    /// with bb4700adc3ab; before it only when the fair class has tasks), the parameters and
+    /// bandwidth applied, and the server restarted if fair tasks are queued. Runtime 0
+    /// disables the server. Errors as the kernel's -EINVAL/-EBUSY, in words.
+    pub fn set_fair_server_params(
+        &mut self,
+        cpu: usize,
+        runtime: u64,
+        period: u64,
+    ) -> Result<(), String> {
+        if !self.rqs[cpu].fair_server.dl_server {
+            return Err("this kernel has no fair_server (EINVAL)".into());
+        }
+        fair_server_params_valid(runtime, period)?;
+        let old_bw = self.rqs[cpu].fair_server.dl_bw;
+        let new_bw = to_ratio(period, runtime);
+        let rd_cpus = self.root_domain_cpus(cpu);
+        let cap: u64 = rd_cpus.iter().map(|&c| self.rqs[c].capacity_orig).sum();
+        let total = self.dl_total_bw(&rd_cpus);
+        if __dl_overflow(self.dl_admission_limit(), cap, total, old_bw, new_bw) {
+            return Err(
+                "the new fair_server bandwidth does not fit the root domain (EBUSY)".into(),
+            );
+        }
+        let has_tasks = self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued > 0;
+        self.update_rq_clock(cpu);
+        if self.cfg.has(P::DlServerParamStop) || has_tasks {
+            self.update_curr_of_current(cpu);
+            self.dl_server_stop(cpu);
+        }
+        {
+            let fs = &mut self.rqs[cpu].fair_server;
+            fs.dl_runtime = runtime;
+            fs.dl_deadline = period;
+            fs.dl_period = period;
+            fs.dl_bw = new_bw;
+            fs.dl_density = new_bw;
+            fs.runtime = 0;
+            fs.deadline = DL_LAPSED;
+        }
+        if has_tasks {
+            self.dl_server_start(cpu);
+        }
+        Ok(())
+    }
+
+    // ================================================================= admission (§3.11)
+
+    /// The CPUs of `cpu`'s root domain.
+    fn root_domain_cpus(&self, cpu: usize) -> Vec<usize> {
+        match self.lb.rd_of.get(cpu) {
+            Some(&rd) => (0..self.ncpus)
+                .filter(|&c| self.lb.rd_of.get(c) == Some(&rd))
+                .collect(),
+            None => (0..self.ncpus).collect(),
+        }
+    }
+
+    /// `dl_b->bw` from the sysctls (None: `sched_rt_runtime_us = -1`, no admission control).
+    fn dl_admission_limit(&self) -> Option<u64> {
+        dl_bw_limit(
+            self.cfg.sysctl.sched_rt_runtime_us,
+            self.cfg.sysctl.sched_rt_period_us,
+        )
+    }
+
+    /// `dl_b->total_bw` of the root domain made of `cpus`: every SCHED_DEADLINE task on them
+    /// plus their fair_servers.
+    fn dl_total_bw(&self, cpus: &[usize]) -> u64 {
+        let tasks: u64 = self
+            .tasks
+            .iter()
+            .filter(|t| {
+                t.policy == Policy::Deadline
+                    && t.class == SchedClass::Dl
+                    && t.state != TaskState::Dead
+                    && cpus.contains(&t.cpu)
+            })
+            .map(|t| t.dl.dl_bw)
+            .sum();
+        let servers: u64 = cpus
+            .iter()
+            .map(|&c| &self.rqs[c].fair_server)
+            .filter(|s| s.dl_server)
+            .map(|s| s.dl_bw)
+            .sum();
+        tasks + servers
+    }
+
+    /// kernel: deadline.c sched_dl_overflow() — admission control for giving `p` the
+    /// parameters `a` (checkparam first): Err with the kernel's errno in words.
+    pub fn sched_dl_overflow(&self, p: TaskId, a: &DlAttr) -> Result<(), String> {
+        checkparam_dl(a)?;
+        let cpu = self.tasks[p.index()].cpu;
+        let cpus = self.root_domain_cpus(cpu);
+        let cap: u64 = cpus.iter().map(|&c| self.rqs[c].capacity_orig).sum();
+        let t = &self.tasks[p.index()];
+        let old_bw = if t.class == SchedClass::Dl && t.policy == Policy::Deadline {
+            t.dl.dl_bw
+        } else {
+            0
+        };
+        let total = self.dl_total_bw(&cpus);
+        if __dl_overflow(self.dl_admission_limit(), cap, total, old_bw, a.bw()) {
+            return Err(format!(
+                "SCHED_DEADLINE runtime {} / period {} ns does not fit the root domain's \
+                 bandwidth (EBUSY)",
+                a.runtime,
+                a.effective_period()
+            ));
+        }
+        Ok(())
+    }
+
+    /// kernel: deadline.c __setparam_dl() — the parameters of `a` on `p` (not queued, or
+    /// dequeued by the caller); a lapsed deadline, so the next activation opens a period.
+    pub(crate) fn __setparam_dl(&mut self, p: TaskId, a: &DlAttr) {
+        self.cancel_dl_timer(DlEnt::Task(p));
+        let gen = self.tasks[p.index()].dl.dl_timer.gen;
+        let mut se = SchedDlEntity::from_attr(a);
+        se.dl_timer.gen = gen;
+        self.tasks[p.index()].dl = se;
+    }
+}
+
+/// The fair_server tunables' validation (debugfs `fair_server/cpuN/{runtime,period}`): the
+/// runtime may be 0 (disabled) and must not exceed the period; the period within the DL
+/// period limits (model: 100 µs .. 2^22 µs, rt-dl.md §4.2).
+pub fn fair_server_params_valid(runtime: u64, period: u64) -> Result<(), String> {
+    if !(DL_PERIOD_MIN_NS..=DL_PERIOD_MAX_NS).contains(&period) {
+        return Err(format!(
+            "fair_server period {period} ns is outside 100000 ..= {DL_PERIOD_MAX_NS} ns (EINVAL)"
+        ));
+    }
+    if runtime > period {
+        return Err(format!(
+            "fair_server runtime {runtime} ns exceeds the period {period} ns (EINVAL)"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -264,5 +1358,291 @@ mod param_tests {
         assert_eq!(fits(limit, 4 * 52_428), 14);
         assert_eq!(fits(dl_bw_limit(1_000_000, 1_000_000), 4 * 52_428), 15);
         assert_eq!(fits(dl_bw_limit(-1, 1_000_000), 0), 101); // no admission control
+    }
+}
+
+#[cfg(test)]
+mod vector_tests {
+    //! rt-dl.md §7 on the zero-cost ideal machine (one CPU unless stated), HZ 1000 unless
+    //! stated, ticks at multiples of the tick period (the tick at t = 0 charges nothing), timer
+    //! slack 0. Times in the comments are ms. Expected values are the spec's hand derivations
+    //! (quoted beside each assertion).
+    use super::*;
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::sim::MachineDesc;
+    use crate::syscalls::{Ctx, Op, Program, SysResult, TaskAttrs};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    const MS: u64 = 1_000_000;
+
+    /// A task program as a closure over (step, context); `None` sleeps forever.
+    struct Script(u32, Box<dyn FnMut(u32, &mut Ctx<'_>) -> Option<Op>>);
+    impl Program for Script {
+        fn next(&mut self, cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+            let i = self.0;
+            self.0 += 1;
+            match (self.1)(i, cx) {
+                Some(op) => op,
+                None => {
+                    let f = cx.new_futex(0);
+                    Op::FutexWait { futex: f, val: 0 }
+                }
+            }
+        }
+    }
+    fn script(f: impl FnMut(u32, &mut Ctx<'_>) -> Option<Op> + 'static) -> Box<dyn Program> {
+        Box::new(Script(0, Box::new(f)))
+    }
+    fn hog() -> Box<dyn Program> {
+        script(|_, _| Some(Op::Run(MS)))
+    }
+
+    fn kernel_n(spec: &str, hz: u32, ncpus: usize) -> Kernel {
+        let cfg = KernelConfig::parse(&format!("{spec} NO_SIM_JITTER timer_slack_ns=0")).unwrap();
+        let mut k = Kernel::new(cfg, MachineDesc::ideal(ncpus, hz, PreemptModel::Full), 1).unwrap();
+        k.strict = true;
+        k.check_invariants = true;
+        k
+    }
+    fn kernel(spec: &str, hz: u32) -> Kernel {
+        kernel_n(spec, hz, 1)
+    }
+
+    fn spawn(
+        k: &mut Kernel,
+        name: &str,
+        policy: Policy,
+        prio: u32,
+        prog: Box<dyn Program>,
+    ) -> TaskId {
+        let attrs = TaskAttrs {
+            comm: Some(name.into()),
+            policy: Some(policy),
+            rt_priority: (prio > 0).then_some(prio),
+            ..Default::default()
+        };
+        let t = k.create_task(prog, &attrs, None, false);
+        k.start_task_as_wakeup(t);
+        t
+    }
+
+    fn spawn_dl(
+        k: &mut Kernel,
+        name: &str,
+        r: u64,
+        d: u64,
+        p: u64,
+        prog: Box<dyn Program>,
+    ) -> TaskId {
+        let attrs = TaskAttrs {
+            comm: Some(name.into()),
+            policy: Some(Policy::Deadline),
+            dl: Some(DlAttr {
+                runtime: r,
+                deadline: d,
+                period: p,
+            }),
+            ..Default::default()
+        };
+        let t = k.create_task(prog, &attrs, None, false);
+        assert!(k.setattr_errors.is_empty(), "{:?}", k.setattr_errors);
+        k.start_task_as_wakeup(t);
+        t
+    }
+
+    /// CPU time a task has used so far (user + system).
+    fn ran(k: &Kernel, t: TaskId) -> u64 {
+        let s = &k.tasks[t.index()].stats;
+        s.user_ns + s.sys_ns
+    }
+
+    fn fs(k: &Kernel) -> SchedDlEntity {
+        k.rqs[0].fair_server
+    }
+
+    // ------------------------------------------------------------------ CBS arithmetic
+
+    /// rt-dl.md §3.5, by hand: D = 100 ms, runtime 6 ms, deadline 100 ms.
+    /// At t = 30: left = (100e6 >> 10) * (6e6 >> 10) = 97656 * 5859 = 572 166 504,
+    /// right = (70e6 >> 10) * (10e6 >> 10) = 68359 * 9765 = 667 525 635 -> no overflow.
+    /// At t = 50: right = 48828 * 9765 = 476 805 420 < left -> overflow.
+    /// A negative runtime never overflows (signed shift first): runtime -1 ms with D = 100 ms
+    /// gives left = 97656 * (-977 as u64), a huge value that the wrap-safe test reads as
+    /// negative: right - left > 0.
+    #[test]
+    fn overflow_test_by_hand() {
+        let mut se = SchedDlEntity::from_attr(&DlAttr {
+            runtime: 10 * MS,
+            deadline: 100 * MS,
+            period: 100 * MS,
+        });
+        se.deadline = 100 * MS;
+        se.runtime = 6 * MS as i64;
+        assert!(!dl_entity_overflow(&se, 30 * MS));
+        assert!(dl_entity_overflow(&se, 50 * MS));
+        for r in [-1, -3, -5] {
+            se.runtime = r * MS as i64;
+            assert!(!dl_entity_overflow(&se, 30 * MS), "runtime {r} ms");
+        }
+        // D = 20 ms (75 = (20e6 >> 10) mod 1024 < 512): still no overflow with the
+        // arithmetic shift
+        let mut se = SchedDlEntity::from_attr(&DlAttr {
+            runtime: 5 * MS,
+            deadline: 20 * MS,
+            period: 20 * MS,
+        });
+        se.deadline = 20 * MS;
+        se.runtime = -2 * MS as i64;
+        assert!(!dl_entity_overflow(&se, 10 * MS));
+    }
+
+    /// CBS replenishment by hand (rt-dl.md §3.4): an entity that overran by 2 ms (runtime
+    /// -2) is refilled by one period: runtime -2 + 10 = 8 ms, deadline 100 + 100 = 200 ms;
+    /// one that overran by 12 ms needs two: -12 + 20 = 8, deadline 300.
+    #[test]
+    fn replenish_carries_the_overrun_by_hand() {
+        let mut k = kernel("v6.18", 1000);
+        let t = spawn_dl(
+            &mut k,
+            "d",
+            10 * MS,
+            100 * MS,
+            100 * MS,
+            script(|_, _| None),
+        );
+        k.run_until(MS);
+        for (rt, want_rt, want_dl) in [(-2, 8, 200), (-12, 8, 300)] {
+            let se = &mut k.tasks[t.index()].dl;
+            se.deadline = 100 * MS;
+            se.runtime = rt * MS as i64;
+            k.now = 50 * MS;
+            k.rqs[0].clock_task = 50 * MS;
+            k.replenish_dl_entity(DlEnt::Task(t));
+            let se = k.tasks[t.index()].dl;
+            assert_eq!(
+                (se.runtime, se.deadline),
+                (want_rt * MS as i64, want_dl * MS)
+            );
+            assert!(!se.dl_throttled);
+        }
+    }
+
+    // ------------------------------------------------------------------ 7.1, 7.3, 7.5, 7.6
+
+    fn rt_hog_and_fair_hog(spec: &str) -> (Kernel, TaskId, TaskId) {
+        let mut k = kernel(spec, 1000);
+        let rt = spawn(&mut k, "rt", Policy::Fifo, 50, hog());
+        let f = spawn(&mut k, "fair", Policy::Normal, 0, hog());
+        (k, rt, f)
+    }
+
+    /// 7.1: t = 0 new period (deadline 1000, runtime 50, B, timer 950); 950: timer ->
+    /// dl_defer_running, overflow -> deadline 1950, runtime 50, D; fair [950, 1000); E until
+    /// 1950; fair [1950, 2000); steady state fair [950 + 1000k, 1000 + 1000k).
+    #[test]
+    fn vector_7_1_fair_server_gives_5_percent_after_950_ms() {
+        for spec in ["v6.12", "v6.18", "v6.19", "v7.0"] {
+            let (mut k, rt, f) = rt_hog_and_fair_hog(spec);
+            k.run_until(1);
+            let s = fs(&k);
+            assert_eq!(
+                (s.deadline, s.runtime, s.server_state()),
+                (1000 * MS, 50 * MS as i64, 'B'),
+                "{spec}"
+            );
+            assert_eq!(s.dl_timer.expires, 950 * MS, "{spec}");
+            k.run_until(950 * MS);
+            assert_eq!(ran(&k, f), 0, "{spec}: fair never ran before 950");
+            let s = fs(&k);
+            assert_eq!((s.deadline, s.server_state()), (1950 * MS, 'D'), "{spec}");
+            k.run_until(1000 * MS);
+            assert_eq!(ran(&k, f), 50 * MS, "{spec}: [950, 1000)");
+            assert_eq!(fs(&k).server_state(), 'E', "{spec}");
+            assert_eq!(fs(&k).dl_timer.expires, 1950 * MS, "{spec}");
+            k.run_until(1950 * MS);
+            assert_eq!(ran(&k, f), 50 * MS, "{spec}");
+            k.run_until(2000 * MS);
+            assert_eq!(ran(&k, f), 100 * MS, "{spec}: [1950, 2000)");
+            k.run_until(5000 * MS);
+            assert_eq!(ran(&k, f), 250 * MS, "{spec}: 5.0 % share");
+            assert_eq!(ran(&k, rt), 4750 * MS, "{spec}");
+            // every activation followed a zero-laxity expiry (genuine starvation)
+            let st = k.rqs[0].dl_server_stats;
+            assert_eq!(st.nonstarved_activations, 0, "{spec}");
+            assert_eq!(st.activations, 5, "{spec}: 950, 1950, ..., 4950");
+            assert_eq!(st.dl_prio_ns, 250 * MS, "{spec}");
+        }
+    }
+
+    /// 7.3 (v6.12 .. v7.0): an RT hog alone never starts the server and gets 100 %.
+    #[test]
+    fn vector_7_3_rt_hog_alone_gets_the_whole_cpu() {
+        for spec in ["v6.12", "v6.18", "v6.19", "v7.0"] {
+            let mut k = kernel(spec, 1000);
+            let rt = spawn(&mut k, "rt", Policy::Fifo, 50, hog());
+            k.run_until(3000 * MS);
+            assert_eq!(ran(&k, rt), 3000 * MS, "{spec}");
+            assert!(!fs(&k).dl_server_active, "{spec}");
+            assert_eq!(k.rqs[0].dl_server_stats.starts, 0, "{spec}");
+        }
+    }
+
+    /// 7.5: fair_server runtime 0 (debugfs) -> the fair hog never runs (no RT throttling in
+    /// v6.12+ without RT groups). Also through the run-time setter.
+    #[test]
+    fn vector_7_5_disabled_server_starves_fair() {
+        for spec in ["v6.12", "v6.18", "v6.19", "v7.0"] {
+            let (mut k, _rt, f) = rt_hog_and_fair_hog(&format!("{spec} fair_server_runtime_ns=0"));
+            k.run_until(3000 * MS);
+            assert_eq!(ran(&k, f), 0, "{spec}");
+            let (mut k, _rt, f) = rt_hog_and_fair_hog(spec);
+            k.run_until(10 * MS);
+            k.set_fair_server_params(0, 0, 1000 * MS).unwrap();
+            k.run_until(3000 * MS);
+            assert_eq!(ran(&k, f), 0, "{spec}: disabled at 10 ms");
+        }
+    }
+
+    /// 7.6: sched_rt_runtime_us = -1 (or 980000) changes nothing for the server on v6.12+.
+    #[test]
+    fn vector_7_6_rt_runtime_does_not_touch_the_server() {
+        for spec in ["v6.12", "v7.0"] {
+            for rt_runtime in ["-1", "980000"] {
+                let (mut k, _rt, f) =
+                    rt_hog_and_fair_hog(&format!("{spec} sched_rt_runtime_us={rt_runtime}"));
+                k.run_until(2000 * MS);
+                assert_eq!(ran(&k, f), 100 * MS, "{spec} {rt_runtime}");
+            }
+        }
+    }
+
+    /// 7.7 (v6.12 .. v7.0): a FIFO 90 task waking at 960 during the server's run starts at
+    /// 1000 (latency 40 ms), whatever its priority (above the hog's 50).
+    #[test]
+    fn vector_7_7_rt_wakeup_waits_for_a_genuine_server_run() {
+        for spec in ["v6.12", "v6.18", "v6.19", "v7.0"] {
+            for prio in [90, 99, 60] {
+                let (mut k, _rt, _f) = rt_hog_and_fair_hog(spec);
+                let log = Rc::new(RefCell::new(Vec::new()));
+                let l = log.clone();
+                spawn(
+                    &mut k,
+                    "r2",
+                    Policy::Fifo,
+                    prio,
+                    script(move |i, cx| match i {
+                        0 => Some(Op::SleepUntil(960 * MS)),
+                        1 => {
+                            l.borrow_mut().push(cx.now());
+                            Some(Op::Run(MS))
+                        }
+                        _ => None,
+                    }),
+                );
+                k.run_until(1100 * MS);
+                assert_eq!(*log.borrow(), [1000 * MS], "{spec} FIFO {prio}");
+            }
+        }
     }
 }

@@ -766,8 +766,10 @@ impl Kernel {
                 Outcome::Continue
             }
             Effect::Yield => {
-                if self.tasks[t.index()].class == SchedClass::Fair {
-                    self.yield_task_fair(cpu);
+                match self.tasks[t.index()].class {
+                    SchedClass::Fair => self.yield_task_fair(cpu),
+                    SchedClass::Dl => self.yield_task_dl(cpu),
+                    _ => {}
                 }
                 // sched_yield() always calls schedule()
                 self.rqs[cpu].resched = Resched::Full;
@@ -1359,6 +1361,34 @@ impl Kernel {
             if w != Woken::No {
                 c += self.cost(cpu, |c| c.c_ttwu.0);
             }
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
+    }
+
+    /// A SCHED_DEADLINE `dl_timer` expiry (hard hrtimer, no slack): the handler
+    /// (deadline.rs) runs in the timer interrupt on the entity's CPU, whose cost is charged to
+    /// the interrupted task. Deviation: on an idle CPU the handler runs at the expiry itself
+    /// (no idle-exit latency before it).
+    pub(crate) fn on_dl_timer(&mut self, ent: crate::deadline::DlEnt, gen: u32) {
+        let tm = self.dl_entity(ent).dl_timer;
+        if !tm.armed || tm.gen != gen {
+            return;
+        }
+        let cpu = self.dl_entity_cpu(ent);
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        self.dl_timer_expired(ent, gen);
+        self.stats.timer_irqs += 1;
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
             self.push_irq(cpu, c);
         }
         self.executing = executing;

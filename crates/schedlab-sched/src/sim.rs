@@ -136,6 +136,12 @@ pub(crate) enum Ev {
     Ipi { cpu: u32 },
     /// Scheduler tick on `cpu`.
     Tick { cpu: u32, gen: u32 },
+    /// A SCHED_DEADLINE entity's `dl_timer` (replenishment / zero-laxity; a hard hrtimer
+    /// with no slack). Ignored if `gen` is stale (cancelled or re-armed).
+    DlTimer {
+        ent: crate::deadline::DlEnt,
+        gen: u32,
+    },
     /// End of the simulation.
     Stop,
 }
@@ -144,7 +150,7 @@ impl Ev {
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Ev::SegEnd { .. } => 0,
-            Ev::Timer { .. } | Ev::TimerIrq { .. } => 1,
+            Ev::Timer { .. } | Ev::TimerIrq { .. } | Ev::DlTimer { .. } => 1,
             Ev::Ipi { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -225,6 +231,13 @@ pub struct Kernel {
     pub lb: crate::balance::BalanceState,
     /// Tasks created and not yet exited (the run ends early when it drops to zero).
     pub nr_live: u32,
+    /// Structured log of dl_server activity, all CPUs in time order (deadline.rs,
+    /// [`crate::deadline::DlServerEvent`]); `dl_server_log_on` switches it (default on).
+    pub dl_server_log: Vec<crate::deadline::DlServerEvent>,
+    pub dl_server_log_on: bool,
+    /// `sched_setattr(SCHED_DEADLINE)` refusals at task creation (-EINVAL / -EBUSY), one
+    /// line each naming the pid and the value; the task was left SCHED_NORMAL.
+    pub setattr_errors: Vec<String>,
     /// Whether the run stopped because every task had exited.
     pub all_exited_at: Option<u64>,
 }
@@ -296,6 +309,9 @@ impl Kernel {
             lb: Default::default(),
             nr_live: 0,
             all_exited_at: None,
+            dl_server_log: Vec::new(),
+            dl_server_log_on: true,
+            setattr_errors: Vec::new(),
         };
         // root task group with one root cfs_rq per CPU
         let mut root_cfs = Vec::new();
@@ -334,6 +350,9 @@ impl Kernel {
                 cfs: root,
                 rt: Default::default(),
                 dl: Default::default(),
+                fair_server: crate::deadline::SchedDlEntity::fair_server_init(&k.cfg),
+                dl_server: false,
+                dl_server_stats: Default::default(),
                 nr_running: 0,
                 resched: Resched::None,
                 ttwu_pending: false,
@@ -415,6 +434,7 @@ impl Kernel {
                 }
                 Ev::Timer { id, gen } => self.on_timer(id, gen),
                 Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
+                Ev::DlTimer { ent, gen } => self.on_dl_timer(ent, gen),
                 Ev::Ipi { cpu } => {
                     self.run_ahead = self.sim_run_ahead;
                     self.on_ipi(cpu as usize);

@@ -48,6 +48,18 @@ pub const SYSCTLS: &[SysctlInfo] = &[
         units: "us",
     },
     SysctlInfo {
+        name: "fair_server_runtime_ns",
+        doc: "debugfs sched/fair_server/cpuN/runtime for every CPU: the fair_server budget (0 disables the server; v6.12+)",
+        default: "50000000",
+        units: "ns",
+    },
+    SysctlInfo {
+        name: "fair_server_period_ns",
+        doc: "debugfs sched/fair_server/cpuN/period for every CPU: the fair_server period (100 us ..= 2^22 us; runtime <= period)",
+        default: "1000000000",
+        units: "ns",
+    },
+    SysctlInfo {
         name: "timer_slack_ns",
         doc: "prctl PR_SET_TIMERSLACK default for fair tasks (hrtimer range)",
         default: "50000",
@@ -79,6 +91,8 @@ pub struct Sysctls {
     pub sched_rt_runtime_us: i64,
     pub sched_rt_period_us: u64,
     pub timer_slack_ns: u64,
+    pub fair_server_runtime_ns: u64,
+    pub fair_server_period_ns: u64,
 }
 
 impl Default for Sysctls {
@@ -91,6 +105,8 @@ impl Default for Sysctls {
             sched_rt_runtime_us: 950_000,
             sched_rt_period_us: 1_000_000,
             timer_slack_ns: 50_000,
+            fair_server_runtime_ns: 50_000_000,
+            fair_server_period_ns: 1_000_000_000,
         }
     }
 }
