@@ -673,6 +673,11 @@ impl Kernel {
     fn dl_check_constrained_dl(&mut self, e: DlEnt) {
         let now = self.dl_rq_clock(self.dl_entity_cpu(e));
         let se = *self.dl_entity(e);
+        // an entity that never had a period (the model's lapsed −1 ns; the kernel's 0, far
+        // in the past) is not inside "its" window
+        if se.deadline == DL_LAPSED {
+            return;
+        }
         if dl_time_before(se.deadline, now) && dl_time_before(now, se.dl_next_period()) {
             // the timer is computed from dl_next_period() (not armed as a deferral)
             if !self.start_dl_timer(e) {
@@ -863,7 +868,7 @@ impl Kernel {
     pub(crate) fn enqueue_task_dl(&mut self, _cpu: usize, p: TaskId, flags: u32) {
         let e = DlEnt::Task(p);
         let se = self.tasks[p.index()].dl;
-        if !se.dl_throttled && !se.dl_is_implicit() && flags & ENQUEUE_WAKEUP != 0 {
+        if !se.dl_throttled && !se.dl_is_implicit() {
             self.dl_check_constrained_dl(e);
         }
         if flags & ENQUEUE_REPLENISH == 0 && self.tasks[p.index()].dl.dl_throttled {
@@ -1878,5 +1883,429 @@ mod vector_tests {
         assert_eq!(ran(&k, f), 101 * MS, "deferred from 1960 to 2910");
         k.run_until(3911 * MS);
         assert_eq!(ran(&k, f), 202 * MS, "2910 ... 3910");
+    }
+
+    // ------------------------------------------------------------------ 7.21, 7.22
+
+    /// 7.21 (NOHZ idle: the model's idle CPUs do not tick): F runs [0, 1) once, then the CPU
+    /// idles. v6.19/v7.0: at 950 the timer charges 949 ms of idle -> new period (deadline
+    /// 1950, runtime 50, run 0) + dl_defer_idle, and the same callback stops the server (A).
+    /// v6.12: stopped at 1 by F's dequeue (runtime 49, deadline 1000).
+    #[test]
+    fn vector_7_21_server_stop_after_an_idle_period() {
+        for spec in ["v6.19", "v7.0"] {
+            let mut k = kernel(spec, 1000);
+            spawn(
+                &mut k,
+                "F",
+                Policy::Normal,
+                0,
+                script(|i, _| (i == 0).then_some(Op::Run(MS))),
+            );
+            k.run_until(949 * MS);
+            assert_eq!(fs(&k).server_state(), 'B', "{spec}");
+            k.run_until(950 * MS);
+            let s = fs(&k);
+            assert_eq!(
+                (s.server_state(), s.runtime, s.deadline, s.dl_defer_running),
+                ('A', 50 * MS as i64, 1950 * MS, false),
+                "{spec}"
+            );
+            let stop = k
+                .dl_server_log
+                .iter()
+                .rev()
+                .find(|e| e.kind == DlServerEventKind::Stop);
+            assert_eq!(stop.unwrap().time, 950 * MS, "{spec}");
+        }
+        let mut k = kernel("v6.12", 1000);
+        spawn(
+            &mut k,
+            "F",
+            Policy::Normal,
+            0,
+            script(|i, _| (i == 0).then_some(Op::Run(MS))),
+        );
+        k.run_until(2 * MS);
+        let s = fs(&k);
+        assert_eq!(
+            (s.server_state(), s.runtime, s.deadline),
+            ('A', 49 * MS as i64, 1000 * MS)
+        );
+        // v6.18: active until 950, when the timer makes it runnable (D) with a fresh period;
+        // the empty pick that stops it comes with the next pick that is not the fair fast path
+        // (the fast path of §1.5 ignores a queued server)
+        let mut k = kernel("v6.18", 1000);
+        spawn(
+            &mut k,
+            "F",
+            Policy::Normal,
+            0,
+            script(|i, _| (i == 0).then_some(Op::Run(MS))),
+        );
+        k.run_until(949 * MS);
+        assert_eq!(fs(&k).server_state(), 'B');
+        k.run_until(950 * MS);
+        let s = fs(&k);
+        assert_eq!((s.server_state(), s.deadline), ('D', 1950 * MS));
+    }
+
+    /// 7.22 (derived, unverified by trace): as 7.21, then I (FIFO 50) wakes at 955 and runs
+    /// 10 ms, F wakes at 960 (CPU-bound from then on) while I runs, R (FIFO 80) wakes at 961.
+    /// v6.12.0 / v6.18.0 / v6.19: R at 961; v7.0 and 6.19.y + 37cfab131f1b: the revised rule
+    /// gives runtime (52428 x 990e6) >> 20 = 49 499 244 ns, thr 0 -> D at 960, negative at the
+    /// tick at 1010 -> R at 1010 (latency 49 ms).
+    #[test]
+    fn vector_7_22_revised_activation_after_idle_stop_derived_not_traced() {
+        let rows = [
+            ("v6.12", 961),
+            ("v6.18", 961),
+            ("v6.19", 961),
+            ("v7.0", 1010),
+            ("v6.19+37cfab131f1b", 1010),
+        ];
+        for (spec, r_start) in rows {
+            let mut k = kernel(spec, 1000);
+            let log = Rc::new(RefCell::new(Vec::new()));
+            let l = log.clone();
+            spawn(
+                &mut k,
+                "R",
+                Policy::Fifo,
+                80,
+                script(move |i, cx| match i {
+                    0 => Some(Op::SleepUntil(961 * MS)),
+                    1 => {
+                        l.borrow_mut().push(cx.now());
+                        Some(Op::Run(MS))
+                    }
+                    _ => None,
+                }),
+            );
+            spawn(
+                &mut k,
+                "I",
+                Policy::Fifo,
+                50,
+                script(|i, _| match i {
+                    0 => Some(Op::SleepUntil(955 * MS)),
+                    1 => Some(Op::Run(10 * MS)),
+                    _ => None,
+                }),
+            );
+            spawn(
+                &mut k,
+                "F",
+                Policy::Normal,
+                0,
+                script(|i, _| match i {
+                    0 => Some(Op::Run(MS)),
+                    1 => Some(Op::SleepUntil(960 * MS)),
+                    _ => Some(Op::Run(MS)),
+                }),
+            );
+            k.run_until(1100 * MS);
+            assert_eq!(*log.borrow(), [r_start * MS], "{spec}");
+            if r_start == 1010 {
+                let a = k
+                    .dl_server_log
+                    .iter()
+                    .find(|e| matches!(e.kind, DlServerEventKind::Activate { .. }))
+                    .unwrap();
+                assert_eq!(
+                    (a.time, a.runtime, a.kind),
+                    (
+                        960 * MS,
+                        49_499_244,
+                        DlServerEventKind::Activate { starved: false }
+                    ),
+                    "{spec}"
+                );
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ DL tasks 7.8 .. 7.11
+
+    /// A DL task that runs `first` ms, sleeps until `wake` ms, then runs 1 ms.
+    fn run_sleep_run(r: u64, d: u64, p: u64, first: u64, wake: u64) -> (Kernel, TaskId) {
+        let mut k = kernel("v6.18", 1000);
+        let t = spawn_dl(
+            &mut k,
+            "d",
+            r * MS,
+            d * MS,
+            p * MS,
+            script(move |i, _| match i {
+                0 => Some(Op::Run(first * MS)),
+                1 => Some(Op::SleepUntil(wake * MS)),
+                2 => Some(Op::Run(MS)),
+                _ => None,
+            }),
+        );
+        (k, t)
+    }
+
+    fn dl_state(k: &Kernel, t: TaskId) -> (u64, i64) {
+        let se = &k.tasks[t.index()].dl;
+        (se.deadline, se.runtime)
+    }
+
+    /// 7.8: R 10, D = P 100. Wake at 0: deadline 100, runtime 10; runs 4 (runtime 6).
+    /// Wake at 30: 600 vs 700 -> keeps (100, 6); at 50: 600 vs 500 -> overflow, new period
+    /// (150, 10); at 120: deadline passed -> (220, 10).
+    #[test]
+    fn vector_7_8_cbs_wakeup_implicit() {
+        for (wake, want) in [(30, (100, 6)), (50, (150, 10)), (120, (220, 10))] {
+            let (mut k, t) = run_sleep_run(10, 100, 100, 4, wake);
+            k.run_until(1);
+            // (the end of run_until charges the 1 ns it has run)
+            assert_eq!(dl_state(&k, t), (100 * MS, 10 * MS as i64 - 1));
+            k.run_until(5 * MS);
+            assert_eq!(dl_state(&k, t), (100 * MS, 6 * MS as i64));
+            k.run_until(wake * MS);
+            assert_eq!(
+                dl_state(&k, t),
+                (want.0 * MS, want.1 * MS as i64),
+                "wake at {wake}"
+            );
+        }
+    }
+
+    /// 7.9: R 10, D 50, P 100 (density (10e6 << 20) / 50e6 = 209715). Wake at 25: overflow,
+    /// constrained -> revised runtime (209715 x 25e6) >> 20 = 4 999 995 ns, deadline 50.
+    /// Wake at 60: constrained check -> throttled, runtime 0, timer at 100; at 100 replenish
+    /// -> deadline 150, runtime 10.
+    #[test]
+    fn vector_7_9_cbs_wakeup_constrained() {
+        let (mut k, t) = run_sleep_run(10, 50, 100, 4, 25);
+        k.run_until(25 * MS);
+        assert_eq!(dl_state(&k, t), (50 * MS, 4_999_995));
+        let (mut k, t) = run_sleep_run(10, 50, 100, 4, 60);
+        k.run_until(60 * MS);
+        let se = k.tasks[t.index()].dl;
+        assert!(se.dl_throttled);
+        assert_eq!((se.runtime, se.dl_timer.expires), (0, 100 * MS));
+        assert_eq!(ran(&k, t), 4 * MS, "does not run before its next period");
+        k.run_until(100 * MS);
+        assert_eq!(dl_state(&k, t), (150 * MS, 10 * MS as i64));
+    }
+
+    /// 7.10: a CPU-bound DL task R 10, D = P 100. HZ 250: checks at 4 (6), 8 (2), 12 (-2) ->
+    /// throttled at 12, timer at 100; runtime -2 + 10 = 8 -> runs [100, 108); then 12, 8, ...
+    /// HZ 1000: exactly 10 ms per period.
+    #[test]
+    fn vector_7_10_overrun_carried_with_tick_enforcement() {
+        let mut k = kernel("v6.18", 250);
+        let t = spawn_dl(&mut k, "d", 10 * MS, 100 * MS, 100 * MS, hog());
+        for (at, want) in [
+            (12, 12),
+            (100, 12),
+            (108, 20),
+            (200, 20),
+            (212, 32),
+            (300, 32),
+            (308, 40),
+        ] {
+            k.run_until(at * MS);
+            assert_eq!(ran(&k, t), want * MS, "HZ 250 at {at}");
+        }
+        assert_eq!(dl_state(&k, t), (400 * MS, 0));
+        let mut k = kernel("v6.18", 1000);
+        let t = spawn_dl(&mut k, "d", 10 * MS, 100 * MS, 100 * MS, hog());
+        for (at, want) in [(10, 10), (100, 10), (110, 20), (300, 30)] {
+            k.run_until(at * MS);
+            assert_eq!(ran(&k, t), want * MS, "HZ 1000 at {at}");
+        }
+    }
+
+    /// A periodic DL task: each job runs `work` ms, then sleeps to the next release.
+    fn periodic(
+        name: &'static str,
+        log: Rc<RefCell<Vec<(&'static str, u64)>>>,
+        work: u64,
+        period: u64,
+    ) -> Box<dyn Program> {
+        let mut job = 0u64;
+        script(move |i, cx| {
+            if i % 2 == 0 {
+                log.borrow_mut().push((name, cx.now() / MS));
+                Some(Op::Run(work * MS))
+            } else {
+                job += 1;
+                Some(Op::SleepUntil(job * period * MS))
+            }
+        })
+    }
+
+    /// 7.11: A (40/100) and B (20/50) from 0: B [0, 20), A [20, 50); at 50 B's deadline 100
+    /// equals A's -> no preemption, A [50, 60), B [60, 80), idle [80, 100); repeats.
+    #[test]
+    fn vector_7_11_edf_order() {
+        let mut k = kernel("v6.18", 1000);
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let a = spawn_dl(
+            &mut k,
+            "A",
+            40 * MS,
+            100 * MS,
+            100 * MS,
+            periodic("A", log.clone(), 40, 100),
+        );
+        let b = spawn_dl(
+            &mut k,
+            "B",
+            20 * MS,
+            50 * MS,
+            50 * MS,
+            periodic("B", log.clone(), 20, 50),
+        );
+        k.run_until(60 * MS);
+        assert_eq!((ran(&k, a), ran(&k, b)), (40 * MS, 20 * MS));
+        k.run_until(99 * MS);
+        assert_eq!(*log.borrow(), [("B", 0), ("A", 20), ("B", 60)]);
+        assert!(k.cpu_is_idle(0), "idle [80, 100)");
+        // second period, by CPU time (the simulator expires the four timers at 100 one
+        // after the other, so A may be switched in for 0 ns before B's replenishment)
+        for (at, want_a, want_b) in [(120, 40, 60), (150, 70, 60), (160, 80, 60), (180, 80, 80)] {
+            k.run_until(at * MS);
+            assert_eq!(
+                (ran(&k, a), ran(&k, b)),
+                (want_a * MS, want_b * MS),
+                "at {at}"
+            );
+        }
+    }
+
+    /// 7.19: RT hog + fair hog + DL T (5/20, jobs at 0, 20, ...). DL time is not fair time:
+    /// the server reaches its zero-laxity point at 950 (deadline 1950); T (deadlines 980,
+    /// 1000, ...) runs [960, 965), [980, 985), [1000, 1005); the server runs the fair hog in
+    /// [950, 960), [965, 980), [985, 1000), [1005, 1015): 50 ms used up at 1015.
+    #[test]
+    fn vector_7_19_server_versus_a_dl_task() {
+        for spec in ["v6.12", "v6.18", "v7.0"] {
+            let (mut k, _rt, f) = rt_hog_and_fair_hog(spec);
+            let log = Rc::new(RefCell::new(Vec::new()));
+            let t = spawn_dl(
+                &mut k,
+                "T",
+                5 * MS,
+                20 * MS,
+                20 * MS,
+                periodic("T", log.clone(), 5, 20),
+            );
+            for (at, fair) in [
+                (950, 0),
+                (960, 10),
+                (965, 10),
+                (980, 25),
+                (1000, 40),
+                (1015, 50),
+                (1100, 50),
+            ] {
+                k.run_until(at * MS);
+                assert_eq!(ran(&k, f), fair * MS, "{spec}: fair at {at}");
+            }
+            assert_eq!(ran(&k, t), 55 * 5 * MS, "{spec}: T's 55 jobs in [0, 1100)");
+            let starts: Vec<u64> = log
+                .borrow()
+                .iter()
+                .map(|e| e.1)
+                .filter(|&s| (950..1020).contains(&s))
+                .collect();
+            assert_eq!(starts, [960, 980, 1000], "{spec}");
+        }
+    }
+
+    // ------------------------------------------------------------------ 7.12 (admission)
+
+    /// 7.12 through the kernel's admission (4 CPUs, capacity 1024, one root domain): tasks of
+    /// 25/100 ms (dl_bw 262144) against 996147 x 4096 >> 10 = 3 984 588: v6.6 admits 15;
+    /// v6.12 .. v7.0 (four fair_servers, 4 x 52428) 14; with sched_rt_runtime_us = 1000000
+    /// 15; -1 admits everything.
+    #[test]
+    fn vector_7_12_admission_through_the_kernel() {
+        let rows = [
+            ("v6.6", 15),
+            ("v6.12", 14),
+            ("v6.18", 14),
+            ("v7.0", 14),
+            ("v7.0 sched_rt_runtime_us=1000000", 15),
+            ("v7.0 sched_rt_runtime_us=-1", 20),
+        ];
+        for (spec, admitted) in rows {
+            let mut k = kernel_n(spec, 1000, 4);
+            let attrs = TaskAttrs {
+                policy: Some(Policy::Deadline),
+                dl: Some(DlAttr {
+                    runtime: 25 * MS,
+                    deadline: 100 * MS,
+                    period: 100 * MS,
+                }),
+                ..Default::default()
+            };
+            let mut ok = 0;
+            for _ in 0..20 {
+                let t = k.create_task(script(|_, _| None), &attrs, None, false);
+                if k.tasks[t.index()].policy == Policy::Deadline {
+                    ok += 1;
+                }
+            }
+            assert_eq!(ok, admitted, "{spec}");
+            assert_eq!(k.setattr_errors.len(), 20 - admitted, "{spec}");
+            if admitted < 20 {
+                assert!(
+                    k.setattr_errors[0].contains("EBUSY"),
+                    "{}",
+                    k.setattr_errors[0]
+                );
+            }
+            // sched_setattr on an existing task goes through the same test
+            let t = k.create_task(script(|_, _| None), &TaskAttrs::default(), None, false);
+            let r = k.sched_setattr_dl(t, attrs.dl.unwrap());
+            assert_eq!(r.is_ok(), admitted == 20, "{spec}");
+        }
+    }
+
+    /// The fair_server tunables: parsed and validated like the debugfs files.
+    #[test]
+    fn fair_server_tunables_parse_and_validate() {
+        let cfg = KernelConfig::parse("v6.12 fair_server_runtime_ns=0").unwrap();
+        assert_eq!(cfg.sysctl.fair_server_runtime_ns, 0);
+        let cfg = KernelConfig::parse(
+            "v6.12 fair_server_period_ns=500000000 fair_server_runtime_ns=25000000",
+        )
+        .unwrap();
+        let s = SchedDlEntity::fair_server_init(&cfg);
+        assert_eq!(
+            (s.dl_runtime, s.dl_period, s.dl_bw),
+            (25 * MS, 500 * MS, 52428)
+        );
+        let e = KernelConfig::parse("v6.12 fair_server_runtime_ns=2000000000").unwrap_err();
+        assert!(
+            e.to_string().contains("fair_server_runtime_ns=2000000000"),
+            "{e}"
+        );
+        assert!(KernelConfig::parse("v6.12 fair_server_period_ns=50").is_err());
+        // v6.6 has no server
+        let cfg = KernelConfig::parse("v6.6").unwrap();
+        assert!(!SchedDlEntity::fair_server_init(&cfg).dl_server);
+    }
+
+    /// Stable ids are accepted as aliases of 14a857056466.
+    #[test]
+    fn revised_rule_aliases_parse() {
+        for spec in [
+            "v6.12+115135422562+d66792919d4f",
+            "v6.19+37cfab131f1b",
+            "v6.18 +14a857056466",
+        ] {
+            let cfg = KernelConfig::parse(spec).unwrap();
+            assert!(cfg.has(P::DlServerRevised), "{spec}");
+        }
+        assert!(!KernelConfig::parse("v6.19")
+            .unwrap()
+            .has(P::DlServerRevised));
+        assert!(KernelConfig::parse("v7.0").unwrap().has(P::DlServerRevised));
     }
 }
