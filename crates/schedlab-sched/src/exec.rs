@@ -1373,9 +1373,8 @@ impl Kernel {
     /// (deadline.rs) runs in the timer interrupt on the entity's CPU, whose cost is charged to
     /// the interrupted task. Deviation: on an idle CPU the handler runs at the expiry itself
     /// (no idle-exit latency before it).
-    pub(crate) fn on_dl_timer(&mut self, ent: crate::deadline::DlEnt, gen: u32) {
-        let tm = self.dl_entity(ent).dl_timer;
-        if !tm.armed || tm.gen != gen {
+    pub(crate) fn on_dl_timer(&mut self, ent: crate::deadline::DlEnt) {
+        if !self.dl_timer_due(ent) {
             return;
         }
         let cpu = self.dl_entity_cpu(ent);
@@ -1385,7 +1384,7 @@ impl Kernel {
         if !idle {
             self.progress_segment(cpu);
         }
-        self.dl_timer_expired(ent, gen);
+        self.dl_timer_expired(ent);
         self.stats.timer_irqs += 1;
         if !idle {
             let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);

@@ -137,11 +137,8 @@ pub(crate) enum Ev {
     /// Scheduler tick on `cpu`.
     Tick { cpu: u32, gen: u32 },
     /// A SCHED_DEADLINE entity's `dl_timer` (replenishment / zero-laxity; a hard hrtimer
-    /// with no slack). Ignored if `gen` is stale (cancelled or re-armed).
-    DlTimer {
-        ent: crate::deadline::DlEnt,
-        gen: u32,
-    },
+    /// with no slack). Fires only if the timer is armed and due (deadline.rs `DlTimer`).
+    DlTimer { ent: crate::deadline::DlEnt },
     /// End of the simulation.
     Stop,
 }
@@ -434,7 +431,7 @@ impl Kernel {
                 }
                 Ev::Timer { id, gen } => self.on_timer(id, gen),
                 Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
-                Ev::DlTimer { ent, gen } => self.on_dl_timer(ent, gen),
+                Ev::DlTimer { ent } => self.on_dl_timer(ent),
                 Ev::Ipi { cpu } => {
                     self.run_ahead = self.sim_run_ahead;
                     self.on_ipi(cpu as usize);
