@@ -9,10 +9,11 @@
 //! | `wakeup_preempt` | `wakeup_preempt()` (same class) | – | deadline.rs | rt.rs | `check_preempt_wakeup_fair` | – |
 //! | `pick_next_task` / `pick_task` | `__pick_next_task()` | stop_task.rs | deadline.rs | rt.rs | fair.rs | idle.rs |
 //! | `put_prev_task` / `set_next_task` | `put_prev_set_next_task()` | – | deadline.rs | rt.rs | fair.rs | idle.rs |
-//! | `balance` | `__pick_next_task()` after an empty pick | – | – | – | newidle balance | – |
+//! | `balance` | `__pick_next_task()` after an empty pick | – | pull (deadline.rs) | – | newidle balance | – |
+//! | `task_woken` | `ttwu_do_wakeup()` after the preemption check | – | push (deadline.rs) | – | – | – |
 //! | `task_tick` | `sched_tick()` | – | deadline.rs | rt.rs | fair.rs | – |
 //! | `task_fork` | `sched_fork()` | – | – | – | fair.rs | – |
-//! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | own CPU | select.rs | own CPU |
+//! | `select_task_rq` | `select_task_rq()` | own CPU | deadline.rs | own CPU | select.rs | own CPU |
 //! | `migrate_task_rq` | `set_task_cpu()` | – | – | – | fair_pelt.rs | – |
 //! | `update_curr` | accounting of the running task at the end of a run | – | – | – | fair.rs | – |
 //! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | – | fair.rs | – |
@@ -262,6 +263,7 @@ impl SchedClass {
     pub(crate) fn balance(self, k: &mut Kernel, cpu: usize) -> bool {
         match self {
             SchedClass::Fair => k.sched_balance_newidle(cpu) > 0,
+            SchedClass::Dl => k.balance_dl(cpu),
             _ => false,
         }
     }
@@ -297,7 +299,16 @@ impl SchedClass {
     ) -> usize {
         match self {
             SchedClass::Fair => k.select_task_rq_fair(p, prev_cpu, wake_flags, this_cpu, in_task),
+            SchedClass::Dl => k.select_task_rq_dl(p, prev_cpu, wake_flags),
             _ => prev_cpu,
+        }
+    }
+
+    /// `.task_woken`: after a wakeup's preemption check (core.c ttwu_do_wakeup()); DL: push
+    /// a woken task that cannot run here soon.
+    pub(crate) fn task_woken(self, k: &mut Kernel, cpu: usize, p: TaskId) {
+        if self == SchedClass::Dl {
+            k.task_woken_dl(cpu, p);
         }
     }
 

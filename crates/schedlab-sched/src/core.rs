@@ -208,6 +208,8 @@ impl Kernel {
             self.wakeup_preempt(cpu, p, wf, in_task);
             // ttwu_do_wakeup(): the tracepoint follows the preemption check
             self.trace_wakeup_event(p, false, cpu);
+            let class = self.tasks[p.index()].class;
+            class.task_woken(self, cpu, p);
         }
         if self.rqs[cpu].idle_stamp != 0 {
             let sample = self.now.saturating_sub(self.rqs[cpu].idle_stamp);
@@ -228,6 +230,10 @@ impl Kernel {
         }
         // ttwu_do_wakeup()'s sched_wakeup, after the check (its flags show the resched)
         self.trace_wakeup_event(p, false, cpu);
+        let class = self.tasks[p.index()].class;
+        if self.tasks[p.index()].cpu == cpu && self.tasks[p.index()].on_rq == OnRq::Queued {
+            class.task_woken(self, cpu, p);
+        }
     }
 
     /// kernel: core.c wakeup_preempt() — class dispatch.
@@ -288,6 +294,8 @@ impl Kernel {
         let executing = self.executing;
         self.executing = Some(cpu);
         self.wakeup_preempt(cpu, t, wf, true);
+        let class = self.tasks[t.index()].class;
+        class.task_woken(self, cpu, t);
         self.executing = executing;
         if self.executing != Some(cpu) {
             self.kick_if_needed(cpu);

@@ -580,6 +580,9 @@ impl Kernel {
         } else {
             self.resched_curr(cpu);
         }
+        if self.ncpus > 1 {
+            self.push_dl_tasks(cpu, None);
+        }
     }
 
     // ================================================================= CBS
@@ -715,6 +718,9 @@ impl Kernel {
     /// kernel: deadline.c enqueue_dl_entity()
     fn enqueue_dl_entity(&mut self, e: DlEnt, flags: u32) {
         let cpu = self.dl_entity_cpu(e);
+        if flags & ENQUEUE_MIGRATING != 0 {
+            self.task_contending(e);
+        }
         if flags & ENQUEUE_WAKEUP != 0 {
             self.task_contending(e);
             self.update_dl_entity(e);
@@ -745,7 +751,7 @@ impl Kernel {
     /// kernel: deadline.c dequeue_dl_entity()
     fn dequeue_dl_entity(&mut self, e: DlEnt, flags: u32) {
         self.__dequeue_dl_entity(e);
-        if flags & DEQUEUE_SLEEP != 0 {
+        if flags & (DEQUEUE_SLEEP | DEQUEUE_MIGRATING) != 0 {
             self.task_non_contending(e);
         }
     }
@@ -915,11 +921,14 @@ impl Kernel {
         self.rqs[cpu].dl.root.first().map(|k| k.2)
     }
 
-    /// kernel: deadline.c set_next_task_dl()
+    /// kernel: deadline.c set_next_task_dl() (and the push it queues as a balance callback)
     pub(crate) fn set_next_task_dl(&mut self, cpu: usize, p: TaskId) {
         let now = self.rq_clock_task(cpu);
         let se = self.tasks[p.index()].se;
         self.se[se.index()].exec_start = now;
+        if self.ncpus > 1 {
+            self.push_dl_tasks(cpu, Some(p));
+        }
     }
 
     /// kernel: deadline.c put_prev_task_dl()
@@ -978,6 +987,204 @@ impl Kernel {
         self.task_non_contending(DlEnt::Task(p));
         self.cancel_dl_timer(DlEnt::Task(p));
         self.tasks[p.index()].dl.dl_throttled = false;
+    }
+
+    // ================================================================= SMP (§3.9, brief)
+
+    /// cpudl: the earliest deadline queued on `cpu` (servers included), None for a "free" CPU.
+    fn dl_earliest(&self, cpu: usize) -> Option<u64> {
+        self.rqs[cpu].dl.root.first().map(|k| k.0)
+    }
+
+    /// `dl_task_is_earliest_deadline()`: `p` would be the earliest entity on `cpu`.
+    fn dl_task_is_earliest_deadline(&self, p: TaskId, cpu: usize) -> bool {
+        match self.dl_earliest(cpu) {
+            None => true,
+            Some(d) => dl_time_before(self.tasks[p.index()].dl.deadline, d),
+        }
+    }
+
+    /// kernel: deadline.c find_later_rq() over cpudl_find(): among the CPUs of the root
+    /// domain that `p` may use, the free ones (no DL entity queued), else the one whose
+    /// earliest deadline is the latest, if later than `p`'s; `p`'s own CPU first. Deviation:
+    /// no sched-domain affinity walk, and the lowest-numbered CPU instead of
+    /// `cpumask_any_and_distribute()`.
+    fn find_later_rq(&self, p: TaskId) -> Option<usize> {
+        let t = &self.tasks[p.index()];
+        let cpus: Vec<usize> = self
+            .root_domain_cpus(t.cpu)
+            .into_iter()
+            .filter(|&c| t.cpus_allowed.contains(c))
+            .collect();
+        let free: Vec<usize> = cpus
+            .iter()
+            .copied()
+            .filter(|&c| self.dl_earliest(c).is_none())
+            .collect();
+        let later = if !free.is_empty() {
+            free
+        } else {
+            let mut best: Option<(usize, u64)> = None;
+            for &c in &cpus {
+                let d = self.dl_earliest(c).unwrap_or(0);
+                if best.is_none_or(|(_, bd)| dl_time_before(bd, d)) {
+                    best = Some((c, d));
+                }
+            }
+            match best {
+                Some((c, d)) if dl_time_before(t.dl.deadline, d) => vec![c],
+                _ => return None,
+            }
+        };
+        if later.contains(&t.cpu) {
+            return Some(t.cpu);
+        }
+        later.first().copied()
+    }
+
+    /// kernel: deadline.c select_task_rq_dl(): a waking task whose current CPU runs a DL
+    /// task it cannot preempt (or a pinned one) goes to a later CPU if it would be the earliest
+    /// there.
+    pub(crate) fn select_task_rq_dl(&mut self, p: TaskId, cpu: usize, wake_flags: u32) -> usize {
+        if wake_flags & WF_TTWU == 0 {
+            return cpu;
+        }
+        let curr = self.rqs[cpu].curr;
+        let ct = &self.tasks[curr.index()];
+        let select = ct.class == SchedClass::Dl
+            && (ct.nr_cpus_allowed < 2
+                || !self.dl_entity_preempt(DlEnt::Task(p), DlEnt::Task(curr)))
+            && self.tasks[p.index()].nr_cpus_allowed > 1;
+        if select {
+            if let Some(target) = self.find_later_rq(p) {
+                if self.dl_task_is_earliest_deadline(p, target) {
+                    return target;
+                }
+            }
+        }
+        cpu
+    }
+
+    /// The earliest queued DL task on `cpu` that could move: not running, not `skip`, allowed
+    /// on more than one CPU (`pick_next_pushable_dl_task()`).
+    fn pick_next_pushable_dl_task(&self, cpu: usize, skip: Option<TaskId>) -> Option<TaskId> {
+        let curr = self.rqs[cpu].curr;
+        self.rqs[cpu].dl.root.iter().find_map(|k| match k.2 {
+            DlEnt::Task(t)
+                if t != curr && Some(t) != skip && self.tasks[t.index()].nr_cpus_allowed > 1 =>
+            {
+                Some(t)
+            }
+            _ => None,
+        })
+    }
+
+    /// Moves queued DL task `p` from `src` to `dst` (deactivate, set_task_cpu, activate) and
+    /// reschedules `dst`.
+    fn move_dl_task(&mut self, src: usize, dst: usize, p: TaskId) {
+        self.update_rq_clock(src);
+        self.dequeue_task_dl(src, p, DEQUEUE_MIGRATING | DEQUEUE_NOCLOCK);
+        self.tasks[p.index()].on_rq = OnRq::Migrating;
+        self.set_task_cpu(p, dst, src);
+        self.update_rq_clock(dst);
+        self.enqueue_task_dl(dst, p, ENQUEUE_MIGRATING | ENQUEUE_NOCLOCK);
+        self.tasks[p.index()].on_rq = OnRq::Queued;
+        self.resched_curr(dst);
+    }
+
+    /// kernel: deadline.c push_dl_task() (repeated by push_dl_tasks()): move the earliest
+    /// pushable task of an rq with more than one queued DL task to a CPU where it would be the
+    /// earliest; if it would preempt this CPU's current DL task, reschedule here instead.
+    /// `skip`: a task just picked to run here.
+    fn push_dl_tasks(&mut self, cpu: usize, skip: Option<TaskId>) {
+        for _ in 0..self.ncpus {
+            let nr_tasks = self.rqs[cpu]
+                .dl
+                .root
+                .iter()
+                .filter(|k| matches!(k.2, DlEnt::Task(_)))
+                .count();
+            if nr_tasks < 2 {
+                return;
+            }
+            let Some(next) = self.pick_next_pushable_dl_task(cpu, skip) else {
+                return;
+            };
+            let curr = self.rqs[cpu].curr;
+            if self.tasks[curr.index()].class == SchedClass::Dl
+                && self.tasks[curr.index()].dl.rb.is_some()
+                && self.dl_entity_preempt(DlEnt::Task(next), DlEnt::Task(curr))
+                && skip.is_none()
+            {
+                self.resched_curr(cpu);
+                return;
+            }
+            match self.find_later_rq(next) {
+                Some(dst) if dst != cpu && self.dl_task_is_earliest_deadline(next, dst) => {
+                    self.move_dl_task(cpu, dst, next)
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// kernel: deadline.c task_woken_dl(): push the woken task if it cannot preempt the
+    /// running DL task here.
+    pub(crate) fn task_woken_dl(&mut self, cpu: usize, p: TaskId) {
+        let curr = self.rqs[cpu].curr;
+        if curr == p || self.need_resched(cpu) || self.tasks[p.index()].nr_cpus_allowed < 2 {
+            return;
+        }
+        let ct = &self.tasks[curr.index()];
+        if ct.class == SchedClass::Dl
+            && (ct.nr_cpus_allowed < 2
+                || !self.dl_entity_preempt(DlEnt::Task(p), DlEnt::Task(curr)))
+        {
+            self.push_dl_tasks(cpu, None);
+        }
+    }
+
+    /// kernel: deadline.c balance_dl() → pull_dl_task(): when the CPU's previous task was a
+    /// DL task and no DL entity is left here, pull the earliest pushable task of another CPU
+    /// of the root domain that holds more than one (unless it would preempt that CPU's
+    /// current task there). True if a task was pulled.
+    pub(crate) fn balance_dl(&mut self, cpu: usize) -> bool {
+        let prev = self.rqs[cpu].curr;
+        if self.tasks[prev.index()].class != SchedClass::Dl || self.dl_earliest(cpu).is_some() {
+            return false;
+        }
+        let mut pulled = false;
+        for src in self.root_domain_cpus(cpu) {
+            if src == cpu {
+                continue;
+            }
+            let nr_tasks = self.rqs[src]
+                .dl
+                .root
+                .iter()
+                .filter(|k| matches!(k.2, DlEnt::Task(_)))
+                .count();
+            if nr_tasks < 2 {
+                continue;
+            }
+            let Some(p) = self.pick_next_pushable_dl_task(src, None) else {
+                continue;
+            };
+            if !self.tasks[p.index()].cpus_allowed.contains(cpu)
+                || !self.dl_task_is_earliest_deadline(p, cpu)
+            {
+                continue;
+            }
+            let scurr = self.rqs[src].curr;
+            if self.tasks[scurr.index()].class == SchedClass::Dl
+                && self.dl_entity_preempt(DlEnt::Task(p), DlEnt::Task(scurr))
+            {
+                continue;
+            }
+            self.move_dl_task(src, cpu, p);
+            pulled = true;
+        }
+        pulled
     }
 
     // ================================================================= dl_server (§4.5)
@@ -2353,5 +2560,72 @@ mod vector_tests {
         let st = k.rqs[0].dl_server_stats;
         assert!(st.starts >= 9_000 && st.stops >= 9_000, "{st:?}");
         assert!(k.events.len() < 20, "{} events queued", k.events.len());
+    }
+
+    // ------------------------------------------------------------------ SMP (brief)
+
+    /// select_task_rq_dl: on 2 CPUs, A (DL 50/100, pinned to CPU 0) runs; B (DL 10/100,
+    /// released with the same period, so not strictly earlier) wakes with CPU 0 as its
+    /// previous CPU: A cannot move and B cannot preempt it -> find_later_rq -> free CPU 1.
+    /// Without the pin, B still cannot preempt A (equal deadline) -> CPU 1 as well; a B with
+    /// an earlier deadline (D 50) stays on CPU 0 and preempts A.
+    #[test]
+    fn dl_wakeup_placement_prefers_a_free_cpu() {
+        for (pin, b_deadline, b_cpu) in [(true, 100, 1), (false, 100, 1), (false, 50, 0)] {
+            let mut k = kernel_n("v6.18", 1000, 2);
+            let attrs = TaskAttrs {
+                comm: Some("A".into()),
+                policy: Some(Policy::Deadline),
+                cpus: pin.then(|| schedlab_platform::cpumask::CpuMask::single(0)),
+                dl: Some(DlAttr {
+                    runtime: 50 * MS,
+                    deadline: 100 * MS,
+                    period: 100 * MS,
+                }),
+                ..Default::default()
+            };
+            let a = k.create_task(hog(), &attrs, None, false);
+            k.start_task(a);
+            k.run_until(MS);
+            assert_eq!(k.rqs[0].curr, a);
+            let b = spawn_dl(&mut k, "B", 10 * MS, b_deadline * MS, 100 * MS, hog());
+            k.run_until(2 * MS);
+            assert_eq!(
+                k.tasks[b.index()].cpu,
+                b_cpu,
+                "pin {pin}, B deadline {b_deadline}"
+            );
+            assert_eq!(k.rqs[b_cpu].curr, b);
+        }
+    }
+
+    /// push: two DL hogs forked onto CPU 0 (no placement at fork): when the first is picked,
+    /// the second is pushable and CPU 1 is free -> it is pushed there and both run.
+    #[test]
+    fn dl_push_moves_a_queued_task_to_a_free_cpu() {
+        let mut k = kernel_n("v6.18", 1000, 2);
+        let mut ids = Vec::new();
+        for name in ["A", "B"] {
+            let attrs = TaskAttrs {
+                comm: Some(name.into()),
+                policy: Some(Policy::Deadline),
+                dl: Some(DlAttr {
+                    runtime: 30 * MS,
+                    deadline: 100 * MS,
+                    period: 100 * MS,
+                }),
+                ..Default::default()
+            };
+            let t = k.create_task(hog(), &attrs, None, false);
+            k.start_task(t);
+            ids.push(t);
+        }
+        k.run_until(20 * MS);
+        assert_eq!(
+            ran(&k, ids[0]) + ran(&k, ids[1]),
+            40 * MS,
+            "both ran all the time"
+        );
+        assert_ne!(k.tasks[ids[0].index()].cpu, k.tasks[ids[1].index()].cpu);
     }
 }
