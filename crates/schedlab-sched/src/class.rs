@@ -19,12 +19,14 @@
 //! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | – | fair.rs | – |
 //! | `switched_from` / `switched_to` | `__sched_setscheduler()` (check_class_changed) | – | – | rt.rs | fair.rs | – |
 //!
-//! The RT and deadline classes have their runqueues and the hooks that keep them (queue,
-//! pick, order); tasks of those policies are still refused at the user surface until their
-//! issue adds throttling, push/pull, CBS and the dl_server. Core code never matches on a
-//! policy or calls a class's file directly: it goes through this table. Also here: the one
-//! fair.c entry point core.c calls without the table, `sched_balance_trigger()` from
-//! `sched_tick()`.
+//! The deadline class is complete as rt-dl.md §3/§4 ask (CBS, throttling, the fair_server,
+//! admission, brief push/pull). Its pick may return a dl_server: the Dl arm below then asks
+//! the fair class of that CPU for a task (the kernel's `server_pick_task` function pointer,
+//! `fair_server_pick_task()`), which is why the pick of a fair task can come from the Dl arm.
+//! Core code never matches on a policy or calls a class's file directly: it goes through this
+//! table. Also here: the entry points core.c calls without the table,
+//! `sched_balance_trigger()` from `sched_tick()`, and deadline.c's `sched_dl_overflow()` and
+//! `__setparam_dl()` from `__sched_setscheduler()`.
 
 use crate::sched::*;
 use crate::Kernel;

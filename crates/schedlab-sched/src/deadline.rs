@@ -252,6 +252,27 @@ pub struct DlServerEvent {
     pub curr_prio: i32,
 }
 
+impl DlServerEvent {
+    /// One line for explanations, e.g.
+    /// `t=53.000000 ms cpu0 Activate { starved: false } state D runtime 49.849239 ms deadline 1050.000000 ms curr I (pid 1001, SCHED_FIFO prio 49)`.
+    pub fn describe(&self, k: &Kernel) -> String {
+        let ms = |ns: f64| ns / 1e6;
+        format!(
+            "t={:.6} ms cpu{} {:?} state {} runtime {:.6} ms deadline {:.6} ms curr {} (pid {}, {} prio {})",
+            ms(self.time as f64),
+            self.cpu,
+            self.kind,
+            self.state,
+            ms(self.runtime as f64),
+            ms(self.deadline as f64),
+            k.tasks[self.curr.index()].comm,
+            self.curr_pid,
+            self.curr_policy.name(),
+            self.curr_prio
+        )
+    }
+}
+
 /// Per-CPU counters of the fair_server (`Rq::dl_server_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DlServerStats {
@@ -1963,6 +1984,8 @@ mod vector_tests {
                 assert_eq!(a.kind, DlServerEventKind::Activate { starved: false });
                 assert_eq!((a.runtime, a.deadline), (49_849_239, 1050 * MS), "{spec}");
                 assert_eq!(k.tasks[a.curr.index()].comm, "I");
+                let line = a.describe(&k);
+                assert!(line.starts_with("t=53.000000 ms cpu0 Activate { starved: false } state D runtime 49.849239 ms deadline 1050.000000 ms curr I"), "{line}");
                 assert_eq!((a.curr_policy, a.curr_prio), (Policy::Fifo, 49));
                 assert_eq!(k.rqs[0].dl_server_stats.nonstarved_activations, 1);
                 // 50 ms at DL priority: [53, 103)
