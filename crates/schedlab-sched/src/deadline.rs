@@ -440,6 +440,10 @@ impl Kernel {
         if !self.dl_server_log_on {
             return;
         }
+        if self.dl_server_log.len() >= self.dl_server_log_cap {
+            self.dl_server_log_dropped += 1;
+            return;
+        }
         let s = &self.rqs[cpu].fair_server;
         let curr = self.rqs[cpu].curr;
         let t = &self.tasks[curr.index()];
@@ -818,6 +822,20 @@ impl Kernel {
     /// `idle`: the charge is idle time (dl_server_update_idle, f5a538c07df2).
     fn update_curr_dl_se(&mut self, cpu: usize, e: DlEnt, delta: i64, idle: bool) {
         let is_server = matches!(e, DlEnt::Server(_));
+        if is_server && delta > 0 {
+            // the common case of every fair update_curr(): budget left after the charge, no
+            // flag to clear — nothing but the subtraction below happens
+            let scaled = self.dl_scaled_delta_exec(cpu, e, delta as u64) as i64;
+            let fs = &mut self.rqs[cpu].fair_server;
+            if (fs.dl_defer || !fs.dl_throttled)
+                && !fs.dl_defer_idle
+                && !fs.dl_yielded
+                && fs.runtime > scaled
+            {
+                fs.runtime -= scaled;
+                return;
+            }
+        }
         if delta <= 0 {
             if !self.dl_entity(e).dl_yielded {
                 return;
@@ -2579,10 +2597,14 @@ mod vector_tests {
                 })
             }),
         );
+        k.dl_server_log_cap = 100;
         k.run_until(1000 * MS);
         let st = k.rqs[0].dl_server_stats;
         assert!(st.starts >= 9_000 && st.stops >= 9_000, "{st:?}");
         assert!(k.events.len() < 20, "{} events queued", k.events.len());
+        // the log keeps its first 100 entries and counts the rest
+        assert_eq!(k.dl_server_log.len(), 100);
+        assert!(k.dl_server_log_dropped >= 18_000 - 100);
     }
 
     // ------------------------------------------------------------------ SMP (brief)

@@ -229,9 +229,14 @@ pub struct Kernel {
     /// Tasks created and not yet exited (the run ends early when it drops to zero).
     pub nr_live: u32,
     /// Structured log of dl_server activity, all CPUs in time order (deadline.rs,
-    /// [`crate::deadline::DlServerEvent`]); `dl_server_log_on` switches it (default on).
+    /// [`crate::deadline::DlServerEvent`]); `dl_server_log_on` switches it (default on). At
+    /// most `dl_server_log_cap` entries (default 100 000, ≈ 6 MB) are kept; later ones are
+    /// only counted in `dl_server_log_dropped` (a v6.12 fair workload starts and stops the
+    /// server on every wakeup and block).
     pub dl_server_log: Vec<crate::deadline::DlServerEvent>,
     pub dl_server_log_on: bool,
+    pub dl_server_log_cap: usize,
+    pub dl_server_log_dropped: u64,
     /// `sched_setattr(SCHED_DEADLINE)` refusals at task creation (-EINVAL / -EBUSY), one
     /// line each naming the pid and the value; the task was left SCHED_NORMAL.
     pub setattr_errors: Vec<String>,
@@ -308,6 +313,8 @@ impl Kernel {
             all_exited_at: None,
             dl_server_log: Vec::new(),
             dl_server_log_on: true,
+            dl_server_log_cap: 100_000,
+            dl_server_log_dropped: 0,
             setattr_errors: Vec::new(),
         };
         // root task group with one root cfs_rq per CPU
