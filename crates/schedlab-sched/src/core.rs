@@ -927,12 +927,21 @@ impl Kernel {
         rt_priority: u32,
         dl: Option<crate::deadline::DlAttr>,
     ) {
-        if policy == Policy::Deadline && dl.is_none() && self.tasks[p.index()].dl.dl_runtime == 0 {
-            self.sched_warn_on(
-                true,
-                "__sched_setscheduler: SCHED_DEADLINE without runtime/deadline/period",
-            );
-            return;
+        if policy == Policy::Deadline && dl.is_none() {
+            // sched_setscheduler(SCHED_DEADLINE) carries no runtime/deadline/period: the
+            // kernel's checkparam refuses it (EINVAL) unless the task already holds
+            // parameters, which then pass admission again; a refusal changes nothing
+            let se = self.tasks[p.index()].dl;
+            let held = crate::deadline::DlAttr {
+                runtime: se.dl_runtime,
+                deadline: se.dl_deadline,
+                period: se.dl_period,
+            };
+            if self.tasks[p.index()].policy != Policy::Deadline
+                && (se.dl_runtime == 0 || self.sched_dl_overflow_from_core(p, &held).is_err())
+            {
+                return;
+            }
         }
         let cpu = self.tasks[p.index()].cpu;
         let prev_class = self.tasks[p.index()].class;

@@ -2673,4 +2673,50 @@ mod vector_tests {
         );
         assert_ne!(k.tasks[ids[0].index()].cpu, k.tasks[ids[1].index()].cpu);
     }
+
+    /// sched_setattr(SCHED_DEADLINE 5/100 ms) on a running fair hog that shares its CPU with
+    /// another fair hog, at 10 ms: it runs [10, 15) at DL priority (ticks at 11 .. 15 charge
+    /// 1 ms each, 0 left at 15 -> throttled, timer at the next period 110), the other hog
+    /// runs [15, 110), then [110, 115) again.
+    #[test]
+    fn setattr_deadline_on_a_running_task() {
+        let mut k = kernel("v6.18", 1000);
+        let a = spawn(&mut k, "A", Policy::Normal, 0, hog());
+        let b = spawn(&mut k, "B", Policy::Normal, 0, hog());
+        k.run_until(10 * MS);
+        let running = k.rqs[0].curr;
+        let (t, other) = if running == a { (a, b) } else { (b, a) };
+        k.sched_setattr_dl(
+            t,
+            DlAttr {
+                runtime: 5 * MS,
+                deadline: 100 * MS,
+                period: 100 * MS,
+            },
+        )
+        .unwrap();
+        assert_eq!(k.tasks[t.index()].class, SchedClass::Dl);
+        let at = |k: &mut Kernel, ms: u64| {
+            k.run_until(ms * MS);
+            (ran(k, t), ran(k, other))
+        };
+        let (t10, o10) = at(&mut k, 10);
+        let (t15, o15) = at(&mut k, 15);
+        assert_eq!((t15 - t10, o15 - o10), (5 * MS, 0));
+        assert!(k.tasks[t.index()].dl.dl_throttled);
+        let (t110, o110) = at(&mut k, 110);
+        assert_eq!((t110 - t15, o110 - o15), (0, 95 * MS));
+        let (t115, _) = at(&mut k, 115);
+        assert_eq!(t115 - t110, 5 * MS);
+        // a second task of 96 % does not fit next to it on v6.18 (90 % per CPU for DL)
+        let e = k.sched_setattr_dl(
+            other,
+            DlAttr {
+                runtime: 96 * MS,
+                deadline: 100 * MS,
+                period: 100 * MS,
+            },
+        );
+        assert!(e.unwrap_err().contains("EBUSY"));
+    }
 }
