@@ -648,7 +648,8 @@ impl Kernel {
         if se.dl_yielded && se.runtime > 0 {
             se.runtime = 0;
         }
-        while se.runtime <= 0 {
+        // (a disabled server, runtime 0, is never refilled: no endless loop)
+        while se.runtime <= 0 && se.dl_runtime > 0 {
             se.deadline = se.deadline.wrapping_add(se.dl_period);
             se.runtime += se.dl_runtime as i64;
         }
