@@ -890,8 +890,9 @@ impl Kernel {
             match e {
                 DlEnt::Server(_) => {
                     if self.cfg.has(P::DlServerExpiry) {
-                        // a new deferred period instead of replenish-and-run
-                        self.dle(e).dl_defer_running = false;
+                        // a new period (deferred only if not running a starvation episode:
+                        // dl_defer_running is left as it is) and its timer, instead of
+                        // replenish-and-run
                         self.replenish_dl_new_period(e);
                         self.start_dl_timer(e);
                     } else {
@@ -2124,8 +2125,9 @@ mod vector_tests {
     /// the server is then enqueued with ENQUEUE_REPLENISH at once (rt-dl.md §3.7): runtime
     /// 50 - 101 = -51 ms -> -1 (deadline 2950) -> 49 ms (deadline 3950), run still 1, so the
     /// 1 ms runs go on: 101 + 95 (1960 ... 2900) = 196 ms by 2910. The spec's numbers are
-    /// those of 6.12.y with 421fc59cf58c as well (new deferred period at 1951, then the wake at
-    /// 1960 overflows: 50 > 0.05 x 991 -> deadline 2960, timer 2910).
+    /// those of 6.12.y with 421fc59cf58c as well: the throttle at 1951 opens a new period
+    /// (deadline 2951, runtime 50), the stop keeps it, and the wake at 1960 overflows
+    /// (50 > 0.05 x 991) -> with 115135422562 a new deferred period, deadline 2960, timer 2910.
     #[test]
     fn vector_7_4b_v6_12_budget_leak_derived_not_traced() {
         let (mut k, f) = light_periodic("v6.12");

@@ -184,7 +184,7 @@ patches! {
     DlServerParamStop = ("bb4700adc3ab", "sched/deadline: Always stop dl-server before changing parameters", "v6.17",
         "debug.c sched_fair_server_write / Kernel::set_fair_server_params (always stop first)", true, []),
     DlServerExpiry = ("421fc59cf58c", "sched/deadline: Fix RT task potential starvation when expiry time passed", "v6.17",
-        "deadline.c update_curr_dl_se (a server whose timer cannot be armed starts a new deferred period)", true, []),
+        "deadline.c update_curr_dl_se (a server whose throttle timer cannot be armed opens a new period and arms its timer instead of replenish-and-run)", true, []),
     DlServerNrRunning = ("52d15521eb75", "sched/deadline: Don't count nr_running for dl_server proxy tasks", "v6.17",
         "deadline.c nr_running with proxy execution (not modelled: servers are never counted)", false, []),
     DlServerStuck = ("4ae8d9aa9f9d", "sched/deadline: Fix dl_server getting stuck", "v6.17-rc7",
