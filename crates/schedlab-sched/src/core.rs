@@ -434,7 +434,9 @@ impl Kernel {
                 self.tasks[prev.index()].on_rq = OnRq::No;
             }
         }
+        self.rqs[cpu].in_pick = true;
         let next = self.pick_next_task(cpu, prev);
+        self.rqs[cpu].in_pick = false;
         // `p->dl_server` for the run that starts (rt-dl.md §1.3): prev's time up to now was
         // charged when it was put back
         if next != prev {

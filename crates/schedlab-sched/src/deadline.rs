@@ -1249,9 +1249,17 @@ impl Kernel {
         self.rqs[cpu].dl_server_stats.starts += 1;
         self.enqueue_dl_entity(s, ENQUEUE_WAKEUP);
         self.dl_server_log(cpu, DlServerEventKind::Start);
+        // "if current is not DL or the server is earlier: resched_curr". Raised here only where
+        // it can change something in the model: the start comes from a fair enqueue, so if
+        // current is the idle task the wakeup's own preemption check reschedules it (with the
+        // model's IPI timing), and a fair current has just blocked and is inside __schedule(),
+        // which clears prev's flag after the pick (as it does for a start inside the pick
+        // itself, from newidle balancing: `Rq::in_pick`).
         let curr = self.rqs[cpu].curr;
-        if self.tasks[curr.index()].class != SchedClass::Dl
-            || self.dl_entity_preempt(s, DlEnt::Task(curr))
+        let cc = self.tasks[curr.index()].class;
+        if !self.rqs[cpu].in_pick
+            && !matches!(cc, SchedClass::Idle | SchedClass::Fair)
+            && (cc != SchedClass::Dl || self.dl_entity_preempt(s, DlEnt::Task(curr)))
         {
             self.resched_curr(cpu);
         }

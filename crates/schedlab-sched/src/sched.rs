@@ -443,6 +443,11 @@ pub struct Rq {
     pub fair_server: crate::deadline::SchedDlEntity,
     /// `rq->dl_server`: set by the DL pick when the next task came through the fair_server.
     pub dl_server: bool,
+    /// Inside `__pick_next_task()` (newidle balancing may enqueue here). The kernel clears
+    /// prev's TIF_NEED_RESCHED after the pick, so a reschedule raised during it is dropped;
+    /// the model clears the flag before the pick, so code that raises one during the pick
+    /// checks this instead (deadline.rs dl_server_start).
+    pub in_pick: bool,
     /// Counters of this CPU's fair_server (see [`crate::deadline::DlServerStats`]).
     pub dl_server_stats: crate::deadline::DlServerStats,
     pub nr_running: u32,

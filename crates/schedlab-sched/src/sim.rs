@@ -356,6 +356,7 @@ impl Kernel {
                 dl: Default::default(),
                 fair_server: crate::deadline::SchedDlEntity::fair_server_init(&k.cfg),
                 dl_server: false,
+                in_pick: false,
                 dl_server_stats: Default::default(),
                 nr_running: 0,
                 resched: Resched::None,
