@@ -816,6 +816,9 @@ impl Kernel {
         }
         let f = self.machine.freq_scale[cpu];
         let c = self.rqs[cpu].capacity_orig;
+        if f == 1024 && c == 1024 {
+            return delta;
+        }
         cap_scale(cap_scale(delta, f), c)
     }
 
