@@ -9,13 +9,13 @@
 //! | `wakeup_preempt` | `wakeup_preempt()` (same class) | – | deadline.rs | rt.rs | `check_preempt_wakeup_fair` | – |
 //! | `pick_next_task` / `pick_task` | `__pick_next_task()` | stop_task.rs | deadline.rs | rt.rs | fair.rs | idle.rs |
 //! | `put_prev_task` / `set_next_task` | `put_prev_set_next_task()` | – | deadline.rs | rt.rs | fair.rs | idle.rs |
-//! | `balance` | `__pick_next_task()` after an empty pick | – | – | – | newidle balance | – |
+//! | `balance` | `__pick_next_task()` after an empty pick | – | pull (deadline.rs) | – | newidle balance | – |
 //! | `prev_balance` | `__pick_next_task()` before the picks, from prev's class down | – | – | `balance_rt` (pull) | – | – |
-//! | `task_woken` | `ttwu_do_activate()`, `wake_up_new_task()` | – | – | rt.rs (push) | – | – |
+//! | `task_woken` | `ttwu_do_activate()`, `wake_up_new_task()` | – | push (deadline.rs) | push (rt.rs) | – | – |
 //! | `yield_task` | `sched_yield()` | – | – | rt.rs | fair.rs | – |
 //! | `task_tick` | `sched_tick()` | – | deadline.rs | rt.rs | fair.rs | – |
 //! | `task_fork` | `sched_fork()` | – | – | – | fair.rs | – |
-//! | `select_task_rq` | `select_task_rq()` | own CPU | own CPU | rt.rs (cpupri) | select.rs | own CPU |
+//! | `select_task_rq` | `select_task_rq()` | own CPU | deadline.rs | rt.rs (cpupri) | select.rs | own CPU |
 //! | `migrate_task_rq` | `set_task_cpu()` | – | – | – | fair_pelt.rs | – |
 //! | `update_curr` | accounting of the running task at the end of a run | – | – | rt.rs | fair.rs | – |
 //! | `reweight_task`, `prio_changed` | `set_user_nice()`, `__sched_setscheduler()` | – | – | rt.rs (prio) | fair.rs | – |
@@ -24,11 +24,15 @@
 //! `balance_callbacks()` runs what the classes queued during a `__schedule()` or a
 //! `sched_setscheduler()` (RT push and pull), as the kernel's `__balance_callbacks()`.
 //!
-//! The RT class is complete (rt.rs: RR slices, throttling, cpupri, push/pull); the deadline
-//! class has its runqueue and the hooks that keep it (queue, pick, order). Core code never matches on a
-//! policy or calls a class's file directly: it goes through this table. Also here: the one
-//! fair.c entry point core.c calls without the table, `sched_balance_trigger()` from
-//! `sched_tick()`.
+//! The RT class is complete (rt.rs: RR slices, throttling, cpupri, push/pull). The deadline
+//! class is complete as rt-dl.md §3/§4 ask (CBS, throttling, the fair_server, admission, brief
+//! push/pull). Its pick may return a dl_server: the Dl arm below then asks the fair class of
+//! that CPU for a task (the kernel's `server_pick_task` function pointer,
+//! `fair_server_pick_task()`), which is why the pick of a fair task can come from the Dl arm.
+//! Core code never matches on a policy or calls a class's file directly: it goes through this
+//! table. Also here: the entry points core.c calls without the table,
+//! `sched_balance_trigger()` from `sched_tick()`, and deadline.c's `sched_dl_overflow()` and
+//! `__setparam_dl()` from `__sched_setscheduler()`.
 
 use crate::sched::*;
 use crate::Kernel;
@@ -127,10 +131,43 @@ impl SchedClass {
                 None
             }
             SchedClass::Dl => {
-                let next = k.pick_task_dl(cpu)?;
-                put_prev(k, prev, put);
-                k.set_next_task_dl(cpu, next);
-                Some(next)
+                let mut empty_server = None;
+                loop {
+                    match k.pick_task_dl(cpu)? {
+                        crate::deadline::DlEnt::Task(next) => {
+                            put_prev(k, prev, put);
+                            k.set_next_task_dl(cpu, next);
+                            return Some(next);
+                        }
+                        crate::deadline::DlEnt::Server(c) => {
+                            // dl_se->server_pick_task(): fair_server_pick_task() →
+                            // pick_task_fair() of that CPU
+                            let c = c as usize;
+                            if let Some(p) = k.pick_task_fair(c) {
+                                k.dl_server_picked(c, p);
+                                let prev_fair =
+                                    *put && k.tasks[prev.index()].class == SchedClass::Fair;
+                                if prev_fair {
+                                    *put = false;
+                                } else {
+                                    put_prev(k, prev, put);
+                                }
+                                k.put_prev_set_next_fair(prev_fair.then_some(prev), p);
+                                if p != prev {
+                                    k.trace_pick(cpu, p, "dl_server");
+                                }
+                                return Some(p);
+                            }
+                            // E4, then pick again; the server must have left the tree
+                            if empty_server == Some(c) {
+                                k.sched_warn_on(true, "dl_server picked empty twice");
+                                return None;
+                            }
+                            empty_server = Some(c);
+                            k.dl_server_pick_empty(c);
+                        }
+                    }
+                }
             }
             SchedClass::Rt => {
                 let next = k.pick_task_rt(cpu)?;
@@ -140,7 +177,8 @@ impl SchedClass {
             }
             SchedClass::Fair => {
                 let prev_fair = *put && k.tasks[prev.index()].class == SchedClass::Fair;
-                if !prev_fair {
+                let prev_idle = k.tasks[prev.index()].is_idle_task;
+                if !prev_fair && !prev_idle {
                     put_prev(k, prev, put);
                 }
                 // pick_next_task_fair() puts a fair prev back itself, whether or not it
@@ -149,11 +187,22 @@ impl SchedClass {
                 if prev_fair {
                     *put = false;
                 }
+                // the idle task is put back only when something else runs
+                // (put_prev_set_next_task() does nothing for next == prev)
+                if prev_idle && next.is_some() {
+                    put_prev(k, prev, put);
+                }
                 next
             }
             SchedClass::Idle => {
-                put_prev(k, prev, put);
-                Some(k.pick_task_idle(cpu))
+                let idle = k.pick_task_idle(cpu);
+                if prev == idle {
+                    *put = false;
+                } else {
+                    put_prev(k, prev, put);
+                    k.set_next_task_idle(cpu);
+                }
+                Some(idle)
             }
         }
     }
@@ -164,7 +213,11 @@ impl SchedClass {
             SchedClass::Fair => k.put_prev_task_fair(prev),
             SchedClass::Rt => k.put_prev_task_rt(prev),
             SchedClass::Dl => k.put_prev_task_dl(prev),
-            SchedClass::Stop | SchedClass::Idle => {}
+            SchedClass::Idle => {
+                let cpu = k.tasks[prev.index()].cpu;
+                k.put_prev_task_idle(cpu)
+            }
+            SchedClass::Stop => {}
         }
     }
 
@@ -196,11 +249,13 @@ impl SchedClass {
     }
 
     /// `.switched_from` (after the class changed; check_class_changed()). RT: pull when the
-    /// last RT task left. (No fair PELT detach.)
+    /// last RT task left; DL: its bandwidth and pull. (No fair PELT detach.)
     pub(crate) fn switched_from(self, k: &mut Kernel, p: TaskId) {
-        if self == SchedClass::Rt {
-            let cpu = k.tasks[p.index()].cpu;
-            k.switched_from_rt(cpu, p);
+        let cpu = k.tasks[p.index()].cpu;
+        match self {
+            SchedClass::Rt => k.switched_from_rt(cpu, p),
+            SchedClass::Dl => k.switched_from_dl(cpu, p),
+            _ => {}
         }
     }
 
@@ -218,14 +273,8 @@ impl SchedClass {
         match self {
             SchedClass::Fair => k.yield_task_fair(cpu),
             SchedClass::Rt => k.yield_task_rt(cpu),
+            SchedClass::Dl => k.yield_task_dl(cpu),
             _ => {}
-        }
-    }
-
-    /// `.task_woken` (after a wakeup's preemption check): RT push.
-    pub(crate) fn task_woken(self, k: &mut Kernel, cpu: usize, p: TaskId) {
-        if self == SchedClass::Rt {
-            k.task_woken_rt(cpu, p);
         }
     }
 
@@ -244,6 +293,7 @@ impl SchedClass {
         match self {
             SchedClass::Fair => k.switched_to_fair(cpu, p),
             SchedClass::Rt => k.switched_to_rt(cpu, p),
+            SchedClass::Dl => k.switched_to_dl(cpu, p),
             _ => {}
         }
     }
@@ -254,6 +304,7 @@ impl SchedClass {
     pub(crate) fn balance(self, k: &mut Kernel, cpu: usize) -> bool {
         match self {
             SchedClass::Fair => k.sched_balance_newidle(cpu) > 0,
+            SchedClass::Dl => k.balance_dl(cpu),
             _ => false,
         }
     }
@@ -290,24 +341,46 @@ impl SchedClass {
         match self {
             SchedClass::Fair => k.select_task_rq_fair(p, prev_cpu, wake_flags, this_cpu, in_task),
             SchedClass::Rt => k.select_task_rq_rt(p, prev_cpu, wake_flags, this_cpu),
+            SchedClass::Dl => k.select_task_rq_dl(p, prev_cpu, wake_flags),
             _ => prev_cpu,
+        }
+    }
+
+    /// `.task_woken`: after a wakeup's preemption check (core.c ttwu_do_wakeup()): push a
+    /// woken task that cannot run here soon (RT, DL).
+    pub(crate) fn task_woken(self, k: &mut Kernel, cpu: usize, p: TaskId) {
+        match self {
+            SchedClass::Rt => k.task_woken_rt(cpu, p),
+            SchedClass::Dl => k.task_woken_dl(cpu, p),
+            _ => {}
         }
     }
 
     /// `.update_curr`: charge the running task's time up to the rq clock (every level of
     /// its hierarchy for fair).
     pub(crate) fn update_curr(self, k: &mut Kernel, curr: TaskId) {
-        if self == SchedClass::Rt {
-            let cpu = k.tasks[curr.index()].cpu;
-            k.update_curr_rt_flush(cpu);
-        }
-        if self == SchedClass::Fair {
-            let mut e = Some(k.tasks[curr.index()].se);
-            while let Some(se) = e {
-                let c = k.se[se.index()].cfs_rq;
-                k.update_curr(c);
-                e = k.se[se.index()].parent;
+        match self {
+            SchedClass::Rt => {
+                let cpu = k.tasks[curr.index()].cpu;
+                k.update_curr_rt_flush(cpu);
             }
+            SchedClass::Fair => {
+                let mut e = Some(k.tasks[curr.index()].se);
+                while let Some(se) = e {
+                    let c = k.se[se.index()].cfs_rq;
+                    k.update_curr(c);
+                    e = k.se[se.index()].parent;
+                }
+            }
+            SchedClass::Dl => {
+                let cpu = k.tasks[curr.index()].cpu;
+                k.update_curr_dl(cpu);
+            }
+            SchedClass::Idle => {
+                let cpu = k.tasks[curr.index()].cpu;
+                k.update_curr_idle(cpu);
+            }
+            _ => {}
         }
     }
 
@@ -339,6 +412,21 @@ impl Kernel {
     /// through the table): the periodic and nohz balance triggers of a busy CPU.
     pub(crate) fn sched_balance_trigger_from_tick(&mut self, cpu: usize) {
         self.sched_balance_trigger(cpu);
+    }
+
+    /// kernel: deadline.c sched_dl_overflow() (with __checkparam_dl()), which core.c
+    /// __sched_setscheduler() calls directly.
+    pub(crate) fn sched_dl_overflow_from_core(
+        &self,
+        p: TaskId,
+        a: &crate::deadline::DlAttr,
+    ) -> Result<(), String> {
+        self.sched_dl_overflow(p, a)
+    }
+
+    /// kernel: deadline.c __setparam_dl(), called by core.c __setscheduler_params().
+    pub(crate) fn __setparam_dl_from_core(&mut self, p: TaskId, a: &crate::deadline::DlAttr) {
+        self.__setparam_dl(p, a);
     }
 }
 
@@ -398,6 +486,12 @@ mod tests {
                 comm: Some(name.into()),
                 policy: Some(policy),
                 rt_priority: Some(prio),
+                // SCHED_DEADLINE needs its parameters: 5 ms every 100 ms
+                dl: (policy == Policy::Deadline).then_some(crate::deadline::DlAttr {
+                    runtime: 5_000_000,
+                    deadline: 100_000_000,
+                    period: 100_000_000,
+                }),
                 ..Default::default()
             };
             let prog = Box::new(RunOnceThenSleep(name, log.clone(), false));

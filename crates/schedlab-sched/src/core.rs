@@ -440,7 +440,15 @@ impl Kernel {
                 self.tasks[prev.index()].on_rq = OnRq::No;
             }
         }
+        self.rqs[cpu].in_pick = true;
         let next = self.pick_next_task(cpu, prev);
+        self.rqs[cpu].in_pick = false;
+        // `p->dl_server` for the run that starts (rt-dl.md §1.3): prev's time up to now was
+        // charged when it was put back
+        if next != prev {
+            self.tasks[prev.index()].dl_server = None;
+        }
+        self.tasks[next.index()].dl_server = self.rqs[cpu].dl_server.then_some(cpu);
         if next == prev {
             self.stats.repicks += 1;
             self.balance_callbacks(cpu);
@@ -456,8 +464,10 @@ impl Kernel {
     /// task.
     fn pick_next_task(&mut self, cpu: usize, prev: TaskId) -> TaskId {
         // `put`: prev is still its class's current task and is put back before anything
-        // else runs
-        let mut put = !self.tasks[prev.index()].is_idle_task;
+        // else runs (the idle task only when something else runs, class.rs)
+        let mut put = true;
+        // `rq->dl_server = NULL`: set again by a pick through the fair_server
+        self.rqs[cpu].dl_server = false;
         // The kernel's fast path: prev is not above the fair class and every queued task is
         // fair (`rq->nr_running == rq->cfs.h_nr_queued`; a runnable stopper would count in
         // nr_running, here its queued works are checked) — only fair, then idle, can pick.
@@ -626,6 +636,14 @@ impl Kernel {
         self.sched_balance_trigger_from_tick(cpu);
     }
 
+    /// `rq->donor->sched_class->update_curr(rq)`: charge the current task (or, for the idle
+    /// task, the idle time) up to the rq clock.
+    pub(crate) fn update_curr_of_current(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        let class = self.tasks[curr.index()].class;
+        class.update_curr(self, curr);
+    }
+
     // ===================================================================== helpers
 
     fn any_other_idle_in_llc(&self, cpu: usize) -> bool {
@@ -710,6 +728,7 @@ impl Kernel {
             stats: TaskStats::default(),
             spawn_slots: Vec::new(),
             last_ran_cpu: None,
+            dl_server: None,
         });
         id
     }
@@ -793,6 +812,24 @@ impl Kernel {
         class.task_fork(self, t, parent);
         if let Some(s) = attrs.slice_ns {
             self.apply_custom_slice(t, s);
+        }
+        if self.tasks[t.index()].policy == Policy::Deadline {
+            // sched_setattr() before the first wakeup: checkparam + admission control; a
+            // refused task stays SCHED_NORMAL and the refusal is kept in `setattr_errors`
+            let admitted = match attrs.dl {
+                Some(a) => self.sched_dl_overflow_from_core(t, &a).map(|_| a),
+                None => Err("SCHED_DEADLINE needs runtime/deadline/period (EINVAL)".into()),
+            };
+            match admitted {
+                Ok(a) => self.__setparam_dl_from_core(t, &a),
+                Err(e) => {
+                    let pid = self.tasks[t.index()].pid;
+                    self.setattr_errors.push(format!("pid {pid}: {e}"));
+                    let task = &mut self.tasks[t.index()];
+                    task.policy = Policy::Normal;
+                    task.class = SchedClass::Fair;
+                }
+            }
         }
         // the first CPU must be allowed
         if !self.tasks[t.index()].cpus_allowed.contains(pcpu) {
@@ -962,9 +999,11 @@ impl Kernel {
     /// goes to the *old* class's `reweight_task`, then `__setscheduler_prio`), enqueue
     /// (RESTORE | MOVE) and set as next, then `check_class_changed()`: `switched_from` /
     /// `switched_to` when the class changed, else `prio_changed`.
-    /// Deviation: SCHED_DEADLINE (which needs a `sched_attr` with runtime, deadline and
-    /// period, and admission control) is not accepted here; the fair entity's PELT signals are
-    /// not detached/attached on a class change (`detach_task_cfs_rq`).
+    /// SCHED_DEADLINE goes through [`Kernel::sched_setattr_dl`] (it needs runtime, deadline
+    /// and period, and admission control); `Op::SetScheduler` with `Policy::Deadline` uses the
+    /// parameters the task already holds, if any.
+    /// Deviation: the fair entity's PELT signals are not detached/attached on a class change
+    /// (`detach_task_cfs_rq`).
     pub(crate) fn __sched_setscheduler(
         &mut self,
         p: TaskId,
@@ -972,9 +1011,44 @@ impl Kernel {
         nice: i32,
         rt_priority: u32,
     ) {
-        if policy == Policy::Deadline {
-            self.sched_warn_on(true, "__sched_setscheduler: SCHED_DEADLINE is not modelled");
-            return;
+        self.__sched_setscheduler_attr(p, policy, nice, rt_priority, None)
+    }
+
+    /// `sched_setattr(SCHED_DEADLINE, R, D, P)` on task `p`, running or not: checkparam and
+    /// admission control (-EINVAL / -EBUSY as an Err naming the value), then the class change.
+    pub fn sched_setattr_dl(
+        &mut self,
+        p: TaskId,
+        attr: crate::deadline::DlAttr,
+    ) -> Result<(), String> {
+        self.sched_dl_overflow_from_core(p, &attr)?;
+        self.__sched_setscheduler_attr(p, Policy::Deadline, 0, 0, Some(attr));
+        Ok(())
+    }
+
+    fn __sched_setscheduler_attr(
+        &mut self,
+        p: TaskId,
+        policy: Policy,
+        nice: i32,
+        rt_priority: u32,
+        dl: Option<crate::deadline::DlAttr>,
+    ) {
+        if policy == Policy::Deadline && dl.is_none() {
+            // sched_setscheduler(SCHED_DEADLINE) carries no runtime/deadline/period: the
+            // kernel's checkparam refuses it (EINVAL) unless the task already holds
+            // parameters, which then pass admission again; a refusal changes nothing
+            let se = self.tasks[p.index()].dl;
+            let held = crate::deadline::DlAttr {
+                runtime: se.dl_runtime,
+                deadline: se.dl_deadline,
+                period: se.dl_period,
+            };
+            if self.tasks[p.index()].policy != Policy::Deadline
+                && (se.dl_runtime == 0 || self.sched_dl_overflow_from_core(p, &held).is_err())
+            {
+                return;
+            }
         }
         let cpu = self.tasks[p.index()].cpu;
         let prev_class = self.tasks[p.index()].class;
@@ -1010,9 +1084,14 @@ impl Kernel {
             if policy.is_fair() {
                 t.nice = nice;
                 t.rt_priority = 0;
+            } else if policy == Policy::Deadline {
+                t.rt_priority = 0;
             } else {
                 t.rt_priority = rt_priority.clamp(1, 99);
             }
+        }
+        if let Some(a) = dl {
+            self.__setparam_dl_from_core(p, &a);
         }
         if prev_class == SchedClass::Fair {
             prev_class.reweight_task(self, p);
@@ -1024,8 +1103,11 @@ impl Kernel {
                 inv_weight: inv,
             };
         }
-        // __setscheduler_prio(): the class of the effective priority
-        let new_class = if self.tasks[p.index()].prio() < crate::rt::MAX_RT_PRIO as i32 {
+        // __setscheduler_prio(): the class of the effective priority (deadline: prio < 0)
+        let eff = self.tasks[p.index()].prio();
+        let new_class = if policy == Policy::Deadline || eff < 0 {
+            SchedClass::Dl
+        } else if eff < crate::rt::MAX_RT_PRIO as i32 {
             SchedClass::Rt
         } else {
             SchedClass::Fair

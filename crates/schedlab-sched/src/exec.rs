@@ -1538,6 +1538,33 @@ impl Kernel {
         }
     }
 
+    /// A SCHED_DEADLINE `dl_timer` expiry (hard hrtimer, no slack): the handler
+    /// (deadline.rs) runs in the timer interrupt on the entity's CPU, whose cost is charged to
+    /// the interrupted task. Deviation: on an idle CPU the handler runs at the expiry itself
+    /// (no idle-exit latency before it).
+    pub(crate) fn on_dl_timer(&mut self, ent: crate::deadline::DlEnt) {
+        if !self.dl_timer_due(ent) {
+            return;
+        }
+        let cpu = self.dl_entity_cpu(ent);
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        self.dl_timer_expired(ent);
+        self.stats.timer_irqs += 1;
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
+    }
+
     /// Continues a CPU after an interrupt handled outside its own execution flow.
     pub(crate) fn cpu_continue_from_outside(&mut self, cpu: usize) {
         let saved = self.executing;

@@ -341,6 +341,12 @@ impl Kernel {
             self.update_min_vruntime(cfs);
         }
         let cpu = self.cfs[cfs.index()].cpu;
+        if let Some(t) = self.se[curr.index()].task {
+            // E8 (rt-dl.md §4.5): every fair task's run time is charged to the fair_server,
+            // through `p->dl_server` when it was picked through it, else to `rq->fair_server`
+            let through = self.tasks[t.index()].dl_server.is_some();
+            self.dl_server_update(cpu, delta as i64, through);
+        }
         if !self.cfg.has(P::UpdateCurrResched) {
             // v6.6: update_deadline itself reschedules when others are queued.
             if resched && self.cfs[cfs.index()].nr_queued > 1 {
@@ -735,6 +741,7 @@ impl Kernel {
             return;
         }
         self.util_est_enqueue(t, flags);
+        let rq_h_nr_queued = self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued;
         let h_nr_queued = 1u32;
         let h_nr_runnable = if self.se[tse.index()].sched_delayed {
             0
@@ -791,6 +798,15 @@ impl Kernel {
             }
             e = self.se[se.index()].parent;
         }
+        // E1 (rt-dl.md §4.5): the fair class went from empty to non-empty — start the
+        // fair_server; before e636ffb9e31b an idle rq's idle time is charged first
+        if rq_h_nr_queued == 0 && self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued > 0 {
+            if !self.cfg.has(P::DlServerTimeAcct) && self.rqs[cpu].nr_running == 0 {
+                let curr = self.rqs[cpu].curr;
+                self.dl_server_update_idle_time(cpu, curr);
+            }
+            self.dl_server_start(cpu);
+        }
         self.add_nr_running(cpu, 1);
         self.count_op(FairOp::Enqueue);
     }
@@ -798,6 +814,7 @@ impl Kernel {
     /// kernel: fair.c dequeue_entities() — returns false if the task itself was delayed.
     pub(crate) fn dequeue_entities(&mut self, cpu: usize, se0: SeId, flags: u32) -> bool {
         let was_sched_idle = self.sched_idle_rq(cpu);
+        let rq_h_nr_queued = self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued;
         let task_sleep = flags & DEQUEUE_SLEEP != 0;
         let task = self.se[se0.index()].task;
         let (h_nr_queued, mut h_nr_idle, h_nr_runnable) = match task {
@@ -879,6 +896,14 @@ impl Kernel {
             }
         }
         self.sub_nr_running(cpu, h_nr_queued);
+        // E6 (rt-dl.md §4.5): v6.12 .. v6.16 stop the fair_server when the fair class empties;
+        // cccb45d7c429 leaves it running
+        if !self.cfg.has(P::DlServerLessAggr)
+            && rq_h_nr_queued > 0
+            && self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued == 0
+        {
+            self.dl_server_stop(cpu);
+        }
         if !was_sched_idle && self.sched_idle_rq(cpu) {
             // The rq turned SCHED_IDLE-only: pull normal work early.
             self.rqs[cpu].next_balance = self.jiffies();

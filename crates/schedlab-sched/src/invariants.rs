@@ -8,6 +8,65 @@ use crate::tree;
 use crate::Kernel;
 
 impl Kernel {
+    /// DL runqueue and fair_server invariants (rt-dl.md §3, §4.4): the tree holds exactly the
+    /// entities whose `rb` key says so, in the right place; a throttled entity is not in the
+    /// tree; a stopped server is neither queued nor armed; an armed server is throttled (B/C);
+    /// `dl_defer_idle` only in C.
+    fn check_dl_rq(&self, cpu: usize) -> Result<(), String> {
+        use crate::deadline::DlEnt;
+        let rq = &self.rqs[cpu];
+        if rq.dl.root.len() as u32 != rq.dl.dl_nr_running {
+            return Err(format!(
+                "cpu {cpu}: dl tree holds {} entities, dl_nr_running {}",
+                rq.dl.root.len(),
+                rq.dl.dl_nr_running
+            ));
+        }
+        for &(d, seq, e) in &rq.dl.root {
+            let se = self.dl_entity(e);
+            if se.rb != Some((d, seq)) {
+                return Err(format!("cpu {cpu}: dl tree key of {e:?} stale"));
+            }
+            if se.dl_throttled {
+                return Err(format!("cpu {cpu}: throttled {e:?} in the dl tree"));
+            }
+            if let DlEnt::Server(c) = e {
+                if c as usize != cpu {
+                    return Err(format!(
+                        "cpu {cpu}: the fair_server of cpu {c} is queued here"
+                    ));
+                }
+            }
+        }
+        let fs = &rq.fair_server;
+        if fs.rb.is_some()
+            && !rq.dl.root.contains(&(
+                fs.rb.unwrap().0,
+                fs.rb.unwrap().1,
+                DlEnt::Server(cpu as u32),
+            ))
+        {
+            return Err(format!("cpu {cpu}: fair_server rb key without a tree node"));
+        }
+        if fs.dl_server {
+            if !fs.dl_server_active && (fs.rb.is_some() || fs.dl_defer_armed || fs.dl_defer_idle) {
+                return Err(format!(
+                    "cpu {cpu}: stopped fair_server queued/armed/idle (state {})",
+                    fs.server_state()
+                ));
+            }
+            if fs.dl_defer_armed && !fs.dl_throttled {
+                return Err(format!("cpu {cpu}: fair_server armed but not throttled"));
+            }
+            if fs.dl_defer_idle && !(fs.dl_throttled && fs.dl_defer_armed) {
+                return Err(format!(
+                    "cpu {cpu}: fair_server dl_defer_idle outside state C"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks every runqueue; panics (strict) or counts a warning with the first failure.
     pub fn check_all_invariants(&mut self) {
         if let Err(msg) = self.invariant_errors() {
@@ -39,21 +98,25 @@ impl Kernel {
             }
             // rq.nr_running == queued tasks of every class on this CPU (delayed fair ones
             // included)
+            // (the fair_server is in dl_nr_running but not in nr_running, rt-dl.md §1.3)
             let root = &self.cfs[rq.cfs.index()];
-            // a throttled rt_rq is out of nr_running (dequeue_top_rt_rq)
+            // a throttled rt_rq is out of nr_running (dequeue_top_rt_rq); a queued dl_server
+            // counts in dl_nr_running but not in nr_running
             let rt_queued = if rq.rt.rt_queued {
                 rq.rt.rt_nr_running
             } else {
                 0
             };
-            let queued = root.h_nr_queued + rt_queued + rq.dl.dl_nr_running;
+            let servers = rq.fair_server.rb.is_some() as u32;
+            let queued = root.h_nr_queued + rt_queued + rq.dl.dl_nr_running - servers;
             if rq.nr_running != queued {
                 return Err(format!(
-                    "cpu {}: nr_running {} != cfs.h_nr_queued {} + rt_nr_running {} (queued {}) + dl_nr_running {}",
+                    "cpu {}: nr_running {} != cfs.h_nr_queued {} + rt_nr_running {} (queued {}) + dl_nr_running {} - queued servers {servers}",
                     rq.cpu, rq.nr_running, root.h_nr_queued, rq.rt.rt_nr_running, rq.rt.rt_queued, rq.dl.dl_nr_running
                 ));
             }
             self.rt_invariant_errors(rq.cpu)?;
+            self.check_dl_rq(rq.cpu)?;
         }
         // the simulator's idle masks index exactly available_idle_cpu()/sched_idle_rq()
         self.idle_masks_consistent(&schedlab_platform::cpumask::CpuMask::first_n(self.ncpus))?;
@@ -70,8 +133,18 @@ impl Kernel {
                 let rq = &self.rqs[t.cpu];
                 let id = TaskId::new(i);
                 let queued = rq.rt.queue.iter().any(|q| q.contains(&id))
-                    || rq.dl.root.iter().any(|k| k.2 == id);
-                if (t.on_rq == OnRq::Queued) != queued && t.on_rq != OnRq::Migrating {
+                    || rq
+                        .dl
+                        .root
+                        .iter()
+                        .any(|k| k.2 == crate::deadline::DlEnt::Task(id));
+                // a throttled DL task stays p.on_rq but leaves the tree until its
+                // replenishment (deadline.c enqueue_task_dl)
+                let throttled_dl = t.class == SchedClass::Dl && t.dl.dl_throttled;
+                if (t.on_rq == OnRq::Queued) != queued
+                    && t.on_rq != OnRq::Migrating
+                    && !(throttled_dl && t.on_rq == OnRq::Queued)
+                {
                     return Err(format!(
                         "task {} (#{i}) p.on_rq {:?} but in its class's queue: {queued}",
                         t.comm, t.on_rq

@@ -52,11 +52,17 @@ macro_rules! patches {
                 }
             }
 
-            /// Looks a patch up by its commit id (12 characters; a longer prefix is accepted).
+            /// Looks a patch up by its commit id (12 characters; a longer prefix is accepted),
+            /// or by a stable-branch id that is an alias of one (`ALIASES`).
             pub fn from_id(id: &str) -> Option<Patch> {
                 let id = id.to_ascii_lowercase();
                 // `get`, not `[..12]`: the 12th byte may fall inside a multi-byte character.
                 let short = id.get(..12)?;
+                let short = ALIASES
+                    .iter()
+                    .find(|(a, _)| *a == short)
+                    .map(|(_, main)| *main)
+                    .unwrap_or(short);
                 Patch::ALL.iter().copied().find(|p| p.info().id == short)
             }
 
@@ -64,6 +70,14 @@ macro_rules! patches {
         }
     };
 }
+
+/// Stable-branch backports with their own commit ids, accepted in kernel strings as the
+/// mainline patch they carry: (alias, mainline id).
+pub const ALIASES: &[(&str, &str)] = &[
+    // "sched/deadline: Use revised wakeup rule for dl_server" in 6.12.y and 6.19.y
+    ("d66792919d4f", "14a857056466"),
+    ("37cfab131f1b", "14a857056466"),
+];
 
 use FeatEdit::{Add, Remove, Set};
 use Feature as F;
@@ -104,7 +118,7 @@ patches! {
     RemoveHzBw = ("a58501fb8320", "sched/fair: Remove HZ_BW feature hedge", "v6.12",
         "features.h", false, [Remove(F::HZ_BW)]),
     FairServer = ("a110a81c52a9", "sched/deadline: Deferrable dl server", "v6.12",
-        "deadline.c dl_server (fair_server, 50 ms / 1 s, deferred)", false, []),
+        "deadline.c dl_server (per-CPU fair_server, 50 ms / 1 s, deferred; with 557a6bfc662c and d741f297bcea)", true, []),
     RemoveRtThrottle = ("5f6bd380c7bd", "sched/rt: Remove default bandwidth control", "v6.12",
         "rt.c (no RT throttling without RT groups; the root group's remains with CONFIG_RT_GROUP_SCHED)", true, []),
     // ------------------------------------------------------------------ v6.13 .. v6.17
@@ -162,6 +176,35 @@ patches! {
         "fair.c update_curr (!protect_slice -> resched)", true, []),
     NewidleCostBump = ("155213a2aed4", "sched/fair: Bump sd->max_newidle_lb_cost when newidle balance fails", "v6.17",
         "fair.c sched_balance_newidle (cost bump, cap)", true, []),
+    // dl_server fixes (rt-dl.md §4.5, §4.11)
+    DlServerRtFormula = ("fc975cfb3639", "sched/deadline: Fix dl_server runtime calculation formula", "v6.16-rc5",
+        "deadline.c dl_scaled_delta_exec (a server's charge is not scaled by frequency and capacity)", true, []),
+    DlServerLessAggr = ("cccb45d7c429", "sched/deadline: Less agressive dl_server handling", "v6.17-rc1",
+        "fair.c dequeue_entities (no dl_server_stop when the fair class empties), deadline.c dl_server_start (no-op when active), dl_server_stopped (two-strike idle stop)", true, []),
+    DlServerStoppedFix = ("4717432dfd99", "sched/deadline: Fix dl_server_stopped()", "v6.17",
+        "deadline.c dl_server_stopped (true when not active)", true, []),
+    DlServerParamStop = ("bb4700adc3ab", "sched/deadline: Always stop dl-server before changing parameters", "v6.17",
+        "debug.c sched_fair_server_write / Kernel::set_fair_server_params (always stop first)", true, []),
+    DlServerExpiry = ("421fc59cf58c", "sched/deadline: Fix RT task potential starvation when expiry time passed", "v6.17",
+        "deadline.c update_curr_dl_se (a server whose throttle timer cannot be armed opens a new period and arms its timer instead of replenish-and-run)", true, []),
+    DlServerNrRunning = ("52d15521eb75", "sched/deadline: Don't count nr_running for dl_server proxy tasks", "v6.17",
+        "deadline.c nr_running with proxy execution (not modelled: servers are never counted)", false, []),
+    DlServerStuck = ("4ae8d9aa9f9d", "sched/deadline: Fix dl_server getting stuck", "v6.17-rc7",
+        "deadline.c dl_server_timer, replenish_dl_entity (no server_has_tasks test)", true, []),
+    DlServerBehaviour = ("a3a70caf7906", "sched/deadline: Fix dl_server behaviour", "v6.17-rc7",
+        "deadline.c pick_task_dl (an empty server pick stops the server instead of yielding)", true, []),
+    DlServerOffline = ("ee6e44dfe6e5", "sched/deadline: Stop dl_server before CPU goes offline", "v6.18",
+        "deadline.c dl_server_stop at CPU offline (no CPU hotplug in the model)", false, []),
+    // ------------------------------------------------------------------ v6.19 (dl_server)
+    DlServerTimeAcct = ("e636ffb9e31b", "sched/deadline: Fix dl_server time accounting", "v6.19-rc1",
+        "deadline.c dl_server_start/dl_server_timer (update_curr first), dl_server_update (only when active), idle.c update_curr_idle (dl_server_update_idle)", true, []),
+    DlServerStopCond = ("f5a538c07df2", "sched/deadline: Fix dl_server stop condition", "v6.19-rc1",
+        "deadline.c update_curr_dl_se, dl_server_timer, dl_server_stop (dl_defer_idle: one idle push, then stop)", true, []),
+    DlServerStuck2 = ("115135422562", "sched/deadline: Fix 'stuck' dl_server", "v6.19-rc8",
+        "deadline.c update_dl_entity (clear dl_defer_running when the wakeup rule opens a new period)", true, []),
+    // ------------------------------------------------------------------ v7.0 (dl_server)
+    DlServerRevised = ("14a857056466", "sched/deadline: Use revised wakeup rule for dl_server", "v7.0",
+        "deadline.c update_dl_entity (REVISED_CONDITION also for deferred servers); stable ids d66792919d4f (6.12.y), 37cfab131f1b (6.19.y)", true, []),
     // ------------------------------------------------------------------ v6.19
     NextBuddyReimpl = ("e837456fdca8", "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals", "v6.19",
         "fair.c __pick_eevdf (buddy, protect), check_preempt_wakeup_fair (actions, WF_FORK, preempt_sync)", true, []),

@@ -132,6 +132,16 @@ pub const PRESETS: &[PresetDef] = &[
             P::ShortShrinkProtect,
             P::AlwaysReschedEndProtect,
             P::NewidleCostBump,
+            // the v6.17 dl_server chain and its v6.18 fixes (rt-dl.md §4.6)
+            P::DlServerRtFormula,
+            P::DlServerLessAggr,
+            P::DlServerStoppedFix,
+            P::DlServerParamStop,
+            P::DlServerExpiry,
+            P::DlServerNrRunning,
+            P::DlServerStuck,
+            P::DlServerBehaviour,
+            P::DlServerOffline,
             // not a scheduler commit: fs/pipe.c, v6.15 (vfs-6.15.pipe); it changes what the
             // pipe benchmarks' system calls cost (docs/validation/pipe-atime.md)
             P::PipeAnonNoTimes,
@@ -153,6 +163,9 @@ pub const PRESETS: &[PresetDef] = &[
             P::NewidleBumpRevert,
             P::NiRandom,
             P::SlowpathAllowedCpus,
+            P::DlServerTimeAcct,
+            P::DlServerStopCond,
+            P::DlServerStuck2,
         ],
         features: &[],
     },
@@ -170,6 +183,7 @@ pub const PRESETS: &[PresetDef] = &[
             P::LimitHrtick,
             P::NewidleLockBounce,
             P::RestrictPreemptModes,
+            P::DlServerRevised,
         ],
         features: &[],
     },
@@ -742,6 +756,21 @@ impl KernelConfig {
                     return Err(bad("must be -2147483648..=2147483647"));
                 }
                 self.sysctl.sched_rr_timeslice_ms = if n <= 0 { 100 } else { n };
+            }
+            "fair_server_runtime_ns" | "fair_server_period_ns" => {
+                // debugfs sched/fair_server/cpuN/{runtime,period}, here for every CPU
+                let n = num()?;
+                let (r, p) = if k == "fair_server_runtime_ns" {
+                    (n, self.sysctl.fair_server_period_ns)
+                } else {
+                    (self.sysctl.fair_server_runtime_ns, n)
+                };
+                crate::deadline::fair_server_params_valid(r, p).map_err(|e| bad(&e))?;
+                if k == "fair_server_runtime_ns" {
+                    self.sysctl.fair_server_runtime_ns = n;
+                } else {
+                    self.sysctl.fair_server_period_ns = n;
+                }
             }
             "timer_slack_ns" => {
                 // Deviation: prctl takes an unsigned long; schedlab caps the slack at

@@ -422,6 +422,9 @@ pub struct Task {
     pub(crate) spawn_slots: Vec<Option<Box<Spawn>>>,
     /// Last CPU the task ran on (for the migration cache penalty).
     pub last_ran_cpu: Option<usize>,
+    /// `p->dl_server`: the CPU whose fair_server this (fair) task was picked through for its
+    /// current run (rt-dl.md §1.3); its run time is charged to that server (§4.5 E8).
+    pub dl_server: Option<usize>,
 }
 
 impl Task {
@@ -465,6 +468,17 @@ pub struct Rq {
     pub rt: crate::rt::RtRq,
     /// The deadline class's runqueue (deadline.rs).
     pub dl: crate::deadline::DlRq,
+    /// `rq->fair_server`: the per-CPU dl_server that runs fair tasks (rt-dl.md §4).
+    pub fair_server: crate::deadline::SchedDlEntity,
+    /// `rq->dl_server`: set by the DL pick when the next task came through the fair_server.
+    pub dl_server: bool,
+    /// Inside `__pick_next_task()` (newidle balancing may enqueue here). The kernel clears
+    /// prev's TIF_NEED_RESCHED after the pick, so a reschedule raised during it is dropped;
+    /// the model clears the flag before the pick, so code that raises one during the pick
+    /// checks this instead (deadline.rs dl_server_start).
+    pub in_pick: bool,
+    /// Counters of this CPU's fair_server (see [`crate::deadline::DlServerStats`]).
+    pub dl_server_stats: crate::deadline::DlServerStats,
     pub nr_running: u32,
     pub resched: Resched,
     pub ttwu_pending: bool,

@@ -147,6 +147,9 @@ pub(crate) enum Ev {
     RtPeriodTimer { gen: u32 },
     /// The root domain's RT push irq_work arrives on `cpu` (RT_PUSH_IPI, rt.rs).
     RtPushWork { cpu: u32 },
+    /// A SCHED_DEADLINE entity's `dl_timer` (replenishment / zero-laxity; a hard hrtimer
+    /// with no slack). Fires only if the timer is armed and due (deadline.rs `DlTimer`).
+    DlTimer { ent: crate::deadline::DlEnt },
     /// End of the simulation.
     Stop,
 }
@@ -155,7 +158,10 @@ impl Ev {
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Ev::SegEnd { .. } => 0,
-            Ev::Timer { .. } | Ev::TimerIrq { .. } | Ev::RtPeriodTimer { .. } => 1,
+            Ev::Timer { .. }
+            | Ev::TimerIrq { .. }
+            | Ev::RtPeriodTimer { .. }
+            | Ev::DlTimer { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -238,6 +244,18 @@ pub struct Kernel {
     pub rt: crate::rt::RtState,
     /// Tasks created and not yet exited (the run ends early when it drops to zero).
     pub nr_live: u32,
+    /// Structured log of dl_server activity, all CPUs in time order (deadline.rs,
+    /// [`crate::deadline::DlServerEvent`]); `dl_server_log_on` switches it (default on). At
+    /// most `dl_server_log_cap` entries (default 100 000, ≈ 6 MB) are kept; later ones are
+    /// only counted in `dl_server_log_dropped` (a v6.12 fair workload starts and stops the
+    /// server on every wakeup and block).
+    pub dl_server_log: Vec<crate::deadline::DlServerEvent>,
+    pub dl_server_log_on: bool,
+    pub dl_server_log_cap: usize,
+    pub dl_server_log_dropped: u64,
+    /// `sched_setattr(SCHED_DEADLINE)` refusals at task creation (-EINVAL / -EBUSY), one
+    /// line each naming the pid and the value; the task was left SCHED_NORMAL.
+    pub setattr_errors: Vec<String>,
     /// Whether the run stopped because every task had exited.
     pub all_exited_at: Option<u64>,
 }
@@ -310,6 +328,11 @@ impl Kernel {
             rt: Default::default(),
             nr_live: 0,
             all_exited_at: None,
+            dl_server_log: Vec::new(),
+            dl_server_log_on: true,
+            dl_server_log_cap: 100_000,
+            dl_server_log_dropped: 0,
+            setattr_errors: Vec::new(),
         };
         // root task group with one root cfs_rq per CPU
         let mut root_cfs = Vec::new();
@@ -348,6 +371,10 @@ impl Kernel {
                 cfs: root,
                 rt: Default::default(),
                 dl: Default::default(),
+                fair_server: crate::deadline::SchedDlEntity::fair_server_init(&k.cfg),
+                dl_server: false,
+                in_pick: false,
+                dl_server_stats: Default::default(),
                 nr_running: 0,
                 resched: Resched::None,
                 ttwu_pending: false,
@@ -435,6 +462,7 @@ impl Kernel {
                 }
                 Ev::Timer { id, gen } => self.on_timer(id, gen),
                 Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
+                Ev::DlTimer { ent } => self.on_dl_timer(ent),
                 Ev::Ipi { cpu } => {
                     self.run_ahead = self.sim_run_ahead;
                     self.on_ipi(cpu as usize);

@@ -57,6 +57,8 @@ pub struct CpuStats {
 #[derive(Clone, Debug, Default)]
 pub struct KernelStats {
     pub events: u64,
+    /// "sched: DL replenish lagged too much" (deadline.c replenish_dl_entity()).
+    pub dl_replenish_lagged: u64,
     pub nr_switches: u64,
     pub repicks: u64,
     pub migrations: u64,

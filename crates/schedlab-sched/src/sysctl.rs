@@ -54,6 +54,18 @@ pub const SYSCTLS: &[SysctlInfo] = &[
         units: "ms",
     },
     SysctlInfo {
+        name: "fair_server_runtime_ns",
+        doc: "debugfs sched/fair_server/cpuN/runtime for every CPU: the fair_server budget (0 disables the server; v6.12+)",
+        default: "50000000",
+        units: "ns",
+    },
+    SysctlInfo {
+        name: "fair_server_period_ns",
+        doc: "debugfs sched/fair_server/cpuN/period for every CPU: the fair_server period (100 us ..= 2^22 us; runtime <= period)",
+        default: "1000000000",
+        units: "ns",
+    },
+    SysctlInfo {
         name: "timer_slack_ns",
         doc: "prctl PR_SET_TIMERSLACK default for fair tasks (hrtimer range)",
         default: "50000",
@@ -87,6 +99,8 @@ pub struct Sysctls {
     /// `sched_rr_timeslice_ms` (RR_TIMESLICE = 100 ms).
     pub sched_rr_timeslice_ms: i64,
     pub timer_slack_ns: u64,
+    pub fair_server_runtime_ns: u64,
+    pub fair_server_period_ns: u64,
 }
 
 impl Default for Sysctls {
@@ -100,6 +114,8 @@ impl Default for Sysctls {
             sched_rt_period_us: 1_000_000,
             sched_rr_timeslice_ms: 100,
             timer_slack_ns: 50_000,
+            fair_server_runtime_ns: 50_000_000,
+            fair_server_period_ns: 1_000_000_000,
         }
     }
 }
