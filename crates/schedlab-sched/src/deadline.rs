@@ -2733,4 +2733,36 @@ mod vector_tests {
         );
         assert!(e.unwrap_err().contains("EBUSY"));
     }
+
+    /// rt-dl.md §3.8: sched_yield() by a DL task (R 10 / P 100) after 2 ms gives up the
+    /// remaining 8 ms: throttled until its next period (100), then a full 10 ms budget
+    /// (runtime 8 -> 0 by the yield -> + 10, deadline 200): it runs [100, 110).
+    #[test]
+    fn dl_yield_sleeps_until_the_next_period() {
+        let mut k = kernel("v6.18", 1000);
+        let t = spawn_dl(
+            &mut k,
+            "d",
+            10 * MS,
+            100 * MS,
+            100 * MS,
+            script(|i, _| {
+                Some(match i {
+                    0 => Op::Run(2 * MS),
+                    1 => Op::Yield,
+                    _ => Op::Run(MS),
+                })
+            }),
+        );
+        k.run_until(3 * MS);
+        assert_eq!(ran(&k, t), 2 * MS);
+        let se = k.tasks[t.index()].dl;
+        assert!(se.dl_throttled);
+        assert_eq!(se.dl_timer.expires, 100 * MS);
+        k.run_until(100 * MS);
+        assert_eq!(ran(&k, t), 2 * MS);
+        assert_eq!(dl_state(&k, t), (200 * MS, 10 * MS as i64));
+        k.run_until(111 * MS);
+        assert_eq!(ran(&k, t), 12 * MS);
+    }
 }
