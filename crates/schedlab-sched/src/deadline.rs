@@ -250,6 +250,9 @@ pub struct DlServerEvent {
     pub curr_pid: i32,
     pub curr_policy: Policy,
     pub curr_prio: i32,
+    /// The highest-priority RT task queued on the CPU but not running at the event, and since
+    /// when it has been waiting (its last enqueue): who the server is holding off.
+    pub rt_waiting: Option<(TaskId, u64)>,
 }
 
 impl DlServerEvent {
@@ -458,6 +461,7 @@ impl Kernel {
             curr_pid: t.pid,
             curr_policy: t.policy,
             curr_prio: if t.is_idle_task { 120 } else { t.prio() },
+            rt_waiting: self.rt_top_waiting(cpu),
         };
         self.dl_server_log.push(ev);
     }

@@ -150,6 +150,25 @@ pub struct RtState {
 }
 
 impl Kernel {
+    /// The highest-priority queued RT task of `cpu` that is not running there, with the time
+    /// it was last enqueued (for explanations of what held it off).
+    pub(crate) fn rt_top_waiting(&self, cpu: usize) -> Option<(TaskId, u64)> {
+        let rq = &self.rqs[cpu];
+        if rq.rt.rt_nr_running == 0 {
+            return None;
+        }
+        rq.rt
+            .queue
+            .iter()
+            .flatten()
+            .find(|&&t| t != rq.curr)
+            .map(|&t| {
+                (
+                    t,
+                    self.tasks[t.index()].stats.last_queued.unwrap_or(self.now),
+                )
+            })
+    }
     // ===================================================================== configuration
 
     /// Called once the root domains are known (after the balance state).

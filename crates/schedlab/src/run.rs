@@ -199,6 +199,104 @@ pub struct RunResult {
     /// Input accepted with a warning (kernel string tokens with no effect or not modelled,
     /// ignored workload words), one line each; also printed on stderr.
     pub input_warnings: Vec<String>,
+    /// The fair_server's runs at deadline priority (rt-dl.md §4), from the kernel's server log.
+    pub dl_server_runs: Vec<DlServerRun>,
+}
+
+/// One fair_server run at deadline priority: from its entry into the DL tree (state D) to its
+/// throttle or stop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DlServerRun {
+    pub cpu: u32,
+    pub t_start: u64,
+    /// End of the run (throttle, stop, or the end of the simulation).
+    pub t_end: u64,
+    /// Whether a zero-laxity expiry preceded it (`dl_defer_running`: the fair class was starved).
+    pub starved: bool,
+    /// What made the server runnable: "zero-laxity timer", "replenishment timer" or "restart at
+    /// a fair wakeup".
+    pub how: &'static str,
+    /// Runtime and deadline the server got (ns; absolute deadline).
+    pub runtime: i64,
+    pub deadline: u64,
+    /// The task running when the server became runnable ("comm (SCHED_FIFO prio 50)").
+    pub preempted: Option<String>,
+    /// The top RT task that waited for the server when it ended, and how long it waited.
+    pub held_off: Option<(String, u64)>,
+}
+
+/// "comm (SCHED_FIFO 50)" for an RT task (user priority), "comm (SCHED_OTHER)" otherwise.
+fn who(k: &schedlab_sched::Kernel, t: TaskId) -> String {
+    let task = &k.tasks[t.index()];
+    if task.rt_priority > 0 && !task.policy.is_fair() {
+        format!(
+            "{} ({} {})",
+            task.comm,
+            task.policy.name(),
+            task.rt_priority
+        )
+    } else {
+        format!("{} ({})", task.comm, task.policy.name())
+    }
+}
+
+/// The fair_server runs of the kernel's server log.
+fn dl_server_runs(k: &schedlab_sched::Kernel, end: u64) -> Vec<DlServerRun> {
+    use schedlab_sched::deadline::DlServerEventKind as K;
+    let mut out: Vec<DlServerRun> = Vec::new();
+    let mut open: Vec<Option<usize>> = vec![None; k.ncpus];
+    let log = &k.dl_server_log;
+    for (i, ev) in log.iter().enumerate() {
+        let c = ev.cpu as usize;
+        match ev.kind {
+            K::Activate { starved } => {
+                // the handler that enqueued it logs at the same instant, before or after
+                let near = |kind: fn(&K) -> bool| {
+                    log[i.saturating_sub(3)..(i + 4).min(log.len())]
+                        .iter()
+                        .any(|e| e.cpu == ev.cpu && e.time == ev.time && kind(&e.kind))
+                };
+                let how = if near(|k| matches!(k, K::Timer)) {
+                    if starved {
+                        "zero-laxity or replenishment timer"
+                    } else {
+                        "replenishment timer"
+                    }
+                } else if near(|k| matches!(k, K::Start)) {
+                    "restart at a fair wakeup"
+                } else {
+                    "enqueue"
+                };
+                let curr = &k.tasks[ev.curr.index()];
+                let preempted = (!curr.is_idle_task && !curr.policy.is_fair())
+                    .then(|| who(k, ev.curr))
+                    .or_else(|| curr.is_idle_task.then(|| "the idle task".to_string()));
+                open[c] = Some(out.len());
+                out.push(DlServerRun {
+                    cpu: ev.cpu,
+                    t_start: ev.time,
+                    t_end: end,
+                    starved,
+                    how,
+                    runtime: ev.runtime,
+                    deadline: ev.deadline,
+                    preempted,
+                    held_off: None,
+                });
+            }
+            K::Throttle | K::Stop | K::PickEmpty => {
+                if let Some(j) = open[c].take() {
+                    let r = &mut out[j];
+                    r.t_end = ev.time;
+                    r.held_off = ev
+                        .rt_waiting
+                        .map(|(t, since)| (who(k, t), ev.time - since.max(r.t_start)));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Most tasks all workload lines of one run may create together: the default `pid_max`
@@ -633,5 +731,6 @@ fn collect(
         first_warning: k.first_warning.clone(),
         trace_path,
         input_warnings: Vec::new(),
+        dl_server_runs: dl_server_runs(k, stop),
     }
 }

@@ -929,9 +929,25 @@ pub fn collect(r: &crate::run::RunResult) -> Result<IbRun, String> {
     })
 }
 
-/// The fair_server runs at deadline priority on `cpu` (filled in from the kernel's server log).
-fn activations(_r: &crate::run::RunResult, _cpu: u32) -> Vec<Activation> {
-    Vec::new()
+/// The fair_server runs at deadline priority on `cpu`, from the kernel's server log.
+fn activations(r: &crate::run::RunResult, cpu: u32) -> Vec<Activation> {
+    r.dl_server_runs
+        .iter()
+        .filter(|x| x.cpu == cpu)
+        .map(|x| Activation {
+            t_start: x.t_start,
+            ran_ns: x.t_end - x.t_start,
+            starved: x.starved,
+            how: format!(
+                "{}; runtime {:.2} ms, deadline {:.3} s",
+                x.how,
+                x.runtime as f64 / 1e6,
+                x.deadline as f64 / 1e9
+            ),
+            preempted: x.preempted.clone(),
+            held_off: x.held_off.iter().cloned().collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
