@@ -260,6 +260,13 @@ pub const PRESETS: &[PresetDef] = &[
         features: &[],
     },
     PresetDef {
+        name: "v6.12.85",
+        base: Some("v6.12.81"),
+        summary: "seed 001's regressed 6.12.y: + 115135422562 and d66792919d4f (the revised wakeup rule for the dl_server, present in 6.12.85 per the stable report; 115135422562's release unverified)",
+        patches: &[P::DlServerStuck2, P::DlServerRevised],
+        features: &[],
+    },
+    PresetDef {
         name: "v6.18.21",
         base: Some("v6.18"),
         summary: "seed 000's 6.18.21: v6.18 + stable backports of zero_vruntime, yield forfeit and NI_RANDOM",
