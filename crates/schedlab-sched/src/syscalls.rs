@@ -198,6 +198,31 @@ impl<'a> Ctx<'a> {
             false
         }
     }
+    /// The user-space fast path of a priority-inheritance mutex (glibc `pthread_mutex_lock`
+    /// with PTHREAD_PRIO_INHERIT): compare-and-swap the caller's TID into a free futex word.
+    /// The kernel's `FUTEX_LOCK_PI` reads the owner from that word, so ownership taken here
+    /// is what a contender's boost later goes to. False: owned, issue `Op::FutexLockPi`.
+    pub fn futex_pi_trylock(&mut self, f: FutexId) -> bool {
+        let fx = &mut self.k.ipc.futexes[f.index()];
+        if fx.pi_owner.is_some() {
+            return false;
+        }
+        fx.pi_owner = Some(self.task);
+        self.k.tasks[self.task.index()].pi_held.push(f);
+        true
+    }
+    /// The user-space fast path of a PI mutex unlock: compare-and-swap the caller's TID back to
+    /// 0, which fails once a waiter has set FUTEX_WAITERS in the word (then issue
+    /// `Op::FutexUnlockPi`, which hands the lock to the top waiter).
+    pub fn futex_pi_tryunlock(&mut self, f: FutexId) -> bool {
+        let fx = &mut self.k.ipc.futexes[f.index()];
+        if fx.pi_owner != Some(self.task) || !fx.waiters.is_empty() {
+            return false;
+        }
+        fx.pi_owner = None;
+        self.k.tasks[self.task.index()].pi_held.retain(|&h| h != f);
+        true
+    }
     /// Number of tasks blocked on a futex (what glibc tracks with its waiter bit).
     pub fn futex_waiters(&self, f: FutexId) -> usize {
         self.k.ipc.futexes[f.index()].waiters.len()

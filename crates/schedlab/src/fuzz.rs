@@ -428,6 +428,31 @@ const PROGRAMS: &[Program] = &[
             "--json",
         ],
     },
+    Program {
+        words: "interbench",
+        with_value: &[
+            "-t",
+            "-w",
+            "-W",
+            "-x",
+            "-X",
+            "-L",
+            "-B",
+            "-N",
+            "-m",
+            "-l",
+            "-C",
+            "-I",
+            "--units",
+            "--timekeeper-affinity",
+            "--write-file-kib",
+            "--io-batch",
+            "--block-every-us",
+            "--block-us",
+            "--waker-us",
+        ],
+        switches: &["-r", "-u", "-c", "-b", "-h", "-n"],
+    },
 ];
 
 const EXAMPLES: &[&str] = &[
@@ -531,7 +556,17 @@ pub fn gen_workload(g: &mut Gen) -> String {
         for _ in 0..g.below(6) {
             if g.chance(1, 2) {
                 let o = *g.pick(p.with_value);
-                let v = if g.chance(1, 3) {
+                let v = if matches!(o, "-w" | "-W" | "-x" | "-X") && g.chance(2, 3) {
+                    // interbench's load and benchmark names (and some it refuses)
+                    g.pick(&[
+                        "None", "Video", "X", "Burn", "Write", "Read", "Ring", "Compile",
+                        "Memload", "Hack", "Audio", "Gaming", "Custom", "write", "",
+                    ])
+                    .to_string()
+                } else if matches!(o, "--units" | "--timekeeper-affinity") && g.chance(2, 3) {
+                    g.pick(&["us", "100ns", "ns", "cpu0", "original_mask", "all"])
+                        .to_string()
+                } else if g.chance(1, 3) {
                     duration(g)
                 } else {
                     number(g)

@@ -198,6 +198,48 @@ fn rtapp_fifo_file_runs() {
     assert!(lat < 50.0, "wake-up latency {lat} us");
 }
 
+/// rt-app `pi_enabled` (rt-dl.md §2.11): priority inversion on one CPU. L (FIFO 10) takes the
+/// mutex and runs 10 ms with it; H (FIFO 30) wants it at 1 ms, then runs 0.1 ms and meets a
+/// timer due 15 ms after its start; M (FIFO 20) wakes at 2 ms and runs 20 ms. With priority
+/// inheritance L runs at H's priority from 1 ms, M cannot preempt it, L unlocks at ≈ 10 ms and
+/// H reaches its timer at ≈ 10.1 ms: on time. Without it M preempts L at 2 ms until 22 ms, L
+/// unlocks at ≈ 30 ms and H reaches its timer ≈ 15 ms late: one missed timer.
+#[test]
+fn rtapp_pi_enabled_bounds_priority_inversion() {
+    let missed = |pi: bool| {
+        let f = tmp(&format!("pi-{pi}.json"));
+        std::fs::write(
+            &f,
+            format!(
+                r#"{{ "global": {{ "duration": 1, "pi_enabled": {pi} }},
+                     "tasks": {{
+                       "l": {{ "policy": "SCHED_FIFO", "priority": 10, "loop": 1,
+                               "lock": "m", "run": 10000, "unlock": "m" }},
+                       "h": {{ "policy": "SCHED_FIFO", "priority": 30, "loop": 1, "sleep": 1000,
+                               "lock": "m", "run": 100, "unlock": "m",
+                               "timer": {{ "ref": "t", "period": 15000 }} }},
+                       "m": {{ "policy": "SCHED_FIFO", "priority": 20, "loop": 1, "sleep": 2000,
+                               "run": 20000 }} }} }}"#
+            ),
+        )
+        .unwrap();
+        let d = json(&[
+            "run",
+            "--platform",
+            "smp:1",
+            "--kernel",
+            "v6.18",
+            "--json",
+            "--workload",
+            &format!("rt-app {}", f.display()),
+        ]);
+        let _ = std::fs::remove_file(&f);
+        metric(&d, 0, "missed_timers")
+    };
+    assert_eq!(missed(true), 0.0);
+    assert_eq!(missed(false), 1.0);
+}
+
 /// rt-dl.md vector 7.12 from the CLI: 4 CPUs, 25 ms / 100 ms each. v6.12 (fair_servers hold
 /// 4 x 52428): 14 admitted, the 15th (`d-14`) refused; its message gives the numbers:
 /// 209712 + 14 x 262144 = 3879728 held, + 262144 > 996147 x 4096 / 1024 = 3984588.

@@ -151,6 +151,9 @@ pub(crate) struct Plan {
     pub run_speed: u64,
     pub tasks: Vec<TaskPlan>,
     pub n_mutexes: usize,
+    /// `pi_enabled`: every mutex resource is PTHREAD_PRIO_INHERIT (rt-app's
+    /// `init_mutex_resource`).
+    pub pi_mutexes: bool,
     pub n_conds: usize,
     pub n_sems: usize,
     pub barriers: Vec<BarrierPlan>,
@@ -575,6 +578,7 @@ pub(crate) fn compile(
         run_speed,
         tasks,
         n_mutexes: mutexes.n,
+        pi_mutexes: file.global.pi_enabled,
         n_conds: conds.n,
         n_sems: sems.n,
         barriers,

@@ -35,9 +35,9 @@ use schedlab_sched::{Ctx, Op, Program, Spawn, Sys, SysResult};
 use super::plan::{Ev, Plan, TimerRef};
 use super::report::{us, us_signed, Row, Summary, ThreadRecord};
 use super::sync::{
-    cond_block, cond_enter, cond_signal, mutex_lock, mutex_unlock, sem_post, sem_wait,
-    start_barrier_arrive, start_barrier_recheck, BarrierObj, Charge, CondVar, LockSt, Sem,
-    StartBarrier, SyncObjs, SEM_SHUTDOWN, WAKE_ALL,
+    cond_block, cond_enter, cond_signal, mutex_lock, mutex_unlock, pi_mutex_lock, pi_mutex_unlock,
+    sem_post, sem_wait, start_barrier_arrive, start_barrier_recheck, BarrierObj, Charge, CondVar,
+    LockSt, Sem, StartBarrier, SyncObjs, SEM_SHUTDOWN, WAKE_ALL,
 };
 
 /// rt-app's `FORKS_LIMIT`: forks allowed per fork resource (rt-app exits when it is reached;
@@ -113,6 +113,7 @@ impl Shared {
             stopped_at: None,
             sync: SyncObjs {
                 mutexes,
+                pi: plan.pi_mutexes,
                 conds,
                 sems,
                 barriers,
@@ -600,10 +601,21 @@ impl ThreadProg {
             }
             Uop::Lock(m) => {
                 let mut st = LockSt::Try;
-                let op = mutex_lock(cx, sh.sync.mutexes[m], &mut st, ch);
+                let op = if sh.sync.pi {
+                    pi_mutex_lock(cx, sh.sync.mutexes[m], &mut st, ch)
+                } else {
+                    mutex_lock(cx, sh.sync.mutexes[m], &mut st, ch)
+                };
                 (op, Active::Lock(m, st))
             }
-            Uop::Unlock(m) => (mutex_unlock(cx, sh.sync.mutexes[m], ch), Active::Done),
+            Uop::Unlock(m) => {
+                let op = if sh.sync.pi {
+                    pi_mutex_unlock(cx, sh.sync.mutexes[m], ch)
+                } else {
+                    mutex_unlock(cx, sh.sync.mutexes[m], ch)
+                };
+                (op, Active::Done)
+            }
             Uop::CondEnter(c) => {
                 cond_enter(cx, &mut sh.sync.conds[c], ch);
                 (None, Active::Done)
@@ -673,7 +685,11 @@ impl ThreadProg {
         let (op, next) = match a {
             Active::Done => (None, a),
             Active::Lock(m, mut st) => {
-                let op = mutex_lock(cx, sh.sync.mutexes[m], &mut st, ch);
+                let op = if sh.sync.pi {
+                    pi_mutex_lock(cx, sh.sync.mutexes[m], &mut st, ch)
+                } else {
+                    mutex_lock(cx, sh.sync.mutexes[m], &mut st, ch)
+                };
                 (op, Active::Lock(m, st))
             }
             Active::CondBlock(c) => (cond_block(cx, &mut sh.sync.conds[c]), a),

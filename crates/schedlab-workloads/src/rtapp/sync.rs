@@ -94,6 +94,8 @@ pub(crate) struct StartBarrier {
 #[derive(Debug)]
 pub(crate) struct SyncObjs {
     pub mutexes: Vec<FutexId>,
+    /// The mutexes are priority-inheritance mutexes (`pi_enabled`).
+    pub pi: bool,
     pub conds: Vec<CondVar>,
     pub sems: Vec<Sem>,
     pub barriers: Vec<BarrierObj>,
@@ -145,6 +147,36 @@ pub(crate) fn mutex_lock(
             LockSt::Blocked => *st = LockSt::Xchg,
         }
     }
+}
+
+/// `pthread_mutex_lock` of a PTHREAD_PRIO_INHERIT mutex (rt-app `pi_enabled`): the TID
+/// compare-and-swap in user space, else `FUTEX_LOCK_PI`, which sleeps by priority and boosts
+/// the owner (rt-dl.md §2.11); when it returns the caller owns the mutex. `None` once held.
+pub(crate) fn pi_mutex_lock(
+    cx: &mut Ctx<'_>,
+    w: FutexId,
+    st: &mut LockSt,
+    ch: &mut Charge,
+) -> Option<Op> {
+    match *st {
+        LockSt::Try => {
+            ch.atomic(cx);
+            if cx.futex_pi_trylock(w) {
+                return None;
+            }
+            *st = LockSt::Blocked;
+            Some(Op::FutexLockPi { futex: w })
+        }
+        // back from FUTEX_LOCK_PI: the kernel handed the lock over
+        LockSt::Xchg | LockSt::Blocked => None,
+    }
+}
+
+/// `pthread_mutex_unlock` of a PTHREAD_PRIO_INHERIT mutex: the TID compare-and-swap back to 0,
+/// else (waiters queued) `FUTEX_UNLOCK_PI`.
+pub(crate) fn pi_mutex_unlock(cx: &mut Ctx<'_>, w: FutexId, ch: &mut Charge) -> Option<Op> {
+    ch.atomic(cx);
+    (!cx.futex_pi_tryunlock(w)).then_some(Op::FutexUnlockPi { futex: w })
 }
 
 /// `pthread_mutex_unlock` (default type): exchange in 0; `FUTEX_WAKE(1)` if the word said
