@@ -15,6 +15,40 @@ impl Kernel {
     fn check_dl_rq(&self, cpu: usize) -> Result<(), String> {
         use crate::deadline::DlEnt;
         let rq = &self.rqs[cpu];
+        // active utilisation (rt-dl.md §3.10): running_bw <= this_bw, and each is the sum
+        // over the entities counted on this rq (active ones for running_bw)
+        let (mut this_bw, mut running_bw) = (0u64, 0u64);
+        let ents = self
+            .tasks
+            .iter()
+            .map(|t| &t.dl)
+            .chain(std::iter::once(&rq.fair_server));
+        for se in ents.filter(|se| se.bw_rq == Some(cpu as u32)) {
+            this_bw += se.dl_bw;
+            if se.in_running_bw {
+                running_bw += se.dl_bw;
+            }
+        }
+        if rq.dl.running_bw > rq.dl.this_bw {
+            return Err(format!(
+                "cpu {cpu}: running_bw {} > this_bw {}",
+                rq.dl.running_bw, rq.dl.this_bw
+            ));
+        }
+        if (rq.dl.this_bw, rq.dl.running_bw) != (this_bw, running_bw) {
+            return Err(format!(
+                "cpu {cpu}: this_bw/running_bw {}/{} but the entities counted here sum to {this_bw}/{running_bw}",
+                rq.dl.this_bw, rq.dl.running_bw
+            ));
+        }
+        for t in self.tasks.iter().filter(|t| t.dl.dl_non_contending) {
+            if !t.dl.in_running_bw || !t.dl.inactive_timer.armed {
+                return Err(format!(
+                    "cpu {cpu}: pid {} non-contending without running_bw or 0-lag timer",
+                    t.pid
+                ));
+            }
+        }
         if rq.dl.root.len() as u32 != rq.dl.dl_nr_running {
             return Err(format!(
                 "cpu {cpu}: dl tree holds {} entities, dl_nr_running {}",

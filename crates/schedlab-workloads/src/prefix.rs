@@ -381,6 +381,7 @@ pub(crate) fn set_policy(
                 runtime: dl.0,
                 deadline: dl.1,
                 period: dl.2,
+                sched_flags: 0,
             };
             checkparam_dl(&attr).map_err(|m| {
                 err(

@@ -53,6 +53,7 @@ impl Placement {
                     runtime,
                     deadline,
                     period,
+                    sched_flags: 0,
                 }),
         }
     }
@@ -146,6 +147,7 @@ pub trait Workload {
                     runtime,
                     deadline,
                     period,
+                    sched_flags: 0,
                 },
                 cpus: placement.cpus.clone(),
             }],
