@@ -2986,6 +2986,17 @@ mod vector_tests {
             "both ran all the time"
         );
         assert_ne!(k.tasks[ids[0].index()].cpu, k.tasks[ids[1].index()].cpu);
+        // the pushed task's bandwidth moved with it (sub/add running_bw and rq_bw): each rq
+        // holds one task, (30e6 << 20) / 100e6 = 314572, plus its idle fair_server's 52428
+        // in this_bw only
+        for c in 0..2 {
+            let dl = &k.rqs[c].dl;
+            assert_eq!(
+                (dl.running_bw, dl.this_bw),
+                (314_572, 314_572 + 52_428),
+                "cpu {c}"
+            );
+        }
     }
 
     /// sched_setattr(SCHED_DEADLINE 5/100 ms) on a running fair hog that shares its CPU with

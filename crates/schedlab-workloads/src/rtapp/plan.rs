@@ -402,7 +402,7 @@ pub(crate) fn compile(
                         runtime,
                         deadline,
                         period,
-                        sched_flags: 0,
+                        sched_flags: placement.dl_flags,
                     },
                     _ => {
                         return Err(PlanError::Invalid(format!(
