@@ -3281,6 +3281,18 @@ mod vector_tests {
         assert_eq!(ran(&k, t), (96 + 95) * MS);
     }
 
+    /// The --strict bandwidth invariants notice a wrong sum and running_bw > this_bw.
+    #[test]
+    fn grub_invariants_catch_a_wrong_sum() {
+        let (mut k, _) = run_sleep_run(10, 100, 100, 4, 60);
+        k.run_until(2 * MS);
+        assert!(k.invariant_errors().is_ok());
+        k.rqs[0].dl.running_bw += 1;
+        assert!(k.invariant_errors().unwrap_err().contains("sum to"));
+        k.rqs[0].dl.running_bw = k.rqs[0].dl.this_bw + 1;
+        assert!(k.invariant_errors().unwrap_err().contains("> this_bw"));
+    }
+
     /// sched_flags: bits outside SCHED_FLAG_ALL (0x7f) are EINVAL, naming the value;
     /// SCHED_FLAG_RECLAIM is accepted.
     #[test]
