@@ -386,8 +386,10 @@ impl SchedClass {
 
     /// `.migrate_task_rq` (from set_task_cpu()).
     pub(crate) fn migrate_task_rq(self, k: &mut Kernel, p: TaskId, new_cpu: usize) {
-        if self == SchedClass::Fair {
-            k.migrate_task_rq_fair(p, new_cpu);
+        match self {
+            SchedClass::Fair => k.migrate_task_rq_fair(p, new_cpu),
+            SchedClass::Dl => k.migrate_task_rq_dl(p, new_cpu),
+            _ => {}
         }
     }
 }
@@ -491,6 +493,7 @@ mod tests {
                     runtime: 5_000_000,
                     deadline: 100_000_000,
                     period: 100_000_000,
+                    sched_flags: 0,
                 }),
                 ..Default::default()
             };

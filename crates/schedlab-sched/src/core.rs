@@ -1043,6 +1043,15 @@ impl Kernel {
                 runtime: se.dl_runtime,
                 deadline: se.dl_deadline,
                 period: se.dl_period,
+                sched_flags: if se.flag_reclaim {
+                    crate::deadline::SCHED_FLAG_RECLAIM
+                } else {
+                    0
+                } | if se.flag_dl_overrun {
+                    crate::deadline::SCHED_FLAG_DL_OVERRUN
+                } else {
+                    0
+                },
             };
             if self.tasks[p.index()].policy != Policy::Deadline
                 && (se.dl_runtime == 0 || self.sched_dl_overflow_from_core(p, &held).is_err())

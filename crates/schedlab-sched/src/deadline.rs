@@ -18,10 +18,20 @@
 //! * A structured log of server activity ([`DlServerEvent`] in `Kernel::dl_server_log`) and
 //!   per-CPU counters ([`DlServerStats`] in `Rq::dl_server_stats`) for explanations.
 //!
-//! Deviations: no PI/DL boosting (`pi_se` is always the entity itself); SCHED_FLAG_RECLAIM
-//! (GRUB reclaiming) is not modelled — tasks are charged `delta` scaled by frequency and
-//! capacity; `running_bw`/`this_bw` are kept as sums but the inactive timer (0-lag) is not
-//! (bandwidth is released at block time); no ext_server.
+//! * Active utilisation and GRUB (§3.10): `this_bw` (bandwidth assigned to the rq) and
+//!   `running_bw` (active entities: contending, or blocked before their 0-lag time). A task
+//!   blocking before its 0-lag time `deadline - runtime * dl_period / dl_runtime` stays in
+//!   `running_bw` (`dl_non_contending`) until its `inactive_timer` (a second hard hrtimer,
+//!   `Ev::DlInactiveTimer`) fires; a wakeup before that cancels the timer. Migration moves
+//!   both sums with the task; leaving the class drops them. SCHED_FLAG_RECLAIM tasks are
+//!   charged at the GRUB rate (`grub_reclaim`), `max(u, Umax - Uinact - Uextra) / Umax`.
+//!
+//! Deviations: no PI/DL boosting (`pi_se` is always the entity itself); the fair_server's
+//! bandwidth leaves `running_bw` at `dl_server_stop()` at once (the kernel arms its inactive
+//! timer too); a task leaving SCHED_DEADLINE gives its bandwidth back at once (the kernel
+//! keeps the root domain's share until the 0-lag time); `extra_bw` is recomputed from the
+//! admitted entities of the root domain (the kernel's running sum of `__dl_add`/`__dl_sub`,
+//! without its hotplug/rebuild drift); no ext_server.
 
 use crate::patches::Patch as P;
 use crate::sched::*;
@@ -86,11 +96,18 @@ pub struct SchedDlEntity {
     pub dl_server_idle: bool,
     /// `SCHED_FLAG_DL_OVERRUN`
     pub flag_dl_overrun: bool,
+    /// `SCHED_FLAG_RECLAIM`: charged at the GRUB rate (rt-dl.md §3.10).
+    pub flag_reclaim: bool,
     /// The rb-tree key while queued in `dl_rq->root` (`on_dl_rq()`).
     pub rb: Option<(u64, u64)>,
-    /// Whether `dl_bw` is counted in the rq's `running_bw` (active contending).
+    /// Whether `dl_bw` is counted in the `running_bw` of rq `bw_rq` (active: contending,
+    /// or non-contending before the 0-lag time).
     pub in_running_bw: bool,
+    /// The rq whose `this_bw` counts `dl_bw` (model bookkeeping of add_rq_bw/sub_rq_bw).
+    pub bw_rq: Option<u32>,
     pub dl_timer: DlTimer,
+    /// `dl_se->inactive_timer`: the 0-lag timer (absolute hard hrtimer, 0 slack).
+    pub inactive_timer: DlTimer,
 }
 
 impl SchedDlEntity {
@@ -104,6 +121,8 @@ impl SchedDlEntity {
             dl_bw: a.bw(),
             dl_density: a.density(),
             deadline: DL_LAPSED,
+            flag_reclaim: a.sched_flags & SCHED_FLAG_RECLAIM != 0,
+            flag_dl_overrun: a.sched_flags & SCHED_FLAG_DL_OVERRUN != 0,
             ..Default::default()
         }
     }
@@ -305,12 +324,24 @@ pub const DL_SCALE: u32 = 10;
 pub const DL_PERIOD_MIN_NS: u64 = 100 * 1000;
 pub const DL_PERIOD_MAX_NS: u64 = (1 << 22) * 1000;
 
+/// kernel: uapi sched.h `SCHED_FLAG_*` (the `sched_attr.sched_flags` bits).
+pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+pub const SCHED_FLAG_RECLAIM: u64 = 0x02;
+pub const SCHED_FLAG_DL_OVERRUN: u64 = 0x04;
+/// `SCHED_FLAG_ALL`: reset-on-fork, reclaim, DL overrun, keep policy/params, util clamp
+/// min/max (0x7f). `SCHED_FLAG_SUGOV` (0x10000000) is kernel-internal.
+pub const SCHED_FLAG_ALL: u64 = 0x7f;
+/// kernel: sched.h RATIO_SHIFT — `bw_ratio` (1 / Umax) is a RATIO_SHIFT fixed-point value.
+pub const RATIO_SHIFT: u32 = 8;
+
 /// `sched_attr`'s SCHED_DEADLINE fields (ns). `period == 0` means "equal to the deadline".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DlAttr {
     pub runtime: u64,
     pub deadline: u64,
     pub period: u64,
+    /// `sched_attr.sched_flags` (`SCHED_FLAG_RECLAIM`, `SCHED_FLAG_DL_OVERRUN`, ...).
+    pub sched_flags: u64,
 }
 
 impl DlAttr {
@@ -348,6 +379,13 @@ pub fn to_ratio(period: u64, runtime: u64) -> u64 {
 
 /// kernel: deadline.c __checkparam_dl() — why the kernel answers -EINVAL, naming the value.
 pub fn checkparam_dl(a: &DlAttr) -> Result<(), String> {
+    // __sched_setscheduler(): flags outside SCHED_FLAG_ALL are refused before the DL checks
+    if a.sched_flags & !SCHED_FLAG_ALL != 0 {
+        return Err(format!(
+            "sched_flags {:#x} has bits outside SCHED_FLAG_ALL {:#x} (EINVAL)",
+            a.sched_flags, SCHED_FLAG_ALL
+        ));
+    }
     if a.deadline == 0 {
         return Err("sched_deadline must not be 0 (EINVAL)".into());
     }
@@ -550,6 +588,45 @@ impl Kernel {
             tm.queued = Some(at);
             self.push_event(at, crate::sim::Ev::DlTimer { ent: e });
         }
+    }
+
+    /// Arms `inactive_timer` at `at` (same queueing rule as the `dl_timer`).
+    fn arm_inactive_timer(&mut self, e: DlEnt, at: u64) {
+        let tm = &mut self.dle(e).inactive_timer;
+        tm.armed = true;
+        tm.expires = at;
+        if tm.queued.is_none_or(|q| q > at) {
+            tm.queued = Some(at);
+            self.push_event(at, crate::sim::Ev::DlInactiveTimer { ent: e });
+        }
+    }
+
+    /// An `Ev::DlInactiveTimer` of `e` is due: as [`Kernel::dl_timer_due`] for the
+    /// `inactive_timer`.
+    pub(crate) fn inactive_timer_due(&mut self, e: DlEnt) -> bool {
+        let now = self.now;
+        let tm = &mut self.dle(e).inactive_timer;
+        if tm.queued == Some(now) {
+            tm.queued = None;
+        }
+        if !tm.armed {
+            return false;
+        }
+        if tm.expires > now {
+            let at = tm.expires;
+            if tm.queued.is_none_or(|q| q > at) {
+                tm.queued = Some(at);
+                self.push_event(at, crate::sim::Ev::DlInactiveTimer { ent: e });
+            }
+            return false;
+        }
+        true
+    }
+
+    /// The `inactive_timer` of `e` expires (timer interrupt, exec.rs).
+    pub(crate) fn inactive_timer_expired(&mut self, e: DlEnt) {
+        self.dle(e).inactive_timer.armed = false;
+        self.inactive_task_timer(e);
     }
 
     /// `hrtimer_try_to_cancel(&dl_se->dl_timer)`
@@ -778,45 +855,222 @@ impl Kernel {
         self.__enqueue_dl_entity(e);
     }
 
-    /// kernel: deadline.c dequeue_dl_entity()
+    /// kernel: deadline.c dequeue_dl_entity(): a task leaving the rq (DEQUEUE_SAVE for a
+    /// parameter or class change, DEQUEUE_MIGRATING) takes its bandwidth with it
+    /// (sub_running_bw + sub_rq_bw); a block starts the 0-lag wait.
     fn dequeue_dl_entity(&mut self, e: DlEnt, flags: u32) {
         self.__dequeue_dl_entity(e);
-        if flags & (DEQUEUE_SLEEP | DEQUEUE_MIGRATING) != 0 {
+        if matches!(e, DlEnt::Task(_)) && flags & (DEQUEUE_SAVE | DEQUEUE_MIGRATING) != 0 {
+            self.dl_detach_rq_bw(e);
+        } else if flags & DEQUEUE_SLEEP != 0 {
             self.task_non_contending(e);
         }
     }
 
-    /// `task_contending()` (simplified GRUB, §3.10): the entity's bandwidth counts in
-    /// `running_bw` while it is active.
-    fn task_contending(&mut self, e: DlEnt) {
+    /// add_rq_bw(): `e`'s bandwidth joins the `this_bw` of its CPU (nothing if counted).
+    fn dl_attach_rq_bw(&mut self, e: DlEnt) {
         let cpu = self.dl_entity_cpu(e);
         let se = self.dle(e);
+        if se.bw_rq.is_some() || se.dl_runtime == 0 {
+            return;
+        }
+        se.bw_rq = Some(cpu as u32);
+        let bw = se.dl_bw;
+        self.rqs[cpu].dl.this_bw += bw;
+    }
+
+    /// sub_running_bw() (if active) + sub_rq_bw() on the rq that counts `e`; a pending 0-lag
+    /// wait ends (`dl_non_contending` cleared, `inactive_timer` cancelled).
+    fn dl_detach_rq_bw(&mut self, e: DlEnt) {
+        let se = self.dle(e);
         se.dl_non_contending = false;
-        if !se.in_running_bw {
+        se.inactive_timer.armed = false;
+        let Some(cpu) = se.bw_rq.take() else {
+            return;
+        };
+        let bw = se.dl_bw;
+        let running = std::mem::take(&mut se.in_running_bw);
+        let dl = &mut self.rqs[cpu as usize].dl;
+        if running {
+            dl.running_bw = dl.running_bw.saturating_sub(bw);
+        }
+        dl.this_bw = dl.this_bw.saturating_sub(bw);
+    }
+
+    /// kernel: deadline.c init_dl_rq() + dl_server_apply_params(init): the fair_server's
+    /// bandwidth is assigned to its rq from boot.
+    pub(crate) fn init_dl_rq_bw(&mut self, cpu: usize) {
+        self.dl_attach_rq_bw(DlEnt::Server(cpu as u32));
+    }
+
+    /// kernel: deadline.c task_contending() (rt-dl.md §3.10): an entity becoming runnable
+    /// (a wakeup; the model also calls it for every task enqueue, which is a no-op for an
+    /// entity already active on this rq). A non-contending entity is still in `running_bw`:
+    /// its 0-lag timer is cancelled; an inactive one is added back. Its `this_bw` follows it
+    /// to the rq it is enqueued on (add_rq_bw for ENQUEUE_MIGRATED/RESTORE).
+    fn task_contending(&mut self, e: DlEnt) {
+        if self.dl_entity(e).dl_runtime == 0 {
+            return;
+        }
+        let cpu = self.dl_entity_cpu(e);
+        if self.dl_entity(e).bw_rq != Some(cpu as u32) {
+            self.dl_detach_rq_bw(e);
+            self.dl_attach_rq_bw(e);
+        }
+        let se = self.dle(e);
+        if se.dl_non_contending {
+            se.dl_non_contending = false;
+            se.inactive_timer.armed = false;
+        } else if !se.in_running_bw {
             se.in_running_bw = true;
             let bw = se.dl_bw;
             self.rqs[cpu].dl.running_bw += bw;
         }
     }
 
-    /// `task_non_contending()` without the inactive timer: the bandwidth leaves `running_bw`
-    /// at once (deviation: the kernel keeps it until the 0-lag time).
+    /// kernel: deadline.c task_non_contending() (rt-dl.md §3.10): a blocking task keeps its
+    /// bandwidth in `running_bw` until its 0-lag time `deadline - runtime * dl_period /
+    /// dl_runtime`; if that is already past it is released now (and a dead task's `this_bw`
+    /// with it), else the `inactive_timer` is armed and the task is `dl_non_contending`.
+    /// Servers release at once (module docs).
     fn task_non_contending(&mut self, e: DlEnt) {
         let cpu = self.dl_entity_cpu(e);
-        let se = self.dle(e);
-        if se.in_running_bw {
-            se.in_running_bw = false;
-            let bw = se.dl_bw;
-            let rb = &mut self.rqs[cpu].dl.running_bw;
-            *rb = rb.saturating_sub(bw);
+        let se = *self.dl_entity(e);
+        if se.dl_runtime == 0 || !se.in_running_bw {
+            return;
+        }
+        let release_now = match e {
+            DlEnt::Server(_) => true,
+            DlEnt::Task(_) => {
+                self.sched_warn_on(se.dl_non_contending, "task_non_contending: already");
+                // div64_long(): signed division, truncating toward zero
+                let lag =
+                    (se.runtime as i128 * se.dl_period as i128 / se.dl_runtime as i128) as i64;
+                let zerolag = (se.deadline as i64).wrapping_sub(lag);
+                let rel = zerolag.wrapping_sub(self.dl_rq_clock(cpu) as i64);
+                if rel < 0 || se.inactive_timer.armed {
+                    true
+                } else {
+                    self.dle(e).dl_non_contending = true;
+                    let at = self.now + rel as u64;
+                    self.arm_inactive_timer(e, at);
+                    false
+                }
+            }
+        };
+        if release_now {
+            self.dl_sub_running_bw(e);
+            if let DlEnt::Task(t) = e {
+                if self.tasks[t.index()].state == TaskState::Dead {
+                    self.dl_detach_rq_bw(e);
+                }
+            }
         }
     }
 
-    /// kernel: deadline.c dl_scaled_delta_exec() without GRUB: `delta` scaled by the CPU's
-    /// frequency and capacity; a server's charge is not scaled with fc975cfb3639.
+    /// sub_running_bw()
+    fn dl_sub_running_bw(&mut self, e: DlEnt) {
+        let se = self.dle(e);
+        if !std::mem::take(&mut se.in_running_bw) {
+            return;
+        }
+        let bw = se.dl_bw;
+        let cpu = se
+            .bw_rq
+            .map_or_else(|| self.dl_entity_cpu(e), |c| c as usize);
+        let rb = &mut self.rqs[cpu].dl.running_bw;
+        *rb = rb.saturating_sub(bw);
+    }
+
+    /// kernel: deadline.c inactive_task_timer() — the 0-lag time of a non-contending task:
+    /// its bandwidth leaves `running_bw` (and `this_bw` too if it has exited).
+    fn inactive_task_timer(&mut self, e: DlEnt) {
+        if !self.dl_entity(e).dl_non_contending {
+            return;
+        }
+        if let Some(cpu) = self.dl_entity(e).bw_rq {
+            self.update_rq_clock(cpu as usize);
+        }
+        self.dle(e).dl_non_contending = false;
+        self.dl_sub_running_bw(e);
+        if let DlEnt::Task(t) = e {
+            if self.tasks[t.index()].state == TaskState::Dead {
+                self.dl_detach_rq_bw(e);
+            }
+        }
+    }
+
+    /// The GRUB limits of the rq: (`max_bw`, `bw_ratio`) — kernel: deadline.c
+    /// init_dl_rq_bw_ratio(): Umax = rt_runtime / rt_period and its inverse in RATIO_SHIFT
+    /// fixed point; 100 % and 1 when `sched_rt_runtime_us = -1`.
+    fn dl_max_bw_ratio(&self) -> (u64, u64) {
+        let (rt, per) = (
+            self.cfg.sysctl.sched_rt_runtime_us,
+            self.cfg.sysctl.sched_rt_period_us,
+        );
+        if rt < 0 {
+            return (BW_UNIT, 1 << RATIO_SHIFT);
+        }
+        let (rt, per) = (rt as u64 * 1000, per * 1000);
+        (
+            to_ratio(per, rt),
+            to_ratio(rt, per) >> (BW_SHIFT - RATIO_SHIFT),
+        )
+    }
+
+    /// `rq->dl.extra_bw`: `max_bw` less `bw / cpus` (integer division, as each `__dl_add()`
+    /// does) for every admitted entity of the root domain (tasks and fair_servers).
+    fn dl_extra_bw(&self, cpu: usize, max_bw: u64) -> u64 {
+        let cpus = self.root_domain_cpus(cpu);
+        let n = cpus.len().max(1) as u64;
+        let tasks: u64 = self
+            .tasks
+            .iter()
+            .filter(|t| {
+                t.policy == Policy::Deadline
+                    && t.class == SchedClass::Dl
+                    && t.state != TaskState::Dead
+                    && cpus.contains(&t.cpu)
+            })
+            .map(|t| t.dl.dl_bw / n)
+            .sum();
+        let servers: u64 = cpus
+            .iter()
+            .map(|&c| &self.rqs[c].fair_server)
+            .filter(|s| s.dl_server)
+            .map(|s| s.dl_bw / n)
+            .sum();
+        max_bw.saturating_sub(tasks + servers)
+    }
+
+    /// kernel: deadline.c grub_reclaim() (rt-dl.md §3.10): a SCHED_FLAG_RECLAIM task's
+    /// budget decreases at `max(u, Umax - Uinact - Uextra) / Umax` of `delta`, with
+    /// `Uinact = this_bw - running_bw`; the comparison is done as the kernel does it
+    /// (`Uinact + Uextra > Umax - u`) so that nothing goes negative.
+    pub(crate) fn grub_reclaim(&self, cpu: usize, se: &SchedDlEntity, delta: u64) -> u64 {
+        let (max_bw, bw_ratio) = self.dl_max_bw_ratio();
+        let dl = &self.rqs[cpu].dl;
+        let u_inact = dl.this_bw.saturating_sub(dl.running_bw);
+        let extra = self.dl_extra_bw(cpu, max_bw);
+        let u_act = if u_inact + extra > max_bw.saturating_sub(se.dl_bw) {
+            se.dl_bw
+        } else {
+            max_bw - u_inact - extra
+        };
+        let u_act = (u_act as u128 * bw_ratio as u128) >> RATIO_SHIFT;
+        ((delta as u128 * u_act) >> BW_SHIFT) as u64
+    }
+
+    /// kernel: deadline.c dl_scaled_delta_exec(): GRUB for a SCHED_FLAG_RECLAIM task, else
+    /// `delta` scaled by the CPU's frequency and capacity; a server's charge is not scaled
+    /// with fc975cfb3639.
     fn dl_scaled_delta_exec(&self, cpu: usize, e: DlEnt, delta: u64) -> u64 {
         if matches!(e, DlEnt::Server(_)) && self.cfg.has(P::DlServerRtFormula) {
             return delta;
+        }
+        let se = self.dl_entity(e);
+        if se.flag_reclaim {
+            return self.grub_reclaim(cpu, se, delta);
         }
         let f = self.machine.freq_scale[cpu];
         let c = self.rqs[cpu].capacity_orig;
@@ -942,15 +1196,15 @@ impl Kernel {
     /// kernel: deadline.c enqueue_task_dl()
     pub(crate) fn enqueue_task_dl(&mut self, _cpu: usize, p: TaskId, flags: u32) {
         let e = DlEnt::Task(p);
+        // a queued task is active contending on this rq: add_rq_bw + add_running_bw for
+        // RESTORE/MIGRATING, task_contending() for a wakeup (no-op when already counted)
+        self.task_contending(e);
         let se = self.tasks[p.index()].dl;
         if !se.dl_throttled && !se.dl_is_implicit() {
             self.dl_check_constrained_dl(e);
         }
         if flags & ENQUEUE_REPLENISH == 0 && self.tasks[p.index()].dl.dl_throttled {
-            // the replenishment timer will enqueue it
-            if flags & ENQUEUE_WAKEUP != 0 {
-                self.task_contending(e);
-            }
+            // the replenishment timer will enqueue it (task_contending() done above)
             return;
         }
         self.enqueue_dl_entity(e, flags);
@@ -1015,10 +1269,15 @@ impl Kernel {
         self.rq_clock_skip_update(cpu);
     }
 
-    /// kernel: deadline.c switched_to_dl(): a queued task that joined the class preempts a
-    /// non-DL current task (or a DL one with a later deadline).
+    /// kernel: deadline.c switched_to_dl(): a task that is not queued gets its bandwidth
+    /// assigned to the rq (add_rq_bw; it becomes active at its wakeup); a queued task that
+    /// joined the class preempts a non-DL current task (or a DL one with a later deadline).
     pub(crate) fn switched_to_dl(&mut self, cpu: usize, p: TaskId) {
-        if self.tasks[p.index()].on_rq != OnRq::Queued || self.rqs[cpu].curr == p {
+        if self.tasks[p.index()].on_rq != OnRq::Queued {
+            self.dl_attach_rq_bw(DlEnt::Task(p));
+            return;
+        }
+        if self.rqs[cpu].curr == p {
             return;
         }
         let curr = self.rqs[cpu].curr;
@@ -1029,10 +1288,11 @@ impl Kernel {
         }
     }
 
-    /// kernel: deadline.c switched_from_dl(): the task's bandwidth leaves the rq.
+    /// kernel: deadline.c switched_from_dl(): the task's bandwidth leaves the rq
+    /// (`running_bw`, a pending 0-lag wait, `this_bw`).
     pub(crate) fn switched_from_dl(&mut self, cpu: usize, p: TaskId) {
         let _ = cpu;
-        self.task_non_contending(DlEnt::Task(p));
+        self.dl_detach_rq_bw(DlEnt::Task(p));
         self.cancel_dl_timer(DlEnt::Task(p));
         self.tasks[p.index()].dl.dl_throttled = false;
     }
@@ -1468,6 +1728,10 @@ impl Kernel {
             self.update_curr_of_current(cpu);
             self.dl_server_stop(cpu);
         }
+        // dl_rq_change_utilization(): this_bw (and running_bw of an active server) swapped
+        let s = DlEnt::Server(cpu as u32);
+        let was_running = self.rqs[cpu].fair_server.in_running_bw;
+        self.dl_detach_rq_bw(s);
         {
             let fs = &mut self.rqs[cpu].fair_server;
             fs.dl_runtime = runtime;
@@ -1477,6 +1741,11 @@ impl Kernel {
             fs.dl_density = new_bw;
             fs.runtime = 0;
             fs.deadline = DL_LAPSED;
+        }
+        self.dl_attach_rq_bw(s);
+        if was_running && runtime > 0 {
+            self.rqs[cpu].fair_server.in_running_bw = true;
+            self.rqs[cpu].dl.running_bw += new_bw;
         }
         if has_tasks {
             self.dl_server_start(cpu);
@@ -1554,12 +1823,31 @@ impl Kernel {
 
     /// kernel: deadline.c __setparam_dl() — the parameters of `a` on `p` (not queued, or
     /// dequeued by the caller); a lapsed deadline, so the next activation opens a period.
+    ///
+    /// A task whose bandwidth is assigned to an rq (a blocked DL task changing parameters:
+    /// dl_change_utilization()) ends a pending 0-lag wait and has `this_bw` swapped to the
+    /// new bandwidth; a queued task was dequeued with DEQUEUE_SAVE (bandwidth already gone).
     pub(crate) fn __setparam_dl(&mut self, p: TaskId, a: &DlAttr) {
-        self.cancel_dl_timer(DlEnt::Task(p));
-        let queued = self.tasks[p.index()].dl.dl_timer.queued;
+        let e = DlEnt::Task(p);
+        self.cancel_dl_timer(e);
+        let assigned = self.tasks[p.index()].dl.bw_rq.is_some();
+        self.dl_detach_rq_bw(e);
+        let old = self.tasks[p.index()].dl;
         let mut se = SchedDlEntity::from_attr(a);
-        se.dl_timer.queued = queued;
+        se.dl_timer.queued = old.dl_timer.queued;
+        se.inactive_timer.queued = old.inactive_timer.queued;
         self.tasks[p.index()].dl = se;
+        if assigned {
+            self.dl_attach_rq_bw(e);
+        }
+    }
+
+    /// The task is moving to `new_cpu` (set_task_cpu(), kernel: deadline.c
+    /// migrate_task_rq_dl() for a waking task; the queued case was dequeued with
+    /// DEQUEUE_MIGRATING): a pending 0-lag wait ends and the bandwidth leaves the old rq;
+    /// the enqueue on the new one adds it back.
+    pub(crate) fn migrate_task_rq_dl(&mut self, p: TaskId, _new_cpu: usize) {
+        self.dl_detach_rq_bw(DlEnt::Task(p));
     }
 }
 
@@ -1600,6 +1888,7 @@ mod param_tests {
                 runtime: r,
                 deadline: d,
                 period: p,
+                sched_flags: 0,
             })
         };
         assert!(ok(10_000_000, 100_000_000, 100_000_000).is_ok());
@@ -1627,6 +1916,7 @@ mod param_tests {
             runtime: 25_000_000,
             deadline: 100_000_000,
             period: 100_000_000,
+            sched_flags: 0,
         };
         assert_eq!(t.bw(), 262_144);
         let fits = |limit: Option<u64>, servers: u64| {
@@ -1731,6 +2021,7 @@ mod vector_tests {
                 runtime: r,
                 deadline: d,
                 period: p,
+                sched_flags: 0,
             }),
             ..Default::default()
         };
@@ -1765,6 +2056,7 @@ mod vector_tests {
             runtime: 10 * MS,
             deadline: 100 * MS,
             period: 100 * MS,
+            sched_flags: 0,
         });
         se.deadline = 100 * MS;
         se.runtime = 6 * MS as i64;
@@ -1780,6 +2072,7 @@ mod vector_tests {
             runtime: 5 * MS,
             deadline: 20 * MS,
             period: 20 * MS,
+            sched_flags: 0,
         });
         se.deadline = 20 * MS;
         se.runtime = -2 * MS as i64;
@@ -2528,6 +2821,7 @@ mod vector_tests {
                     runtime: 25 * MS,
                     deadline: 100 * MS,
                     period: 100 * MS,
+                    sched_flags: 0,
                 }),
                 ..Default::default()
             };
@@ -2644,6 +2938,7 @@ mod vector_tests {
                     runtime: 50 * MS,
                     deadline: 100 * MS,
                     period: 100 * MS,
+                    sched_flags: 0,
                 }),
                 ..Default::default()
             };
@@ -2676,6 +2971,7 @@ mod vector_tests {
                     runtime: 30 * MS,
                     deadline: 100 * MS,
                     period: 100 * MS,
+                    sched_flags: 0,
                 }),
                 ..Default::default()
             };
@@ -2690,6 +2986,17 @@ mod vector_tests {
             "both ran all the time"
         );
         assert_ne!(k.tasks[ids[0].index()].cpu, k.tasks[ids[1].index()].cpu);
+        // the pushed task's bandwidth moved with it (sub/add running_bw and rq_bw): each rq
+        // holds one task, (30e6 << 20) / 100e6 = 314572, plus its idle fair_server's 52428
+        // in this_bw only
+        for c in 0..2 {
+            let dl = &k.rqs[c].dl;
+            assert_eq!(
+                (dl.running_bw, dl.this_bw),
+                (314_572, 314_572 + 52_428),
+                "cpu {c}"
+            );
+        }
     }
 
     /// sched_setattr(SCHED_DEADLINE 5/100 ms) on a running fair hog that shares its CPU with
@@ -2710,6 +3017,7 @@ mod vector_tests {
                 runtime: 5 * MS,
                 deadline: 100 * MS,
                 period: 100 * MS,
+                sched_flags: 0,
             },
         )
         .unwrap();
@@ -2733,6 +3041,7 @@ mod vector_tests {
                 runtime: 96 * MS,
                 deadline: 100 * MS,
                 period: 100 * MS,
+                sched_flags: 0,
             },
         );
         assert!(e.unwrap_err().contains("EBUSY"));
@@ -2768,5 +3077,239 @@ mod vector_tests {
         assert_eq!(dl_state(&k, t), (200 * MS, 10 * MS as i64));
         k.run_until(111 * MS);
         assert_eq!(ran(&k, t), 12 * MS);
+    }
+
+    // ------------------------------------------------------------------ GRUB, rt-dl.md §3.10
+
+    /// bw = to_ratio(100e6, 10e6) = (10e6 << 20) / 100e6 = 104857 (104857.6 truncated);
+    /// the v6.18 fair_server's 52428 is assigned to the rq from boot but not active (no fair
+    /// task, never started): this_bw = 52428 + 104857 = 157285.
+    const BW_10_100: u64 = 104_857;
+    const THIS_BW_ONE_TASK: u64 = 52_428 + BW_10_100;
+
+    fn dl_rq(k: &Kernel) -> (u64, u64) {
+        (k.rqs[0].dl.running_bw, k.rqs[0].dl.this_bw)
+    }
+
+    /// Vector 7.8: R 10, D = P 100, runs 4 and blocks with runtime 6: 0-lag time
+    /// 100 - 6 x 100 / 10 = 40 ms. Asleep until 60: its bandwidth stays in running_bw
+    /// (non-contending, inactive_timer at 40) until 40, leaves it at 40, comes back at the
+    /// wakeup at 60.
+    #[test]
+    fn grub_blocked_task_keeps_running_bw_until_its_zero_lag_time_vector_7_8() {
+        let (mut k, t) = run_sleep_run(10, 100, 100, 4, 60);
+        k.run_until(2 * MS);
+        assert_eq!(dl_rq(&k), (BW_10_100, THIS_BW_ONE_TASK), "running at 2");
+        k.run_until(5 * MS);
+        assert_eq!(dl_state(&k, t), (100 * MS, 6 * MS as i64), "blocked at 4");
+        let se = k.tasks[t.index()].dl;
+        assert!(se.dl_non_contending && se.inactive_timer.armed);
+        assert_eq!(se.inactive_timer.expires, 40 * MS, "0-lag time 40");
+        k.run_until(39 * MS);
+        assert_eq!(
+            dl_rq(&k),
+            (BW_10_100, THIS_BW_ONE_TASK),
+            "still active at 39"
+        );
+        k.run_until(41 * MS);
+        assert_eq!(dl_rq(&k), (0, THIS_BW_ONE_TASK), "released at 40");
+        assert!(!k.tasks[t.index()].dl.dl_non_contending);
+        k.run_until(60 * MS + 1);
+        assert_eq!(
+            dl_rq(&k),
+            (BW_10_100, THIS_BW_ONE_TASK),
+            "back at the wakeup"
+        );
+    }
+
+    /// Vector 7.8, wake at 30 (before the 0-lag time 40): the wakeup cancels the timer and
+    /// the bandwidth never left running_bw. The task runs 1 ms more and blocks at 31 with
+    /// runtime 5 and deadline 100 (no overflow at 30, 7.8): new 0-lag time
+    /// 100 - 5 x 100 / 10 = 50, so at 45 (past the old 40) it is still active and at 51 not.
+    #[test]
+    fn grub_wakeup_before_zero_lag_cancels_the_inactive_timer() {
+        let (mut k, t) = run_sleep_run(10, 100, 100, 4, 30);
+        k.run_until(30 * MS + 1);
+        let se = k.tasks[t.index()].dl;
+        assert!(
+            !se.dl_non_contending && !se.inactive_timer.armed,
+            "cancelled at 30"
+        );
+        assert_eq!(dl_rq(&k), (BW_10_100, THIS_BW_ONE_TASK));
+        k.run_until(45 * MS);
+        assert_eq!(dl_state(&k, t), (100 * MS, 5 * MS as i64), "blocked at 31");
+        assert_eq!(k.tasks[t.index()].dl.inactive_timer.expires, 50 * MS);
+        assert_eq!(
+            dl_rq(&k),
+            (BW_10_100, THIS_BW_ONE_TASK),
+            "still active at 45"
+        );
+        k.run_until(51 * MS);
+        assert_eq!(dl_rq(&k), (0, THIS_BW_ONE_TASK), "released at 50");
+    }
+
+    /// Blocking after the 0-lag time releases at once. A: R 60, D = P 90 (bw (60e6 << 20) /
+    /// 90e6 = 699050); B: R 10, D = P 100 (104857); both wake at 0. EDF runs A first
+    /// (deadline 90 < 100): A runs 50 and blocks with runtime 10 -> 0-lag 90 - 10 x 90 / 60
+    /// = 75, in the future: A stays active until 75. B runs [50, 54) and blocks with runtime
+    /// 6 -> 0-lag 100 - 6 x 100 / 10 = 40 < 54: B leaves running_bw at 54, no timer.
+    /// this_bw = 52428 + 699050 + 104857 = 856335 throughout.
+    #[test]
+    fn grub_block_after_zero_lag_releases_at_once() {
+        let mut k = kernel("v6.18", 1000);
+        let run_then_sleep = |ms: u64| {
+            script(move |i, _| match i {
+                0 => Some(Op::Run(ms * MS)),
+                _ => None,
+            })
+        };
+        let a = spawn_dl(&mut k, "a", 60 * MS, 90 * MS, 90 * MS, run_then_sleep(50));
+        let b = spawn_dl(&mut k, "b", 10 * MS, 100 * MS, 100 * MS, run_then_sleep(4));
+        const BW_A: u64 = 699_050;
+        const THIS: u64 = 52_428 + BW_A + BW_10_100;
+        k.run_until(55 * MS);
+        assert_eq!((ran(&k, a), ran(&k, b)), (50 * MS, 4 * MS));
+        assert_eq!(dl_rq(&k), (BW_A, THIS), "only A (non-contending until 75)");
+        let (sa, sb) = (k.tasks[a.index()].dl, k.tasks[b.index()].dl);
+        assert!(sa.dl_non_contending && sa.inactive_timer.expires == 75 * MS);
+        assert!(!sb.dl_non_contending && !sb.inactive_timer.armed && !sb.in_running_bw);
+        k.run_until(74 * MS);
+        assert_eq!(dl_rq(&k), (BW_A, THIS));
+        k.run_until(76 * MS);
+        assert_eq!(dl_rq(&k), (0, THIS), "A released at 75");
+    }
+
+    /// Exit and class change drop the bandwidth. A task runs 4 (runtime 6, 0-lag 40) and
+    /// exits: like a block it stays active until 40 (the kernel's dead-task path), then
+    /// both sums lose it. A second DL task (same parameters) keeps the run alive: it blocks
+    /// at 0 with runtime 10, 0-lag 100 - 10 x 100 / 10 = 0, so it is inactive from 0 but
+    /// stays in this_bw (52428 + 2 x 104857 = 262142). Another task switches to SCHED_OTHER
+    /// at 4: running_bw and this_bw lose it at once (the rq keeps only the fair_server's
+    /// 52428, now active).
+    #[test]
+    fn grub_exit_and_switch_from_dl_drop_the_bandwidth() {
+        let mut k = kernel("v6.18", 1000);
+        spawn_dl(
+            &mut k,
+            "s",
+            10 * MS,
+            100 * MS,
+            100 * MS,
+            script(|_, _| None),
+        );
+        let t = spawn_dl(
+            &mut k,
+            "d",
+            10 * MS,
+            100 * MS,
+            100 * MS,
+            script(|i, _| match i {
+                0 => Some(Op::Run(4 * MS)),
+                _ => Some(Op::Exit),
+            }),
+        );
+        k.run_until(5 * MS);
+        assert_eq!(k.tasks[t.index()].state, TaskState::Dead);
+        assert_eq!(
+            dl_rq(&k),
+            (BW_10_100, 52_428 + 2 * BW_10_100),
+            "dead, before 0-lag"
+        );
+        k.run_until(41 * MS);
+        assert_eq!(dl_rq(&k), (0, THIS_BW_ONE_TASK), "dead, after 0-lag 40");
+
+        let mut k = kernel("v6.18", 1000);
+        spawn_dl(
+            &mut k,
+            "d",
+            10 * MS,
+            100 * MS,
+            100 * MS,
+            script(|i, _| match i {
+                0 => Some(Op::Run(4 * MS)),
+                1 => Some(Op::SetScheduler {
+                    policy: Policy::Normal,
+                    nice: 0,
+                    rt_priority: 0,
+                }),
+                _ => Some(Op::Run(MS)),
+            }),
+        );
+        k.run_until(5 * MS);
+        assert_eq!(
+            dl_rq(&k),
+            (52_428, 52_428),
+            "only the fair_server, now started"
+        );
+    }
+
+    /// SCHED_FLAG_RECLAIM alone on a CPU (v6.18, HZ 1000, R 10, D = P 100, a hog). By hand,
+    /// rt-dl.md §3.10 with the kernel's fixed point:
+    /// Umax = max_bw = to_ratio(1e9, 950e6) = 996147; bw_ratio = to_ratio(950e6, 1e9) >> 12
+    /// = 1103764 >> 12 = 269; u = 104857; Uextra = 996147 - 104857 - 52428 (the
+    /// fair_server's __dl_add) = 838862; Uinact = this_bw - running_bw = 157285 - 104857 =
+    /// 52428. Umax - Uinact - Uextra = 104857 = u, so the rate is u / Umax:
+    /// u_act = (104857 x 269) >> 8 = 110181; each 1 ms tick charges (1e6 x 110181) >> 20 =
+    /// 105076 ns (0.105 of the time, = 0.1 / 0.95). 95 ticks leave 10e6 - 9982220 = 17780,
+    /// the 96th goes to -87296: throttled at 96 ms (not 10). Replenished at 100 with
+    /// 10e6 - 87296 = 9912704: 94 ticks leave 35560, the 95th throttles at 195 ms.
+    /// A task without the flag runs exactly 10 ms per period (vector 7.10, HZ 1000).
+    #[test]
+    fn grub_reclaiming_task_alone_runs_umax_of_the_cpu() {
+        let mut k = kernel("v6.18", 1000);
+        let attrs = TaskAttrs {
+            comm: Some("r".into()),
+            policy: Some(Policy::Deadline),
+            dl: Some(DlAttr {
+                runtime: 10 * MS,
+                deadline: 100 * MS,
+                period: 100 * MS,
+                sched_flags: SCHED_FLAG_RECLAIM,
+            }),
+            ..Default::default()
+        };
+        let t = k.create_task(hog(), &attrs, None, false);
+        assert!(k.setattr_errors.is_empty(), "{:?}", k.setattr_errors);
+        k.start_task_as_wakeup(t);
+        let se = k.tasks[t.index()].dl;
+        assert!(se.flag_reclaim);
+        assert_eq!(k.grub_reclaim(0, &se, MS), 105_076);
+        k.run_until(100 * MS);
+        assert_eq!(ran(&k, t), 96 * MS);
+        assert_eq!(dl_state(&k, t), (200 * MS, 9_912_704));
+        k.run_until(200 * MS);
+        assert_eq!(ran(&k, t), (96 + 95) * MS);
+    }
+
+    /// The --strict bandwidth invariants notice a wrong sum and running_bw > this_bw.
+    #[test]
+    fn grub_invariants_catch_a_wrong_sum() {
+        let (mut k, _) = run_sleep_run(10, 100, 100, 4, 60);
+        k.run_until(2 * MS);
+        assert!(k.invariant_errors().is_ok());
+        k.rqs[0].dl.running_bw += 1;
+        assert!(k.invariant_errors().unwrap_err().contains("sum to"));
+        k.rqs[0].dl.running_bw = k.rqs[0].dl.this_bw + 1;
+        assert!(k.invariant_errors().unwrap_err().contains("> this_bw"));
+    }
+
+    /// sched_flags: bits outside SCHED_FLAG_ALL (0x7f) are EINVAL, naming the value;
+    /// SCHED_FLAG_RECLAIM is accepted.
+    #[test]
+    fn checkparam_refuses_unknown_sched_flags() {
+        let a = |f| DlAttr {
+            runtime: 10 * MS,
+            deadline: 100 * MS,
+            period: 100 * MS,
+            sched_flags: f,
+        };
+        assert!(checkparam_dl(&a(SCHED_FLAG_RECLAIM)).is_ok());
+        assert!(checkparam_dl(&a(SCHED_FLAG_RECLAIM | SCHED_FLAG_DL_OVERRUN)).is_ok());
+        let e = checkparam_dl(&a(0x80)).unwrap_err();
+        assert!(e.contains("0x80") && e.contains("EINVAL"), "{e}");
+        assert!(
+            checkparam_dl(&a(0x1000_0000)).is_err(),
+            "SUGOV is kernel-internal"
+        );
     }
 }

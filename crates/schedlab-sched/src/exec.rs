@@ -1542,8 +1542,14 @@ impl Kernel {
     /// (deadline.rs) runs in the timer interrupt on the entity's CPU, whose cost is charged to
     /// the interrupted task. Deviation: on an idle CPU the handler runs at the expiry itself
     /// (no idle-exit latency before it).
-    pub(crate) fn on_dl_timer(&mut self, ent: crate::deadline::DlEnt) {
-        if !self.dl_timer_due(ent) {
+    /// `inactive`: the entity's `inactive_timer` (0-lag) rather than its `dl_timer`.
+    pub(crate) fn on_dl_timer(&mut self, ent: crate::deadline::DlEnt, inactive: bool) {
+        let due = if inactive {
+            self.inactive_timer_due(ent)
+        } else {
+            self.dl_timer_due(ent)
+        };
+        if !due {
             return;
         }
         let cpu = self.dl_entity_cpu(ent);
@@ -1553,7 +1559,11 @@ impl Kernel {
         if !idle {
             self.progress_segment(cpu);
         }
-        self.dl_timer_expired(ent);
+        if inactive {
+            self.inactive_timer_expired(ent);
+        } else {
+            self.dl_timer_expired(ent);
+        }
         self.stats.timer_irqs += 1;
         if !idle {
             let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);

@@ -8,6 +8,58 @@ use crate::tree;
 use crate::Kernel;
 
 impl Kernel {
+    /// Active utilisation (rt-dl.md §3.10): on every rq `running_bw <= this_bw`, and each is
+    /// the sum over the entities counted there (the active ones for `running_bw`); a
+    /// non-contending task is active and has its 0-lag timer armed.
+    fn check_dl_bw(&self) -> Result<(), String> {
+        let n = self.rqs.len();
+        let (mut this_bw, mut running_bw) = (vec![0u64; n], vec![0u64; n]);
+        let ents = self
+            .tasks
+            .iter()
+            .map(|t| &t.dl)
+            .chain(self.rqs.iter().map(|rq| &rq.fair_server));
+        for se in ents {
+            if let Some(c) = se.bw_rq {
+                let c = c as usize;
+                if c >= n {
+                    return Err(format!(
+                        "dl entity counted on cpu {c}, which does not exist"
+                    ));
+                }
+                this_bw[c] += se.dl_bw;
+                if se.in_running_bw {
+                    running_bw[c] += se.dl_bw;
+                }
+            } else if se.in_running_bw {
+                return Err("dl entity in running_bw without an rq".into());
+            }
+        }
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if rq.dl.running_bw > rq.dl.this_bw {
+                return Err(format!(
+                    "cpu {cpu}: running_bw {} > this_bw {}",
+                    rq.dl.running_bw, rq.dl.this_bw
+                ));
+            }
+            if (rq.dl.this_bw, rq.dl.running_bw) != (this_bw[cpu], running_bw[cpu]) {
+                return Err(format!(
+                    "cpu {cpu}: this_bw/running_bw {}/{} but the entities counted here sum to {}/{}",
+                    rq.dl.this_bw, rq.dl.running_bw, this_bw[cpu], running_bw[cpu]
+                ));
+            }
+        }
+        for t in self.tasks.iter().filter(|t| t.dl.dl_non_contending) {
+            if !t.dl.in_running_bw || !t.dl.inactive_timer.armed {
+                return Err(format!(
+                    "pid {} non-contending without running_bw or 0-lag timer",
+                    t.pid
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// DL runqueue and fair_server invariants (rt-dl.md §3, §4.4): the tree holds exactly the
     /// entities whose `rb` key says so, in the right place; a throttled entity is not in the
     /// tree; a stopped server is neither queued nor armed; an armed server is throttled (B/C);
@@ -118,6 +170,7 @@ impl Kernel {
             self.rt_invariant_errors(rq.cpu)?;
             self.check_dl_rq(rq.cpu)?;
         }
+        self.check_dl_bw()?;
         // the simulator's idle masks index exactly available_idle_cpu()/sched_idle_rq()
         self.idle_masks_consistent(&schedlab_platform::cpumask::CpuMask::first_n(self.ncpus))?;
         for (i, t) in self.tasks.iter().enumerate() {

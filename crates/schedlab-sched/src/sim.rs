@@ -150,6 +150,9 @@ pub(crate) enum Ev {
     /// A SCHED_DEADLINE entity's `dl_timer` (replenishment / zero-laxity; a hard hrtimer
     /// with no slack). Fires only if the timer is armed and due (deadline.rs `DlTimer`).
     DlTimer { ent: crate::deadline::DlEnt },
+    /// A SCHED_DEADLINE task's `inactive_timer` (0-lag time; a hard hrtimer with no slack).
+    /// Fires only if armed and due (deadline.rs).
+    DlInactiveTimer { ent: crate::deadline::DlEnt },
     /// End of the simulation.
     Stop,
 }
@@ -161,7 +164,8 @@ impl Ev {
             Ev::Timer { .. }
             | Ev::TimerIrq { .. }
             | Ev::RtPeriodTimer { .. }
-            | Ev::DlTimer { .. } => 1,
+            | Ev::DlTimer { .. }
+            | Ev::DlInactiveTimer { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -403,6 +407,9 @@ impl Kernel {
         k.init_select_state();
         k.init_balance_state();
         k.init_rt_state();
+        for cpu in 0..k.ncpus {
+            k.init_dl_rq_bw(cpu);
+        }
         if k.preempt == crate::presets::PreemptModel::Rt {
             k.spawn_ktimerd();
         }
@@ -462,7 +469,8 @@ impl Kernel {
                 }
                 Ev::Timer { id, gen } => self.on_timer(id, gen),
                 Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
-                Ev::DlTimer { ent } => self.on_dl_timer(ent),
+                Ev::DlTimer { ent } => self.on_dl_timer(ent, false),
+                Ev::DlInactiveTimer { ent } => self.on_dl_timer(ent, true),
                 Ev::Ipi { cpu } => {
                     self.run_ahead = self.sim_run_ahead;
                     self.on_ipi(cpu as usize);

@@ -16,6 +16,7 @@
 //! | `-v`, `--verbose`; `-a`, `--all-tasks` | accepted (nothing printed; `-a` only matters with `-p`) |
 //! | `-p`, `--pid`; `-m`, `--max`; `-h`; `-V` | refused: they act on an existing pid or print and exit, no command runs |
 //! | `-R`, `--reset-on-fork` | refused: the kernel model does not reset a child's policy at fork yet |
+//! | `-G`, `--reclaim-grub` | SCHED_FLAG_RECLAIM (GRUB reclaiming); SCHED_DEADLINE only, as chrt checks (util-linux master since 81c2eb294, May 2026; no release yet in the sources read) |
 //!
 //! Options come before the priority (chrt's getopt string starts with `+`); long options may
 //! be abbreviated as getopt_long allows. The priority must be 1..99 for FIFO/RR and 0 for the
@@ -101,6 +102,7 @@ const CHRT_OPTS: &[Opt] = &[
     opt('P', "sched-period", true),
     opt('D', "sched-deadline", true),
     opt('R', "reset-on-fork", false),
+    opt('G', "reclaim-grub", false),
     opt('v', "verbose", false),
     opt('V', "version", false),
 ];
@@ -222,6 +224,7 @@ pub(crate) fn chrt(
         .map_err(|(at, m)| err(line, token(words, start, at + 1), m))?;
     let mut policy = Policy::Rr;
     let (mut runtime, mut deadline, mut period) = (0u64, 0u64, 0u64);
+    let mut sched_flags = 0u64;
     for (c, spelled, value) in &opts {
         let here = || token(words, start, j);
         match c {
@@ -232,6 +235,7 @@ pub(crate) fn chrt(
             'i' => policy = Policy::Idle,
             'd' => policy = Policy::Deadline,
             'a' | 'v' => {}
+            'G' => sched_flags |= schedlab_sched::deadline::SCHED_FLAG_RECLAIM,
             'p' => {
                 return Err(err(
                     line,
@@ -329,6 +333,13 @@ pub(crate) fn chrt(
              only",
         ));
     }
+    if sched_flags != 0 && policy != Policy::Deadline {
+        return Err(err(
+            line,
+            tok,
+            "chrt: --reclaim-grub is only supported for SCHED_DEADLINE",
+        ));
+    }
     if policy == Policy::Deadline {
         // chrt: runtime <= deadline <= period, so a missing deadline is the period and a
         // missing runtime the deadline; the kernel checks the rest.
@@ -359,6 +370,7 @@ pub(crate) fn chrt(
         priority as u32,
         (runtime, deadline, period),
     )?;
+    p.dl_flags = sched_flags;
     Ok(j)
 }
 
@@ -374,6 +386,7 @@ pub(crate) fn set_policy(
     p.policy = Some(policy);
     p.rt_priority = None;
     p.dl = None;
+    p.dl_flags = 0;
     match policy {
         Policy::Fifo | Policy::Rr => p.rt_priority = Some(rt_priority),
         Policy::Deadline => {
@@ -381,6 +394,7 @@ pub(crate) fn set_policy(
                 runtime: dl.0,
                 deadline: dl.1,
                 period: dl.2,
+                sched_flags: 0,
             };
             checkparam_dl(&attr).map_err(|m| {
                 err(
@@ -656,6 +670,22 @@ mod tests {
         assert_eq!(p.policy, Some(Policy::Deadline));
         assert_eq!(p.dl, Some((5_000_000, 10_000_000, 20_000_000)));
         assert_eq!(w, vec!["rt-app", "x.json"]);
+        assert_eq!(p.dl_flags, 0);
+        // util-linux chrt -G / --reclaim-grub: SCHED_FLAG_RECLAIM (0x02) in sched_flags
+        for line in [
+            "chrt -d -G -T 2000000 -P 10000000 0 rt-app x.json",
+            "chrt --deadline --reclaim-grub -T 2000000 -P 10000000 0 rt-app x.json",
+        ] {
+            let (p, _) = ok(line);
+            assert_eq!(p.dl_flags, 0x02, "{line}");
+            assert_eq!(
+                p.attrs("rt-app", None).dl.map(|a| a.sched_flags),
+                Some(0x02)
+            );
+        }
+        // a later policy prefix replaces the flags with its own (none)
+        let (p, _) = ok("chrt -d -G -P 10000000 0 chrt -d -P 10000000 0 rt-app x.json");
+        assert_eq!(p.dl_flags, 0);
         // short options with attached values; chrt fills deadline from period, runtime from
         // deadline
         let (p, _) = ok("chrt -d -P1000000 0 rt-app x.json");
@@ -756,6 +786,10 @@ mod tests {
             ("chrt -p 10 123", &["chrt -p", "existing pid"]),
             ("chrt -m", &["chrt -m", "prints"]),
             ("chrt -R -f 10 x", &["-R", "reset-on-fork"]),
+            (
+                "chrt -f -G 10 x",
+                &["--reclaim-grub is only supported for SCHED_DEADLINE"],
+            ),
             ("chrt -x 10 x", &["invalid option -- 'x'"]),
             (
                 "chrt --ver 10 x",

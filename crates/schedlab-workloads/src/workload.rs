@@ -29,6 +29,8 @@ pub struct Placement {
     /// `policy=deadline:R/D/P` or `chrt -d` (runtime, deadline, period in ns; period 0 =
     /// the deadline).
     pub dl: Option<(u64, u64, u64)>,
+    /// `sched_attr.sched_flags` for SCHED_DEADLINE (`chrt -G`: SCHED_FLAG_RECLAIM).
+    pub dl_flags: u64,
     /// How the user set the policy (`policy=fifo:80`, `chrt -f 80`), for messages.
     pub policy_src: Option<String>,
     /// How the user set the affinity (`cpus=0-3`, `taskset -c 0-3`), for messages.
@@ -53,6 +55,7 @@ impl Placement {
                     runtime,
                     deadline,
                     period,
+                    sched_flags: self.dl_flags,
                 }),
         }
     }
@@ -146,6 +149,7 @@ pub trait Workload {
                     runtime,
                     deadline,
                     period,
+                    sched_flags: placement.dl_flags,
                 },
                 cpus: placement.cpus.clone(),
             }],

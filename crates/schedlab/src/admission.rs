@@ -144,6 +144,7 @@ mod tests {
                 runtime,
                 deadline: period,
                 period,
+                sched_flags: 0,
             },
             cpus: cpus.map(|c| CpuMask::parse_cpulist(c).unwrap()),
         }

@@ -1155,6 +1155,7 @@ pub(crate) fn dl_attr(props: &Properties) -> Option<schedlab_sched::DlAttr> {
         runtime: runtime.saturating_mul(1000),
         deadline: deadline.saturating_mul(1000),
         period: period.saturating_mul(1000),
+        sched_flags: 0,
     })
 }
 

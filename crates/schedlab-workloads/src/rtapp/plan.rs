@@ -402,6 +402,7 @@ pub(crate) fn compile(
                         runtime,
                         deadline,
                         period,
+                        sched_flags: placement.dl_flags,
                     },
                     _ => {
                         return Err(PlanError::Invalid(format!(
@@ -741,6 +742,7 @@ mod tests {
                 runtime,
                 deadline,
                 period,
+                sched_flags: 0,
             })
         };
         assert_eq!(a(2).dl, dl(2_000_000, 2_000_000, 2_000_000));
