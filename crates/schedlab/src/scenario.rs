@@ -761,7 +761,7 @@ pub fn cli_reproduce(
             let o =
                 crate::scenario_interbench::execute_scenario(sc, ib, runs, quick, progress, jobs)?;
             if as_json {
-                docs.push(o.json(&sc.name, runs.unwrap_or(0)));
+                docs.push(o.json(&sc.name));
             } else {
                 writeln!(
                     out,

@@ -797,8 +797,10 @@ impl IbOutcome {
         s
     }
 
-    /// The `--json` document, in the shape of every scenario's.
-    pub fn json(&self, name: &str, runs: u32) -> Value {
+    /// The `--json` document, in the shape of every scenario's; `runs` is the number of seeds
+    /// of the Write load per variant.
+    pub fn json(&self, name: &str) -> Value {
+        let runs = self.runs_of(0, WRITE).len();
         let rows: Vec<Value> = self
             .rows()
             .into_iter()
@@ -1108,7 +1110,7 @@ mod tests {
         };
         assert_eq!(maxes(rt), maxes(after));
         // the report and its JSON carry the published rows beside the simulated ones
-        let j = o.json(&sc.name, 0);
+        let j = o.json(&sc.name);
         let rows = j["rows"].as_array().unwrap();
         assert!(rows.iter().any(|r| r["metric"] == "Write max"
             && r["published"] == 500418.0
