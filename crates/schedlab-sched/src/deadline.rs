@@ -131,14 +131,22 @@ impl SchedDlEntity {
     /// (or the `fair_server_runtime_ns` / `fair_server_period_ns` settings), deferred, in
     /// state A with a lapsed deadline (rt-dl.md §4.2). Without 557a6bfc662c/a110a81c52a9
     /// (v6.6) the entity exists but is disabled (runtime 0, not a server).
-    pub fn fair_server_init(cfg: &crate::presets::KernelConfig) -> SchedDlEntity {
+    /// `fair_server/cpuN/...` writes for `cpu` override the all-CPU values.
+    pub fn fair_server_init(cfg: &crate::presets::KernelConfig, cpu: usize) -> SchedDlEntity {
         if !cfg.has(P::FairServer) {
             return SchedDlEntity::default();
         }
-        let (r, p) = (
-            cfg.sysctl.fair_server_runtime_ns,
-            cfg.sysctl.fair_server_period_ns,
-        );
+        let mut r = cfg.sysctl.fair_server_runtime_ns;
+        let mut p = cfg.sysctl.fair_server_period_ns;
+        if let Some(e) = cfg
+            .sysctl
+            .fair_server_cpu
+            .iter()
+            .find(|e| e.0 as usize == cpu)
+        {
+            r = e.1.unwrap_or(r);
+            p = e.2.unwrap_or(p);
+        }
         SchedDlEntity {
             dl_runtime: r,
             dl_deadline: p,
@@ -2849,6 +2857,29 @@ mod vector_tests {
     }
 
     /// The fair_server tunables: parsed and validated like the debugfs files.
+    /// debugfs `fair_server/cpuN/runtime` and `period` of one CPU override the all-CPU values
+    /// for that CPU only (rt-dl.md §4.2); a CPU the machine lacks or runtime > period is refused.
+    #[test]
+    fn fair_server_per_cpu_debugfs_settings() {
+        let cfg = KernelConfig::parse(
+            "v6.12 fair_server/cpu1/runtime=0 fair_server/cpu0/period=500000000",
+        )
+        .unwrap();
+        let s0 = SchedDlEntity::fair_server_init(&cfg, 0);
+        let s1 = SchedDlEntity::fair_server_init(&cfg, 1);
+        let s2 = SchedDlEntity::fair_server_init(&cfg, 2);
+        // cpu0: 50 ms of 500 ms; cpu1: disabled; cpu2: the defaults, 50 ms of 1 s
+        assert_eq!((s0.dl_runtime, s0.dl_period), (50_000_000, 500_000_000));
+        assert_eq!((s1.dl_runtime, s1.dl_period), (0, 1_000_000_000));
+        assert_eq!((s2.dl_runtime, s2.dl_period), (50_000_000, 1_000_000_000));
+        assert!(KernelConfig::parse("v6.12 fair_server/cpu0/period=10000000").is_err());
+        assert!(KernelConfig::parse("v6.12 fair_server/cpu0/budget=1").is_err());
+        let cfg = KernelConfig::parse("v6.12 fair_server/cpu9/runtime=0").unwrap();
+        let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
+        let e = Kernel::new(cfg, m, 1).err().unwrap();
+        assert!(e.contains("fair_server/cpu9"), "{e}");
+    }
+
     #[test]
     fn fair_server_tunables_parse_and_validate() {
         let cfg = KernelConfig::parse("v6.12 fair_server_runtime_ns=0").unwrap();
@@ -2857,7 +2888,7 @@ mod vector_tests {
             "v6.12 fair_server_period_ns=500000000 fair_server_runtime_ns=25000000",
         )
         .unwrap();
-        let s = SchedDlEntity::fair_server_init(&cfg);
+        let s = SchedDlEntity::fair_server_init(&cfg, 0);
         assert_eq!(
             (s.dl_runtime, s.dl_period, s.dl_bw),
             (25 * MS, 500 * MS, 52428)
@@ -2870,7 +2901,7 @@ mod vector_tests {
         assert!(KernelConfig::parse("v6.12 fair_server_period_ns=50").is_err());
         // v6.6 has no server
         let cfg = KernelConfig::parse("v6.6").unwrap();
-        assert!(!SchedDlEntity::fair_server_init(&cfg).dl_server);
+        assert!(!SchedDlEntity::fair_server_init(&cfg, 0).dl_server);
     }
 
     /// Stable ids are accepted as aliases of 14a857056466.

@@ -801,6 +801,36 @@ impl KernelConfig {
                 }
                 self.hz = Some(n as u32);
             }
+            _ if k.starts_with("fair_server/cpu") => {
+                // debugfs sched/fair_server/cpuN/{runtime,period} of one CPU
+                let rest = &k["fair_server/cpu".len()..];
+                let (n_s, file) = rest.split_once('/').unwrap_or((rest, ""));
+                let cpu: u32 = n_s
+                    .parse()
+                    .map_err(|_| bad("expected fair_server/cpuN/runtime or .../period"))?;
+                if file != "runtime" && file != "period" {
+                    return Err(bad("expected fair_server/cpuN/runtime or .../period"));
+                }
+                let n = num()?;
+                let i = match self.sysctl.fair_server_cpu.iter().position(|e| e.0 == cpu) {
+                    Some(i) => i,
+                    None => {
+                        self.sysctl.fair_server_cpu.push((cpu, None, None));
+                        self.sysctl.fair_server_cpu.len() - 1
+                    }
+                };
+                let e = &mut self.sysctl.fair_server_cpu[i];
+                if file == "runtime" {
+                    e.1 = Some(n);
+                } else {
+                    e.2 = Some(n);
+                }
+                let (r, p) = (
+                    e.1.unwrap_or(self.sysctl.fair_server_runtime_ns),
+                    e.2.unwrap_or(self.sysctl.fair_server_period_ns),
+                );
+                crate::deadline::fair_server_params_valid(r, p).map_err(|e| bad(&e))?;
+            }
             _ => {
                 return Err(KernelSpecError::UnknownSysctl {
                     spec: spec.to_string(),

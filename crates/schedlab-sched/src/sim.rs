@@ -271,6 +271,18 @@ impl Kernel {
         assert!(ncpus >= 1);
         let hz = cfg.hz.unwrap_or(machine.hz);
         let preempt = cfg.resolve_preempt(machine.preempt_default)?;
+        if let Some(e) = cfg
+            .sysctl
+            .fair_server_cpu
+            .iter()
+            .find(|e| e.0 as usize >= ncpus)
+        {
+            return Err(format!(
+                "fair_server/cpu{}: the machine has CPUs 0-{} only",
+                e.0,
+                ncpus - 1
+            ));
+        }
         let online = ncpus as u32;
         let base_slice = cfg.base_slice_ns(online);
         let normalized_base_slice = cfg.normalized_base_slice();
@@ -375,7 +387,7 @@ impl Kernel {
                 cfs: root,
                 rt: Default::default(),
                 dl: Default::default(),
-                fair_server: crate::deadline::SchedDlEntity::fair_server_init(&k.cfg),
+                fair_server: crate::deadline::SchedDlEntity::fair_server_init(&k.cfg, cpu),
                 dl_server: false,
                 in_pick: false,
                 dl_server_stats: Default::default(),

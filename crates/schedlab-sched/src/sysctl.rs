@@ -66,6 +66,18 @@ pub const SYSCTLS: &[SysctlInfo] = &[
         units: "ns",
     },
     SysctlInfo {
+        name: "fair_server/cpuN/runtime",
+        doc: "debugfs sched/fair_server/cpuN/runtime of one CPU (after fair_server_runtime_ns; N must exist)",
+        default: "fair_server_runtime_ns",
+        units: "ns",
+    },
+    SysctlInfo {
+        name: "fair_server/cpuN/period",
+        doc: "debugfs sched/fair_server/cpuN/period of one CPU (after fair_server_period_ns; N must exist)",
+        default: "fair_server_period_ns",
+        units: "ns",
+    },
+    SysctlInfo {
         name: "timer_slack_ns",
         doc: "prctl PR_SET_TIMERSLACK default for fair tasks (hrtimer range)",
         default: "50000",
@@ -101,6 +113,9 @@ pub struct Sysctls {
     pub timer_slack_ns: u64,
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
+    /// Per-CPU writes `fair_server/cpuN/runtime=NS` / `fair_server/cpuN/period=NS` (the debugfs
+    /// files of that CPU), applied after the all-CPU values: (cpu, runtime, period).
+    pub fair_server_cpu: Vec<(u32, Option<u64>, Option<u64>)>,
 }
 
 impl Default for Sysctls {
@@ -116,6 +131,7 @@ impl Default for Sysctls {
             timer_slack_ns: 50_000,
             fair_server_runtime_ns: 50_000_000,
             fair_server_period_ns: 1_000_000_000,
+            fair_server_cpu: Vec::new(),
         }
     }
 }
