@@ -898,6 +898,24 @@ mod tests {
         assert!(e.contains("bogus") && e.starts_with("s.toml:2"), "{e}");
     }
 
+    /// A scenario's kind and its table go together; errors name the file and the key.
+    #[test]
+    fn interbench_kind_needs_its_table() {
+        let head = "name='x'\ntitle='t'\nseed='s'\nplatform='rpi4-rt'\nworkloads=[]\nbaseline='v6.12'\nmetrics=[]\n";
+        let variant = "[[variant]]\nkernel='v6.12'\nlabel='a'\n";
+        let ib = "[interbench]\nbench='Audio'\nloads=['None','Write']\nduration_s=60\nwrite_runs=2\nother_runs=1\nother_load_variants=['v6.12']\nquick_duration_s=10\nquick_write_duration_s=10\nquick_write_seeds=[1]\n";
+        let err = |t: String| parse(&t, "s.toml").err().unwrap().to_string();
+        assert!(err(format!("{head}kind='interbench'\n{variant}"))
+            .contains("needs an [interbench] table"));
+        assert!(err(format!("{head}kind='bogus'\n{variant}")).contains("kind = \"bogus\""));
+        assert!(err(format!("{head}{ib}{variant}")).contains("needs kind = \"interbench\""));
+        let no_write = ib.replace("'None','Write'", "'None'");
+        assert!(err(format!("{head}kind='interbench'\n{no_write}{variant}")).contains("Write"));
+        let bad_variant = ib.replace("['v6.12']", "['v9']");
+        assert!(err(format!("{head}kind='interbench'\n{bad_variant}{variant}")).contains("'v9'"));
+        assert!(parse(&format!("{head}kind='interbench'\n{ib}{variant}"), "s.toml").is_ok());
+    }
+
     #[test]
     fn disagreement_marks() {
         assert_eq!(disagreement(-0.34, -0.30), "");
