@@ -527,6 +527,8 @@ impl Kernel {
         self.trace_switch(cpu, prev, next);
         self.rqs[cpu].stats.nr_switches += 1;
         self.stats.nr_switches += 1;
+        let next_is_idle = self.tasks[next.index()].is_idle_task;
+        self.pelt_clock_switch(cpu, next_is_idle);
         self.rqs[cpu].curr = next;
         self.update_idle_masks(cpu);
         self.rqs[cpu].gen += 1;

@@ -1874,6 +1874,55 @@ mod tests {
         }
     }
 
+    /// PELT on a small CPU (rb5 CPU 0, capacity 284, fixed frequency; issue #13 item 4 and
+    /// smp.md §5.1): the PELT clock runs at 284/1024 while a task runs and is synced to the
+    /// task clock while the CPU idles. A task running 2 ms of every 10 ms therefore runs
+    /// 2 × 284/1024 = 0.555 ms of PELT time per 10 ms period, util_avg ≈ 1024 × 0.0555 ≈ 57
+    /// (the old whole-clock scaling gave ≈ 1024 × 0.2 ≈ 205). An always-running task leaves no
+    /// idle time: its util_avg still reaches 1024 (later, by 1024/284), and the CPU's
+    /// utilisation is clamped to its capacity by `cpu_util()`.
+    #[test]
+    fn pelt_time_runs_at_capacity_on_a_small_cpu() {
+        let p = schedlab_platform::Platform::builtin("rb5").unwrap();
+        let mut m = MachineDesc::from_platform(&p);
+        assert_eq!(m.capacity_orig[0], 284);
+        m.costs = vec![schedlab_platform::cost::CostModel::zero(); m.ncpus];
+        m.idle_exit_ns = vec![0; m.ncpus];
+        let util = |periodic: bool| {
+            let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+            let mut k = Kernel::new(cfg, m.clone(), 1).unwrap();
+            k.strict = true;
+            k.check_invariants = true;
+            let t = start(
+                &mut k,
+                "t",
+                0,
+                script(move |i, cx, _| {
+                    Some(if !periodic {
+                        Op::Run(10_000_000_000)
+                    } else if i % 2 == 0 {
+                        // 2 ms of work at the reference core is 2 × 1024/284 ms of wall time
+                        // here; RunWall keeps the duty cycle at 2 of 10 ms of wall time
+                        Op::RunWall(2_000_000)
+                    } else {
+                        Op::SleepUntil((cx.now() / 10_000_000 + 1) * 10_000_000)
+                    })
+                }),
+            );
+            k.tasks[t.index()].timer_slack_ns = 0;
+            k.run_until(2_000_000_000);
+            let se = k.tasks[t.index()].se;
+            k.se[se.index()].avg.util_avg
+        };
+        let u = util(true);
+        assert!(
+            (45..=70).contains(&u),
+            "periodic 2/10 ms on capacity 284: util_avg {u}"
+        );
+        let u = util(false);
+        assert!(u >= 1000, "always running: util_avg {u}");
+    }
+
     #[test]
     fn unix_sender_blocks_at_the_send_buffer() {
         // §1.3: truesize 768 + 100 = 868; floor(212992 / 868) = 245 messages fit, the 246th

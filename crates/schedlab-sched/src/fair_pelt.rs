@@ -20,12 +20,45 @@ impl Kernel {
         self.rq_clock_pelt(cpu)
     }
 
+    /// kernel: pelt.h rq_clock_pelt() — as `update_rq_clock()` would leave it now: on a CPU at
+    /// full capacity and frequency the task clock; elsewhere `clock_pelt` advanced by the
+    /// running time since the last switch scaled by capacity and frequency
+    /// (`update_rq_clock_pelt()`), or synced to the task clock while the CPU idles, minus the
+    /// idle time lost by a saturated CPU (smp.md §5.1; pelt.rs `PeltClock`).
     pub(crate) fn rq_clock_pelt(&self, cpu: usize) -> u64 {
-        let speed = self.rqs[cpu].speed;
-        if speed >= 1024 {
-            self.now
-        } else {
-            (self.now as u128 * speed as u128 / 1024) as u64
+        let rq = &self.rqs[cpu];
+        let (cap, freq) = (rq.capacity_orig, self.machine.freq_scale[cpu]);
+        if cap >= 1024 && freq >= 1024 {
+            return self.now;
+        }
+        let pc = &rq.pelt_clock;
+        if self.tasks[rq.curr.index()].is_idle_task {
+            return self.now - pc.lost_idle_time;
+        }
+        pc.clock_pelt + crate::pelt::scale_pelt_delta(self.now - rq.pelt_stamp, cap, freq)
+            - pc.lost_idle_time
+    }
+
+    /// At a context switch on `cpu` (before `rq->curr` changes): bring `clock_pelt` up to
+    /// now for the outgoing task (`update_rq_clock_pelt()`), and when the CPU is about to idle
+    /// apply the lost-idle-time rule (`update_idle_rq_clock_pelt()`, with the root cfs_rq's
+    /// `util_sum`; RT and DL utilisation are not tracked).
+    pub(crate) fn pelt_clock_switch(&mut self, cpu: usize, next_is_idle: bool) {
+        let now = self.now;
+        let (cap, freq) = (self.rqs[cpu].capacity_orig, self.machine.freq_scale[cpu]);
+        if cap >= 1024 && freq >= 1024 {
+            return;
+        }
+        let prev_idle = self.tasks[self.rqs[cpu].curr.index()].is_idle_task;
+        let util_sum = self.cfs[self.rqs[cpu].cfs.index()].avg.util_sum;
+        let rq = &mut self.rqs[cpu];
+        let delta = now - rq.pelt_stamp;
+        rq.pelt_clock
+            .update_rq_clock_pelt(delta, prev_idle, now, now, cap, freq);
+        rq.pelt_stamp = now;
+        if next_is_idle && !prev_idle {
+            rq.pelt_clock
+                .update_idle_rq_clock_pelt(util_sum, 0, 0, now, now);
         }
     }
 

@@ -522,6 +522,12 @@ pub struct Rq {
     /// expires the soft hrtimers, and the sleepers whose soft hrtimers it has yet to expire.
     pub ktimers: Option<TaskId>,
     pub ktimers_pending: Vec<TaskId>,
+    /// `rq->clock_pelt` and `lost_idle_time` (pelt.h): the PELT clock runs at capacity ×
+    /// frequency while a task runs and is synced to the task clock while the CPU idles.
+    /// `pelt_stamp` is the wall time up to which `clock_pelt` has been advanced; readers
+    /// extrapolate from it (`rq_clock_pelt()` in fair_pelt.rs).
+    pub pelt_clock: crate::pelt::PeltClock,
+    pub pelt_stamp: u64,
 }
 
 impl Kernel {

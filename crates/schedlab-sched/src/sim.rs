@@ -414,6 +414,8 @@ impl Kernel {
                 clock_update_flags: 0,
                 ktimers: None,
                 ktimers_pending: Vec::new(),
+                pelt_clock: Default::default(),
+                pelt_stamp: 0,
             });
         }
         k.init_select_state();
