@@ -588,32 +588,45 @@ impl Kernel {
         true
     }
 
-    fn arm_dl_timer(&mut self, e: DlEnt, at: u64) {
-        let tm = &mut self.dle(e).dl_timer;
-        tm.armed = true;
-        tm.expires = at;
-        if tm.queued.is_none_or(|q| q > at) {
-            tm.queued = Some(at);
-            self.push_event(at, crate::sim::Ev::DlTimer { ent: e });
+    /// One of `e`'s two hard hrtimers: the `inactive_timer` or the `dl_timer`.
+    fn dl_hrtimer(&mut self, e: DlEnt, inactive: bool) -> &mut DlTimer {
+        let se = self.dle(e);
+        if inactive {
+            &mut se.inactive_timer
+        } else {
+            &mut se.dl_timer
         }
     }
 
-    /// Arms `inactive_timer` at `at` (same queueing rule as the `dl_timer`).
-    fn arm_inactive_timer(&mut self, e: DlEnt, at: u64) {
-        let tm = &mut self.dle(e).inactive_timer;
-        tm.armed = true;
-        tm.expires = at;
+    /// Queues the expiry event of one of `e`'s timers at `at` unless an earlier one is queued.
+    fn queue_dl_hrtimer(&mut self, e: DlEnt, inactive: bool, at: u64) {
+        let tm = self.dl_hrtimer(e, inactive);
         if tm.queued.is_none_or(|q| q > at) {
             tm.queued = Some(at);
-            self.push_event(at, crate::sim::Ev::DlInactiveTimer { ent: e });
+            let ev = if inactive {
+                crate::sim::Ev::DlInactiveTimer { ent: e }
+            } else {
+                crate::sim::Ev::DlTimer { ent: e }
+            };
+            self.push_event(at, ev);
         }
     }
 
-    /// An `Ev::DlInactiveTimer` of `e` is due: as [`Kernel::dl_timer_due`] for the
-    /// `inactive_timer`.
-    pub(crate) fn inactive_timer_due(&mut self, e: DlEnt) -> bool {
+    /// `hrtimer_start()` of one of `e`'s timers at `at`. A cancelled or re-armed timer keeps
+    /// its queued event when that is not later than the new expiry.
+    fn arm_dl_hrtimer(&mut self, e: DlEnt, inactive: bool, at: u64) {
+        let tm = self.dl_hrtimer(e, inactive);
+        tm.armed = true;
+        tm.expires = at;
+        self.queue_dl_hrtimer(e, inactive, at);
+    }
+
+    /// An expiry event of one of `e`'s timers is due: true if the timer expires now (armed
+    /// and due), in which case the interrupt handler is to run. An early event re-queues the
+    /// timer for its expiry.
+    fn dl_hrtimer_due(&mut self, e: DlEnt, inactive: bool) -> bool {
         let now = self.now;
-        let tm = &mut self.dle(e).inactive_timer;
+        let tm = self.dl_hrtimer(e, inactive);
         if tm.queued == Some(now) {
             tm.queued = None;
         }
@@ -622,13 +635,24 @@ impl Kernel {
         }
         if tm.expires > now {
             let at = tm.expires;
-            if tm.queued.is_none_or(|q| q > at) {
-                tm.queued = Some(at);
-                self.push_event(at, crate::sim::Ev::DlInactiveTimer { ent: e });
-            }
+            self.queue_dl_hrtimer(e, inactive, at);
             return false;
         }
         true
+    }
+
+    fn arm_dl_timer(&mut self, e: DlEnt, at: u64) {
+        self.arm_dl_hrtimer(e, false, at);
+    }
+
+    /// Arms `inactive_timer` at `at` (same queueing rule as the `dl_timer`).
+    fn arm_inactive_timer(&mut self, e: DlEnt, at: u64) {
+        self.arm_dl_hrtimer(e, true, at);
+    }
+
+    /// An `Ev::DlInactiveTimer` of `e` is due (see [`Kernel::dl_hrtimer_due`]).
+    pub(crate) fn inactive_timer_due(&mut self, e: DlEnt) -> bool {
+        self.dl_hrtimer_due(e, true)
     }
 
     /// The `inactive_timer` of `e` expires (timer interrupt, exec.rs).
@@ -642,27 +666,9 @@ impl Kernel {
         self.dle(e).dl_timer.armed = false;
     }
 
-    /// An `Ev::DlTimer` of `e` is due: true if the timer expires now (armed and due), in
-    /// which case the interrupt handler is to run. An early event re-queues the timer for
-    /// its expiry.
+    /// An `Ev::DlTimer` of `e` is due (see [`Kernel::dl_hrtimer_due`]).
     pub(crate) fn dl_timer_due(&mut self, e: DlEnt) -> bool {
-        let now = self.now;
-        let tm = &mut self.dle(e).dl_timer;
-        if tm.queued == Some(now) {
-            tm.queued = None;
-        }
-        if !tm.armed {
-            return false;
-        }
-        if tm.expires > now {
-            let at = tm.expires;
-            if tm.queued.is_none_or(|q| q > at) {
-                tm.queued = Some(at);
-                self.push_event(at, crate::sim::Ev::DlTimer { ent: e });
-            }
-            return false;
-        }
-        true
+        self.dl_hrtimer_due(e, false)
     }
 
     /// The `dl_timer` of `e` expires (in the timer interrupt, exec.rs; after

@@ -1710,7 +1710,7 @@ impl Kernel {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The kernel objects of workloads.md §1.2–§1.5 and §1.8 driven by small scripted tasks on
     //! ideal machines: every cost is zero unless a test sets it, jitter is off.
     use super::*;
@@ -1723,11 +1723,12 @@ mod tests {
     use std::cell::RefCell;
     use std::rc::Rc;
 
-    type Log = Rc<RefCell<Vec<(String, u64)>>>;
+    /// (what, when) entries logged by test programs (shared with rt.rs's tests).
+    pub(crate) type Log = Rc<RefCell<Vec<(String, u64)>>>;
 
     /// A task program given as a closure over (step number, context, last result); `None`
-    /// exits.
-    struct Script(
+    /// exits. Shared with rt.rs's tests.
+    pub(crate) struct Script(
         u32,
         Box<dyn FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op>>,
     );
@@ -1740,7 +1741,9 @@ mod tests {
         }
     }
 
-    fn script(f: impl FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op> + 'static) -> Box<Script> {
+    pub(crate) fn script(
+        f: impl FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op> + 'static,
+    ) -> Box<Script> {
         Box::new(Script(0, Box::new(f)))
     }
 

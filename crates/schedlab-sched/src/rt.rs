@@ -1265,30 +1265,12 @@ mod tests {
     use super::*;
     use crate::presets::{KernelConfig, PreemptModel};
     use crate::sim::MachineDesc;
-    use crate::syscalls::{Ctx, Op, Program, SysResult, TaskAttrs};
-    use std::cell::RefCell;
-    use std::rc::Rc;
+    use crate::syscalls::{Op, Program, TaskAttrs};
 
     const MS: u64 = 1_000_000;
     const FOREVER: u64 = 1_000_000 * MS;
 
-    type Log = Rc<RefCell<Vec<(String, u64)>>>;
-
-    /// A program as a closure over (step, context, last result); `None` exits.
-    struct Script(
-        u32,
-        Box<dyn FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op>>,
-    );
-    impl Program for Script {
-        fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
-            let i = self.0;
-            self.0 += 1;
-            (self.1)(i, cx, last).unwrap_or(Op::Exit)
-        }
-    }
-    fn script(f: impl FnMut(u32, &mut Ctx<'_>, SysResult) -> Option<Op> + 'static) -> Box<Script> {
-        Box::new(Script(0, Box::new(f)))
-    }
+    use crate::exec::tests::{script, Log, Script};
     fn hog() -> Box<Script> {
         script(|_, _, _| Some(Op::Run(MS)))
     }
