@@ -61,23 +61,8 @@ pub struct Row {
     pub deadlines_met: f64,
 }
 
-/// A fair_server run at deadline priority on the benchmark's CPU, from the kernel's log.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Activation {
-    /// When the server was enqueued to run (state D).
-    pub t_start: u64,
-    /// Time it ran fair tasks at deadline priority before it throttled or stopped.
-    pub ran_ns: u64,
-    /// Whether the zero-laxity timer had expired first (the fair class was starved).
-    pub starved: bool,
-    /// How the activation came about (e.g. "revised wake-up rule at a restart").
-    pub how: String,
-    /// The task the server preempted ("comm (FIFO 50)"), if any.
-    pub preempted: Option<String>,
-    /// RT tasks that were runnable on the CPU while the server ran: (who, how long they waited
-    /// for it in ns).
-    pub held_off: Vec<(String, u64)>,
-}
+/// A fair_server run at deadline priority on the benchmark's CPU (the run's server log).
+pub use crate::run::DlServerRun as Activation;
 
 /// What one run gives the scenario.
 #[derive(Debug, Clone, Default)]
@@ -123,7 +108,7 @@ impl IbRun {
         self.activations.iter().rfind(|a| {
             !a.starved
                 && a.t_start <= t
-                && t <= a.t_start + a.ran_ns + 2 * interval_ns
+                && t <= a.t_end + 2 * interval_ns
                 && a.held_off.iter().any(|(w, _)| w.contains("FIFO"))
         })
     }
@@ -712,9 +697,14 @@ impl IbOutcome {
                             *t as f64 / 1e9,
                             *sample as f64 / 1e6,
                             a.t_start as f64 / 1e9,
-                            a.how,
+                            format_args!(
+                                "{}; runtime {:.2} ms, deadline {:.3} s",
+                                a.how,
+                                a.runtime as f64 / 1e6,
+                                a.deadline as f64 / 1e9
+                            ),
                             a.preempted.as_deref().unwrap_or("nothing (CPU was idle)"),
-                            a.ran_ns as f64 / 1e6,
+                            (a.t_end - a.t_start) as f64 / 1e6,
                             if held.is_empty() { "nobody".into() } else { held.join(", ") }
                         )
                     }
@@ -936,19 +926,7 @@ fn activations(r: &crate::run::RunResult, cpu: u32) -> Vec<Activation> {
     r.dl_server_runs
         .iter()
         .filter(|x| x.cpu == cpu)
-        .map(|x| Activation {
-            t_start: x.t_start,
-            ran_ns: x.t_end - x.t_start,
-            starved: x.starved,
-            how: format!(
-                "{}; runtime {:.2} ms, deadline {:.3} s",
-                x.how,
-                x.runtime as f64 / 1e6,
-                x.deadline as f64 / 1e9
-            ),
-            preempted: x.preempted.clone(),
-            held_off: x.held_off.iter().cloned().collect(),
-        })
+        .cloned()
         .collect()
 }
 
@@ -1029,12 +1007,15 @@ mod tests {
     #[test]
     fn cause_of_a_missed_deadline() {
         let act = |t: u64, starved: bool, fifo: bool| Activation {
+            cpu: 0,
             t_start: t,
-            ran_ns: 50_000_000,
+            t_end: t + 50_000_000,
             starved,
-            how: String::new(),
+            how: "",
+            runtime: 0,
+            deadline: 0,
             preempted: None,
-            held_off: vec![(if fifo { "tk (FIFO 96)" } else { "x (OTHER)" }.into(), 1)],
+            held_off: Some((if fifo { "tk (FIFO 96)" } else { "x (OTHER)" }.into(), 1)),
         };
         let r = IbRun {
             activations: vec![
