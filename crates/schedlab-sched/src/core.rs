@@ -1205,6 +1205,66 @@ impl Kernel {
         self.balance_callbacks(cpu);
     }
 
+    /// kernel: core.c sched_create_group() + sched_online_group() — a new task group under
+    /// `parent` with its per-CPU fair runqueues and entities (cgroup `mkdir` with the cpu
+    /// controller). RT group scheduling (CONFIG_RT_GROUP_SCHED) keeps RT tasks at the root.
+    pub fn sched_create_group(&mut self, parent: TgId, path: String) -> TgId {
+        let tg = TgId::new(self.tgs.len());
+        self.tgs.push(TaskGroup {
+            path,
+            parent: Some(parent),
+            shares: NICE_0_LOAD,
+            saved_shares: NICE_0_LOAD,
+            idle: false,
+            cfs_rq: Vec::with_capacity(self.ncpus),
+            se: Vec::with_capacity(self.ncpus),
+            load_avg: 0,
+        });
+        self.alloc_fair_sched_group(tg, parent);
+        tg
+    }
+
+    /// kernel: core.c sched_move_task() — the sched_change pattern around a task's change of
+    /// group (writing its pid to `cgroup.procs`): dequeue (SAVE|MOVE) and put back if it
+    /// runs, `task_change_group_fair`, enqueue (RESTORE|MOVE), set as next and reschedule.
+    pub fn sched_move_task(&mut self, t: TaskId, tg: TgId) {
+        if self.tasks[t.index()].tg == tg {
+            return;
+        }
+        let cpu = self.tasks[t.index()].cpu;
+        let class = self.tasks[t.index()].class;
+        let queued = self.tasks[t.index()].on_rq == OnRq::Queued;
+        let running = self.rqs[cpu].curr == t && !self.tasks[t.index()].is_idle_task;
+        let queue_flags = DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK;
+        self.update_rq_clock(cpu);
+        if queued {
+            self.dequeue_task(cpu, t, queue_flags);
+        }
+        if running {
+            class.put_prev_task(self, t);
+        }
+        if class == SchedClass::Fair {
+            self.task_change_group_fair(t, tg);
+        } else {
+            // set_task_rq(): the fair entity follows the group for a later switch to fair
+            self.tasks[t.index()].tg = tg;
+            self.set_task_cpu_raw(t, cpu);
+            let se = self.tasks[t.index()].se;
+            let depth = self.tgs[tg.index()].se[cpu].map_or(0, |p| self.se[p.index()].depth + 1);
+            self.se[se.index()].depth = depth;
+        }
+        if queued {
+            self.enqueue_task(cpu, t, queue_flags);
+        }
+        if running {
+            class.set_next_task(self, t);
+            self.resched_curr(cpu);
+        }
+        if self.executing != Some(cpu) {
+            self.kick_if_needed(cpu);
+        }
+    }
+
     /// kernel: core.c set_user_nice() — the sched_change pattern around the new weight:
     /// dequeue (SAVE) and put back if running, `set_load_weight(p, true)` (the class's
     /// `reweight_task`), enqueue (RESTORE) and set as next again, then the class's

@@ -145,6 +145,7 @@ pub(crate) enum Effect {
     SetNice(i32),
     SetSlice(u64),
     SetScheduler(Policy, i32, u32),
+    CgroupAttach(crate::sched::TgId),
     /// `sched_exec()` at the start of `execve()`: exec balancing.
     SchedExec,
     /// The rest of `execve()` (`c_exec`, charged on the CPU the task now runs on).
@@ -547,6 +548,11 @@ impl Kernel {
                 plan.push(Do(Effect::SetScheduler(policy, nice, rt_priority)));
                 plan.push(Ret(SysResult::None));
             }
+            Op::CgroupAttach(tg) => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_syscall.0), Mode::Kernel));
+                plan.push(Do(Effect::CgroupAttach(tg)));
+                plan.push(Ret(SysResult::None));
+            }
             Op::Kernel(KernelOp(KOp::Ktimers)) => plan.push(Do(Effect::Ktimers)),
         }
         // the plan is empty here (an operation is planned when the last one is done)
@@ -875,6 +881,12 @@ impl Kernel {
             }
             Effect::SetSlice(s) => {
                 self.apply_custom_slice(t, s);
+                Outcome::Continue
+            }
+            Effect::CgroupAttach(tg) => {
+                if tg.index() < self.tgs.len() {
+                    self.sched_move_task(t, tg);
+                }
                 Outcome::Continue
             }
             Effect::SetScheduler(policy, nice, rt_priority) => {

@@ -1852,6 +1852,154 @@ impl Kernel {
         }
     }
 
+    // ===================================================================== task groups (§10)
+
+    /// kernel: fair.c alloc_fair_sched_group() + init_tg_cfs_entry() + online_fair_sched_group()
+    /// — per CPU, the group's cfs_rq and the entity that represents it on the parent's cfs_rq
+    /// of that CPU, at NICE_0_LOAD until the first `update_cfs_group`. A group entity starts
+    /// with no load signal (`init_entity_runnable_average` gives only tasks their weight).
+    /// Deviation: the entity's slice starts at the base slice (the kernel leaves it 0 until
+    /// the first enqueue sets it; with min_slice propagation that is before it is placed).
+    pub(crate) fn alloc_fair_sched_group(&mut self, tg: TgId, parent: TgId) {
+        for cpu in 0..self.ncpus {
+            let parent_cfs = self.tgs[parent.index()].cfs_rq[cpu];
+            let parent_se = self.tgs[parent.index()].se[cpu];
+            let mut cfs = CfsRq::new(cpu, tg);
+            cfs.idle = false;
+            self.cfs.push(cfs);
+            let q = CfsRqId::new(self.cfs.len() - 1);
+            let mut se = SchedEntity::new(parent_cfs);
+            se.my_q = Some(q);
+            se.parent = parent_se;
+            se.depth = parent_se.map_or(0, |p| self.se[p.index()].depth + 1);
+            se.slice = self.base_slice;
+            se.avg = crate::pelt::init_entity_runnable_average(false, 0);
+            self.se.push(se);
+            let sid = SeId::new(self.se.len() - 1);
+            self.cfs[q.index()].my_se = Some(sid);
+            let g = &mut self.tgs[tg.index()];
+            g.cfs_rq.push(q);
+            g.se.push(Some(sid));
+        }
+    }
+
+    /// kernel: fair.c __sched_group_set_shares() — clamp to [MIN_SHARES, MAX_SHARES] and
+    /// reweight the group's entity on every CPU (`update_cfs_group` after a PELT update of
+    /// the entity and its ancestors).
+    pub(crate) fn __sched_group_set_shares(&mut self, tg: TgId, shares: u64) {
+        let shares = shares.clamp(scale_load(MIN_SHARES), scale_load(MAX_SHARES));
+        if self.tgs[tg.index()].shares == shares {
+            return;
+        }
+        self.tgs[tg.index()].shares = shares;
+        for cpu in 0..self.ncpus {
+            let Some(se) = self.tgs[tg.index()].se[cpu] else {
+                continue;
+            };
+            self.update_rq_clock(cpu);
+            let mut e = Some(se);
+            while let Some(x) = e {
+                let cfs = self.se[x.index()].cfs_rq;
+                self.update_load_avg_se(cfs, x, true);
+                e = self.se[x.index()].parent;
+            }
+            self.update_cfs_group(se);
+        }
+    }
+
+    /// kernel: fair.c sched_group_set_shares() — refused (EINVAL) while the group is idle.
+    pub(crate) fn sched_group_set_shares(
+        &mut self,
+        tg: TgId,
+        shares: u64,
+    ) -> Result<(), &'static str> {
+        if tg.index() == 0 {
+            return Err("the root group's weight cannot be changed (EINVAL)");
+        }
+        if self.tgs[tg.index()].idle {
+            return Err("the group is idle (cpu.idle = 1): its weight is fixed (EINVAL)");
+        }
+        self.__sched_group_set_shares(tg, shares);
+        Ok(())
+    }
+
+    /// kernel: fair.c sched_group_set_idle() (fair.md §9.6): mark every per-CPU cfs_rq of
+    /// the group idle (or not), move the group's queued tasks in or out of `h_nr_idle` of the
+    /// ancestors up to the first idle one, then set the shares to WEIGHT_IDLEPRIO (idle) or
+    /// back to NICE_0_LOAD. The kernel restores NICE_0_LOAD, not the weight the group had
+    /// before (fair.md §9.6 says "restored": the kernel does not).
+    pub(crate) fn sched_group_set_idle(
+        &mut self,
+        tg: TgId,
+        idle: bool,
+    ) -> Result<(), &'static str> {
+        if tg.index() == 0 {
+            return Err("the root group cannot be made idle (EINVAL)");
+        }
+        if self.tgs[tg.index()].idle == idle {
+            return Ok(());
+        }
+        self.tgs[tg.index()].idle = idle;
+        for cpu in 0..self.ncpus {
+            let q = self.tgs[tg.index()].cfs_rq[cpu];
+            self.cfs[q.index()].idle = idle;
+            let c = &self.cfs[q.index()];
+            let mut delta = c.h_nr_queued as i64 - c.h_nr_idle as i64;
+            if !idle {
+                delta = -delta;
+            }
+            let mut e = self.tgs[tg.index()].se[cpu];
+            while let Some(x) = e {
+                if !self.se[x.index()].on_rq {
+                    break;
+                }
+                let cfs = self.se[x.index()].cfs_rq;
+                let c = &mut self.cfs[cfs.index()];
+                c.h_nr_idle = (c.h_nr_idle as i64 + delta) as u32;
+                if c.idle {
+                    break; // counted as idle from here up already
+                }
+                e = self.se[x.index()].parent;
+            }
+        }
+        let shares = if idle {
+            scale_load(WEIGHT_IDLEPRIO)
+        } else {
+            NICE_0_LOAD
+        };
+        self.__sched_group_set_shares(tg, shares);
+        Ok(())
+    }
+
+    /// kernel: fair.c task_change_group_fair() — detach the task's PELT signals from its old
+    /// group's cfs_rq, point its entity at the new group's cfs_rq of its CPU (`set_task_rq`),
+    /// and attach them there (the caller has dequeued the task; it is enqueued again after).
+    pub(crate) fn task_change_group_fair(&mut self, t: TaskId, tg: TgId) {
+        let se = self.tasks[t.index()].se;
+        let cpu = self.tasks[t.index()].cpu;
+        // detach_task_cfs_rq() -> detach_entity_cfs_rq()
+        if self.se[se.index()].avg.last_update_time != 0 {
+            let cfs = self.se[se.index()].cfs_rq;
+            self.update_load_avg_se(cfs, se, false);
+            let fold = self.pelt_fold();
+            let w = scale_load_down(self.se[se.index()].load.weight);
+            let sa = self.se[se.index()].avg;
+            crate::pelt::detach_entity_load_avg(&mut self.cfs[cfs.index()].avg, &sa, w, fold);
+            self.update_tg_load_avg(cfs);
+        }
+        // set_task_rq()
+        self.tasks[t.index()].tg = tg;
+        let parent = self.tgs[tg.index()].se[cpu];
+        let depth = parent.map_or(0, |p| self.se[p.index()].depth + 1);
+        let e = &mut self.se[se.index()];
+        e.cfs_rq = self.tgs[tg.index()].cfs_rq[cpu];
+        e.parent = parent;
+        e.depth = depth;
+        // "migrated": attach at the next enqueue (attach_task_cfs_rq() for a queued task
+        // happens in its enqueue_task_fair's update_load_avg)
+        self.se[se.index()].avg.last_update_time = 0;
+    }
+
     // ===================================================================== fork (§4.4)
 
     /// kernel: core.c __sched_fork() + fair.c task_fork_fair(): fair fields of a new task.

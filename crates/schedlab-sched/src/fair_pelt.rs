@@ -62,7 +62,7 @@ impl Kernel {
         }
     }
 
-    fn pelt_fold(&self) -> bool {
+    pub(crate) fn pelt_fold(&self) -> bool {
         self.cfg.has(P::ZeroVruntimeTracking) // v7.0 batch: 089d84203ad4 + 6ab7973f2540
     }
 

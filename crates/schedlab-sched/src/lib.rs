@@ -14,9 +14,11 @@
 //! | features.rs, patches.rs, presets.rs, sysctl.rs | features.h, git history | configuration |
 //! | ipc.rs, syscalls.rs | fs/pipe.c, af_unix.c, futex, locking/mutex.c | kernel objects and the syscall surface |
 //! | sys.rs | fork, /proc, tracepoints | what workload models see from outside the tasks |
+//! | cgroup.rs | cgroup.c + core.c cpu_files | cgroup paths, mkdir, the cpu controller's files |
 //! | stats.rs, trace.rs, invariants.rs | schedstat, tracepoints, WARN_ON | observation |
 
 pub mod balance;
+pub mod cgroup;
 pub mod class;
 pub mod core;
 pub mod deadline;

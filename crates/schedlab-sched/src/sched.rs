@@ -69,6 +69,9 @@ pub const SCHED_FIXEDPOINT_SHIFT: u32 = 10;
 pub const NICE_0_LOAD_SHIFT: u32 = 20;
 pub const NICE_0_LOAD: u64 = 1 << NICE_0_LOAD_SHIFT;
 pub const WEIGHT_IDLEPRIO: u64 = 3;
+/// kernel: sched.h MIN_SHARES / MAX_SHARES — the range of a group's (unscaled) shares.
+pub const MIN_SHARES: u64 = 2;
+pub const MAX_SHARES: u64 = 1 << 18;
 pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
 pub const WMULT_CONST: u64 = 0xFFFF_FFFF;
 pub const WMULT_SHIFT: u32 = 32;

@@ -21,8 +21,9 @@
 //! [`Program::next`]: crate::Program::next
 //! [`Ctx`]: crate::Ctx
 
+use crate::cgroup::CgroupError;
 use crate::ipc::{FutexId, PipeId, SockId};
-use crate::sched::{TaskId, TaskState};
+use crate::sched::{TaskId, TaskState, TgId};
 use crate::stats::cputime_adjust;
 use crate::{Kernel, Program, TaskAttrs};
 
@@ -70,6 +71,8 @@ pub trait Procfs {
     fn task_stat(&self, t: TaskId) -> TaskStat;
     /// Kernel-wide tracepoint counts.
     fn tracepoint_counts(&self) -> TracepointCounts;
+    /// The cgroup of a task (`/proc/PID/cgroup`: `0::PATH`).
+    fn task_cgroup(&self, t: TaskId) -> String;
 }
 
 /// The set-up handle: what the launcher of a workload (a shell, or the program's own main
@@ -99,6 +102,11 @@ pub trait Sys: Procfs {
     fn new_pipe(&mut self, packet: bool, slots: u32) -> PipeId;
     /// `socketpair(AF_UNIX, SOCK_STREAM)` used in one direction.
     fn new_unix_stream(&mut self) -> SockId;
+    /// `mkdir -p /sys/fs/cgroup/PATH` with the cpu controller: the task group to pass as
+    /// `TaskAttrs::tg` (an existing group is returned as is).
+    fn cgroup_mkdir(&mut self, path: &str) -> Result<TgId, CgroupError>;
+    /// `echo VALUE > /sys/fs/cgroup/PATH/FILE` for the cpu controller's files.
+    fn cgroup_write(&mut self, path: &str, file: &str, value: &str) -> Result<(), CgroupError>;
 }
 
 impl Procfs for Kernel {
@@ -134,6 +142,10 @@ impl Procfs for Kernel {
             sched_switch: self.stats.nr_switches,
             sched_migrate_task: self.stats.migrations,
         }
+    }
+
+    fn task_cgroup(&self, t: TaskId) -> String {
+        self.task_cgroup_path(t).to_string()
     }
 }
 
@@ -173,6 +185,14 @@ impl Sys for Kernel {
 
     fn new_unix_stream(&mut self) -> SockId {
         self.ipc.new_unix_stream()
+    }
+
+    fn cgroup_mkdir(&mut self, path: &str) -> Result<TgId, CgroupError> {
+        self.cgroup_mkdir_p(path)
+    }
+
+    fn cgroup_write(&mut self, path: &str, file: &str, value: &str) -> Result<(), CgroupError> {
+        Kernel::cgroup_write(self, path, file, value)
     }
 }
 

@@ -109,6 +109,9 @@ pub enum Op {
         nice: i32,
         rt_priority: u32,
     },
+    /// `write()` of the caller's tid to a group's `cgroup.threads` / `cgroup.procs` (rt-app's
+    /// per-phase `taskgroup`): `sched_move_task()` of the calling task.
+    CgroupAttach(crate::sched::TgId),
     /// Work of a kernel thread of the simulated kernel itself; workloads cannot build one.
     #[doc(hidden)]
     Kernel(KernelOp),

@@ -1,0 +1,440 @@
+//! The cgroup file system's view of the cpu controller: directories (task groups) by path,
+//! `mkdir`, moving a task (`cgroup.procs`), and the controller's files (kernel/cgroup/cgroup.c
+//! for the directory side; the `cpu_files` / `cpu_legacy_files` handlers of core.c for the
+//! files). Group scheduling itself is in core.rs (`sched_create_group`, `sched_move_task`) and
+//! fair.rs (`alloc_fair_sched_group`, shares, idle).
+//!
+//! Paths are cgroup v2 paths relative to the mount point (`/test-A`, `/a/b`); `/` is the root
+//! group. Errors are the errno the write(2) or mkdir(2) would return, with the reason.
+
+use crate::sched::*;
+use crate::Kernel;
+
+/// Why a cgroup operation failed: the errno name and what the user did wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupError {
+    pub errno: &'static str,
+    pub reason: String,
+}
+
+impl std::fmt::Display for CgroupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.reason, self.errno)
+    }
+}
+
+fn err(errno: &'static str, reason: impl Into<String>) -> CgroupError {
+    CgroupError {
+        errno,
+        reason: reason.into(),
+    }
+}
+
+/// kernel: cgroup.c CGROUP_WEIGHT_MIN / CGROUP_WEIGHT_MAX (cpu.weight's range).
+pub const CGROUP_WEIGHT_MIN: u64 = 1;
+pub const CGROUP_WEIGHT_MAX: u64 = 10_000;
+
+/// Checks a cgroup path as `mkdir -p /sys/fs/cgroup/PATH` would see it: absolute, no empty,
+/// `.` or `..` component, no component longer than NAME_MAX (255), only printable characters
+/// other than `/`. Returns the components.
+pub fn parse_cgroup_path(path: &str) -> Result<Vec<&str>, CgroupError> {
+    if !path.starts_with('/') {
+        return Err(err(
+            "EINVAL",
+            format!("cgroup path {path:?} must start with '/'"),
+        ));
+    }
+    let mut parts = Vec::new();
+    for c in path.split('/').skip(1) {
+        if c.is_empty() {
+            if parts.is_empty() && path == "/" {
+                break;
+            }
+            return Err(err(
+                "EINVAL",
+                format!("cgroup path {path:?} has an empty component"),
+            ));
+        }
+        if c == "." || c == ".." {
+            return Err(err(
+                "EINVAL",
+                format!("cgroup path {path:?}: '{c}' is not allowed"),
+            ));
+        }
+        if c.len() > 255 {
+            return Err(err(
+                "ENAMETOOLONG",
+                format!("cgroup path {path:?}: a component is longer than 255 bytes"),
+            ));
+        }
+        if c.chars().any(|ch| ch.is_control() || ch.is_whitespace()) {
+            return Err(err(
+                "EINVAL",
+                format!("cgroup path {path:?}: control or space characters are not accepted"),
+            ));
+        }
+        parts.push(c);
+    }
+    Ok(parts)
+}
+
+impl Kernel {
+    /// The task group at `path` (`/` = root), if it exists.
+    pub fn cgroup_lookup(&self, path: &str) -> Option<TgId> {
+        let canon = canonical(path);
+        self.tgs.iter().position(|g| g.path == canon).map(TgId::new)
+    }
+
+    /// `mkdir -p`: the group at `path` and any missing parent, with the cpu controller
+    /// enabled down the tree; an existing group is returned as is.
+    pub fn cgroup_mkdir_p(&mut self, path: &str) -> Result<TgId, CgroupError> {
+        let parts = parse_cgroup_path(path)?;
+        let mut tg = TgId::new(0);
+        let mut cur = String::new();
+        for p in parts {
+            cur.push('/');
+            cur.push_str(p);
+            tg = match self.cgroup_lookup(&cur) {
+                Some(g) => g,
+                None => self.sched_create_group(tg, cur.clone()),
+            };
+        }
+        Ok(tg)
+    }
+
+    /// The path of a task's group (`/proc/PID/cgroup`'s `0::PATH`).
+    pub fn task_cgroup_path(&self, t: TaskId) -> &str {
+        &self.tgs[self.tasks[t.index()].tg.index()].path
+    }
+
+    /// A write to one of the cpu controller's files of the group at `path`: `cpu.weight`
+    /// (1..10000), `cpu.weight.nice` (-20..19), `cpu.idle` (0|1), and cgroup v1's
+    /// `cpu.shares` (2..262144, the unscaled shares). The value is the text written.
+    pub fn cgroup_write(&mut self, path: &str, file: &str, value: &str) -> Result<(), CgroupError> {
+        let tg = self
+            .cgroup_lookup(path)
+            .ok_or_else(|| err("ENOENT", format!("cgroup {path:?} does not exist")))?;
+        let v = value.trim();
+        let int = |v: &str| -> Result<i64, CgroupError> {
+            v.parse::<i64>()
+                .map_err(|_| err("EINVAL", format!("{file}: {v:?} is not an integer")))
+        };
+        if tg.index() == 0 {
+            return Err(err(
+                "EINVAL",
+                format!("{file}: the root cgroup has no {file} file"),
+            ));
+        }
+        match file {
+            // kernel: core.c cpu_weight_write_u64()
+            "cpu.weight" => {
+                let w = int(v)?;
+                if w < CGROUP_WEIGHT_MIN as i64 || w > CGROUP_WEIGHT_MAX as i64 {
+                    return Err(err(
+                        "ERANGE",
+                        format!("cpu.weight: {w} is outside 1..10000"),
+                    ));
+                }
+                let shares = sched_weight_from_cgroup(w as u64);
+                self.sched_group_set_shares(tg, scale_load(shares))
+                    .map_err(|e| err("EINVAL", format!("cpu.weight: {e}")))
+            }
+            // kernel: core.c cpu_weight_nice_write_s64()
+            "cpu.weight.nice" => {
+                let n = int(v)?;
+                if !(-20..=19).contains(&n) {
+                    return Err(err(
+                        "ERANGE",
+                        format!("cpu.weight.nice: {n} is outside -20..19"),
+                    ));
+                }
+                let w = SCHED_PRIO_TO_WEIGHT[(n + 20) as usize] as u64;
+                self.sched_group_set_shares(tg, scale_load(w))
+                    .map_err(|e| err("EINVAL", format!("cpu.weight.nice: {e}")))
+            }
+            // kernel: core.c cpu_idle_write_s64()
+            "cpu.idle" => {
+                let i = int(v)?;
+                if !(0..=1).contains(&i) {
+                    return Err(err("EINVAL", format!("cpu.idle: {i} is not 0 or 1")));
+                }
+                self.sched_group_set_idle(tg, i == 1)
+                    .map_err(|e| err("EINVAL", format!("cpu.idle: {e}")))
+            }
+            // kernel: core.c cpu_shares_write_u64() (cgroup v1)
+            "cpu.shares" => {
+                let s = int(v)?;
+                if s < 0 {
+                    return Err(err("EINVAL", format!("cpu.shares: {s} is negative")));
+                }
+                self.sched_group_set_shares(tg, scale_load(s as u64))
+                    .map_err(|e| err("EINVAL", format!("cpu.shares: {e}")))
+            }
+            _ => Err(err(
+                "ENOENT",
+                format!("{file}: no such file (cpu.weight, cpu.weight.nice, cpu.idle, cpu.shares)"),
+            )),
+        }
+    }
+
+    /// A task's move to the group at `path` (`echo PID > PATH/cgroup.procs`).
+    pub fn cgroup_attach(&mut self, t: TaskId, path: &str) -> Result<(), CgroupError> {
+        let tg = self
+            .cgroup_lookup(path)
+            .ok_or_else(|| err("ENOENT", format!("cgroup {path:?} does not exist")))?;
+        self.sched_move_task(t, tg);
+        Ok(())
+    }
+}
+
+/// kernel: sched.h sched_weight_from_cgroup() — cpu.weight 100 is nice 0's 1024,
+/// `round(weight · 1024 / 100)`.
+pub fn sched_weight_from_cgroup(w: u64) -> u64 {
+    (w * 1024 + 50) / 100
+}
+
+/// kernel: sched.h sched_weight_to_cgroup() — what reading cpu.weight shows.
+pub fn sched_weight_to_cgroup(shares: u64) -> u64 {
+    (shares * 100 + 512) / 1024
+}
+
+fn canonical(path: &str) -> String {
+    let t = path.trim_end_matches('/');
+    if t.is_empty() {
+        "/".to_string()
+    } else {
+        t.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Group scheduling by hand (issue #13's tests; fair.md §9.6, §10, smp.md §9).
+    use super::*;
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::syscalls::{Ctx, Op, Program, SysResult, TaskAttrs};
+    use crate::MachineDesc;
+    use schedlab_platform::cpumask::CpuMask;
+
+    struct Hog;
+    impl Program for Hog {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+            Op::Run(1_000_000)
+        }
+    }
+
+    fn kern(spec: &str, ncpus: usize) -> Kernel {
+        let cfg = KernelConfig::parse(&format!("{spec} NO_SIM_JITTER")).unwrap();
+        let mut k =
+            Kernel::new(cfg, MachineDesc::ideal(ncpus, 1000, PreemptModel::Full), 1).unwrap();
+        k.strict = true;
+        k.check_invariants = true;
+        k
+    }
+
+    fn hog(k: &mut Kernel, path: &str, cpu: usize, slice: Option<u64>) -> TaskId {
+        let tg = k.cgroup_mkdir_p(path).unwrap();
+        let attrs = TaskAttrs {
+            tg: Some(tg),
+            cpus: Some(CpuMask::single(cpu)),
+            slice_ns: slice,
+            ..Default::default()
+        };
+        let t = k.create_task(Box::new(Hog), &attrs, None, false);
+        k.start_task(t);
+        t
+    }
+
+    fn runtime(k: &Kernel, t: TaskId) -> f64 {
+        k.se[k.tasks[t.index()].se.index()].sum_exec_runtime as f64
+    }
+
+    #[test]
+    fn paths_and_values_are_checked() {
+        let mut k = kern("v6.18", 1);
+        for bad in ["rel", "/a//b", "/a/..", "/a b"] {
+            assert!(k.cgroup_mkdir_p(bad).is_err(), "{bad}");
+        }
+        let a = k.cgroup_mkdir_p("/a/b").unwrap();
+        assert_eq!(k.cgroup_lookup("/a/b/"), Some(a));
+        assert_eq!(k.tgs[a.index()].parent, k.cgroup_lookup("/a"));
+        assert_eq!(k.cgroup_mkdir_p("/a/b").unwrap(), a);
+        for (file, v) in [
+            ("cpu.weight", "0"),
+            ("cpu.weight", "10001"),
+            ("cpu.weight.nice", "20"),
+        ] {
+            assert_eq!(k.cgroup_write("/a", file, v).unwrap_err().errno, "ERANGE");
+        }
+        assert_eq!(
+            k.cgroup_write("/a", "cpu.idle", "2").unwrap_err().errno,
+            "EINVAL"
+        );
+        assert_eq!(
+            k.cgroup_write("/a", "cpu.weight", "x").unwrap_err().errno,
+            "EINVAL"
+        );
+        assert_eq!(
+            k.cgroup_write("/zz", "cpu.weight", "1").unwrap_err().errno,
+            "ENOENT"
+        );
+        // cpu.weight 100 -> 1024 (scaled 1 048 576); 1 -> round(10.24) = 10; nice -20 -> 88761
+        k.cgroup_write("/a", "cpu.weight", "1").unwrap();
+        assert_eq!(k.tgs[1].shares, scale_load(10));
+        k.cgroup_write("/a", "cpu.weight.nice", "-20").unwrap();
+        assert_eq!(k.tgs[1].shares, scale_load(88761));
+        // an idle group's weight is WEIGHT_IDLEPRIO and cannot be written; back to NICE_0_LOAD
+        k.cgroup_write("/a", "cpu.idle", "1").unwrap();
+        assert_eq!(k.tgs[1].shares, scale_load(3));
+        assert!(k.cgroup_write("/a", "cpu.weight", "100").is_err());
+        k.cgroup_write("/a", "cpu.idle", "0").unwrap();
+        assert_eq!(k.tgs[1].shares, NICE_0_LOAD);
+    }
+
+    /// fair.md §10.4: on one CPU a group's entity weighs its full shares whatever the number
+    /// of tasks inside, so /a (1 hog) and /b (3 hogs) split the CPU 50/50: 1 s each of 2 s,
+    /// 1/3 s per /b hog. With cpu.weight 200 on /a: 2/3 vs 1/3.
+    #[test]
+    fn two_groups_split_one_cpu_by_weight_not_by_task_count() {
+        for (wa, share_a) in [(100u64, 0.5), (200, 2.0 / 3.0)] {
+            let mut k = kern("v6.18", 1);
+            k.cgroup_mkdir_p("/a").unwrap();
+            k.cgroup_write("/a", "cpu.weight", &wa.to_string()).unwrap();
+            let a = hog(&mut k, "/a", 0, None);
+            let b: Vec<_> = (0..3).map(|_| hog(&mut k, "/b", 0, None)).collect();
+            k.run_until(2_000_000_000);
+            let total = 2e9;
+            let ra = runtime(&k, a) / total;
+            assert!((ra - share_a).abs() < 0.01, "weight {wa}: /a got {ra}");
+            for &t in &b {
+                let r = runtime(&k, t) / total;
+                assert!(
+                    (r - (1.0 - share_a) / 3.0).abs() < 0.01,
+                    "weight {wa}: /b hog {r}"
+                );
+            }
+        }
+    }
+
+    /// fair.md §9.5–9.6: an idle group's entity weighs 3 against the other group's 1024, so
+    /// its hog gets 3/1027 = 0.29 % of the CPU; its tasks count in the root's h_nr_idle.
+    #[test]
+    fn an_idle_group_behaves_as_a_sched_idle_entity() {
+        let mut k = kern("v6.18", 1);
+        k.cgroup_mkdir_p("/bg").unwrap();
+        k.cgroup_write("/bg", "cpu.idle", "1").unwrap();
+        let bg = hog(&mut k, "/bg", 0, None);
+        let fg = hog(&mut k, "/fg", 0, None);
+        let root = k.rqs[0].cfs;
+        assert_eq!(k.cfs[root.index()].h_nr_idle, 1);
+        assert_eq!(k.cfs[root.index()].h_nr_queued, 2);
+        k.run_until(4_000_000_000);
+        let r = runtime(&k, bg) / 4e9;
+        assert!((r - 3.0 / 1027.0).abs() < 0.001, "idle group got {r}");
+        assert!(runtime(&k, fg) / 4e9 > 0.99);
+        // leaving idle moves the task out of h_nr_idle again
+        k.cgroup_write("/bg", "cpu.idle", "0").unwrap();
+        assert_eq!(k.cfs[root.index()].h_nr_idle, 0);
+    }
+
+    /// smp.md §9.3 across two CPUs, nested: /p/c has one nice-0 hog on CPU 0 and one on
+    /// CPU 1. Each per-CPU cfs_rq of /p/c carries load 1024 of tg(/p/c).load_avg 2048, so
+    /// se(/p/c) weighs 1024·1024/2048 = 512 on each CPU; /p's cfs_rq then carries 512 of
+    /// tg(/p).load_avg 1024 and se(/p) weighs 1024·512/1024 = 512 too (scaled: 524 288).
+    /// PELT converges within the run; the tolerance is the 1/64 republish threshold.
+    #[test]
+    fn nested_group_shares_across_two_cpus() {
+        let mut k = kern("v6.18", 2);
+        hog(&mut k, "/p/c", 0, None);
+        hog(&mut k, "/p/c", 1, None);
+        k.run_until(3_000_000_000);
+        let c = k.cgroup_lookup("/p/c").unwrap();
+        let p = k.cgroup_lookup("/p").unwrap();
+        for cpu in 0..2 {
+            for (g, name) in [(c, "/p/c"), (p, "/p")] {
+                let se = k.tgs[g.index()].se[cpu].unwrap();
+                let w = k.se[se.index()].load.weight as f64;
+                assert!((w / 524_288.0 - 1.0).abs() < 0.02, "{name} cpu {cpu}: {w}");
+            }
+        }
+    }
+
+    /// fair.md §10.3 (aef6987d8954, v6.12+): a group entity's slice is the smallest slice
+    /// queued below it: 20 ms for /test-A's hog, 8 ms for /test-B's.
+    #[test]
+    fn min_slice_propagates_to_the_group_entity() {
+        let mut k = kern("v7.1", 1);
+        hog(&mut k, "/test-A", 0, Some(20_000_000));
+        hog(&mut k, "/test-A", 0, Some(20_000_000));
+        hog(&mut k, "/test-B", 0, Some(8_000_000));
+        k.run_until(50_000_000);
+        let a = k.tgs[k.cgroup_lookup("/test-A").unwrap().index()].se[0].unwrap();
+        let b = k.tgs[k.cgroup_lookup("/test-B").unwrap().index()].se[0].unwrap();
+        assert_eq!(k.se[a.index()].slice, 20_000_000);
+        assert_eq!(k.se[b.index()].slice, 8_000_000);
+        assert!(k.se[a.index()].custom_slice && k.se[b.index()].custom_slice);
+    }
+
+    /// fair.md §5.6 / §6.8 step by step with real groups: two hogs in /test-A on one CPU,
+    /// one runs. (1) The other sleeps (DEQUEUE_SLEEP, really dequeued: NO_DELAY_DEQUEUE) while
+    /// /test-A keeps load → root `next` = se(/test-A), which is the root's curr. (2) The next
+    /// pick keeps /test-A at the root and does not clear it. (3) A shorter-slice task of
+    /// /test-B wakes: v7.0's short probe returns the eligible buddy → no preemption; v7.1's
+    /// ignores it → preempts and clears the self-buddy.
+    #[test]
+    fn the_self_buddy_of_a_group_blocks_preempt_short_until_v7_1() {
+        for (v, preempts) in [("v7.0", false), ("v7.1", true)] {
+            let mut k = kern(&format!("{v} NO_DELAY_DEQUEUE"), 1);
+            let a1 = hog(&mut k, "/test-A", 0, Some(20_000_000));
+            let a2 = hog(&mut k, "/test-A", 0, Some(20_000_000));
+            k.run_until(1_000_000);
+            let root = k.rqs[0].cfs;
+            let sa = k.tgs[k.cgroup_lookup("/test-A").unwrap().index()].se[0].unwrap();
+            assert_eq!(k.cfs[root.index()].curr, Some(sa), "{v}");
+            let running = k.rqs[0].curr;
+            let other = if running == a1 { a2 } else { a1 };
+            k.update_rq_clock(0);
+            assert!(k.dequeue_task(0, other, DEQUEUE_SLEEP));
+            k.tasks[other.index()].on_rq = OnRq::No;
+            assert_eq!(k.cfs[root.index()].next, Some(sa), "{v}: step 1");
+            assert_eq!(k.pick_task_fair(0), Some(running));
+            assert_eq!(k.cfs[root.index()].next, Some(sa), "{v}: step 2");
+            // step 3: /test-B's 8 ms task wakes (placed with no lag; eligible, earlier
+            // deadline than /test-A's 20 ms request)
+            let tb = k.cgroup_mkdir_p("/test-B").unwrap();
+            let attrs = TaskAttrs {
+                tg: Some(tb),
+                cpus: Some(CpuMask::single(0)),
+                slice_ns: Some(8_000_000),
+                ..Default::default()
+            };
+            let b = k.create_task(Box::new(Hog), &attrs, None, false);
+            k.enqueue_task_fair(b, ENQUEUE_WAKEUP);
+            k.tasks[b.index()].on_rq = OnRq::Queued;
+            k.tasks[b.index()].state = TaskState::Running;
+            k.rqs[0].resched = Resched::None;
+            k.check_preempt_wakeup_fair(0, b, WF_TTWU, true);
+            assert_eq!(k.rqs[0].resched != Resched::None, preempts, "{v}: step 3");
+            let expect_next = if preempts { None } else { Some(sa) };
+            assert_eq!(k.cfs[root.index()].next, expect_next, "{v}: buddy after");
+        }
+    }
+
+    /// `sched_move_task` of a running hog between groups keeps the counters right (the
+    /// invariants run after every event) and the task then counts in its new group.
+    #[test]
+    fn moving_a_running_task_between_groups() {
+        let mut k = kern("v6.18", 1);
+        let a = hog(&mut k, "/a", 0, None);
+        let _b = hog(&mut k, "/b", 0, None);
+        k.run_until(10_000_000);
+        k.cgroup_attach(a, "/b").unwrap();
+        k.check_all_invariants();
+        assert_eq!(k.task_cgroup_path(a), "/b");
+        let qa = k.tgs[k.cgroup_lookup("/a").unwrap().index()].cfs_rq[0];
+        let qb = k.tgs[k.cgroup_lookup("/b").unwrap().index()].cfs_rq[0];
+        assert_eq!(k.cfs[qa.index()].h_nr_queued, 0);
+        assert_eq!(k.cfs[qb.index()].h_nr_queued, 2);
+        k.run_until(1_000_000_000);
+    }
+}
