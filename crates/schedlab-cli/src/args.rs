@@ -182,6 +182,11 @@ pub struct RunArgs {
     /// check invariants after every event; stop at the first violation
     #[arg(long)]
     pub strict: bool,
+    /// record the wakeups of the tasks named COMM and explain the long waits (who ran, why
+    /// the wakeup did not preempt); LONG is the wait from which a wakeup counts as long
+    /// (default 500us)
+    #[arg(long, value_name = "COMM[:LONG]")]
+    pub explain_wakeups: Option<String>,
     #[command(flatten)]
     pub progress: ProgressArgs,
 }

@@ -158,6 +158,10 @@ fn cmd_run(a: args::RunArgs) -> CliResult {
     spec.trace = a.trace.clone();
     spec.trace_limit = a.trace_limit;
     spec.progress = progress(a.progress.when());
+    if let Some(v) = &a.explain_wakeups {
+        schedlab::run::parse_explain_wakeups(v).map_err(|e| bad(&e))?;
+        spec.explain_wakeups = Some(v.clone());
+    }
     let r = match schedlab::run(&spec) {
         // `--trace -` into a closed pipe: the reader went away, as for any stdout output
         Err(RunError::Trace { path, source })

@@ -249,10 +249,14 @@ impl Kernel {
         }
         let pc = self.tasks[p.index()].class;
         let cc = self.tasks[curr.index()].class;
+        let pending = self.rqs[cpu].resched;
         if pc == cc {
             cc.wakeup_preempt(self, cpu, p, wf, in_task);
         } else if pc.above(cc) {
             self.resched_curr(cpu);
+        }
+        if self.tasks[p.index()].observe {
+            self.record_wakeup(cpu, p, wf, pending);
         }
         // A queue event has occurred and this CPU is going to schedule: skip the clock
         // update in __schedule(). Since PREEMPT_LAZY (v6.13) only for a real
@@ -523,6 +527,9 @@ impl Kernel {
         }
         self.tasks[prev.index()].on_cpu = false;
         self.tasks[next.index()].on_cpu = true;
+        if self.tasks[next.index()].observe {
+            self.record_wakeup_ran(next);
+        }
         self.mutex_switch_out(prev);
         self.trace_switch(cpu, prev, next);
         self.rqs[cpu].stats.nr_switches += 1;
@@ -730,6 +737,7 @@ impl Kernel {
             stats: TaskStats::default(),
             spawn_slots: Vec::new(),
             last_ran_cpu: None,
+            observe: false,
             dl_server: None,
         });
         id
@@ -777,7 +785,9 @@ impl Kernel {
         let tg = attrs.tg.unwrap_or(ptg);
         let comm = attrs.comm.clone().unwrap_or(pcomm);
         let tgid = if thread { ptgid } else { pid };
+        let observe = self.observe_comm.as_deref() == Some(comm.as_str());
         let t = self.alloc_task(comm, pid, tgid, policy, nice, tg, pcpu);
+        self.tasks[t.index()].observe = observe;
         let mm = if thread && parent.is_some() {
             pmm
         } else {
@@ -1203,6 +1213,61 @@ impl Kernel {
             self.kick_if_needed(cpu);
         }
         self.balance_callbacks(cpu);
+    }
+
+    /// Records the wakeup of an observed task `p` on `cpu` (after the wakeup preemption
+    /// hook ran; `pending` is the resched state before it): what ran and why it was not
+    /// preempted. Only the first wakeup preemption check of a wakeup is recorded.
+    fn record_wakeup(&mut self, cpu: usize, p: TaskId, wf: u32, pending: Resched) {
+        let pid = self.tasks[p.index()].pid;
+        if self
+            .wakeup_log
+            .iter()
+            .rev()
+            .find(|r| r.pid == pid)
+            .is_some_and(|r| r.ran_at.is_none())
+            || self.wakeup_log.len() >= self.wakeup_log_cap
+        {
+            return;
+        }
+        let curr = self.rqs[cpu].curr;
+        let pc = self.tasks[p.index()].class;
+        let cc = self.tasks[curr.index()].class;
+        let (verdict, entity) = if self.tasks[curr.index()].is_idle_task
+            || (self.rqs[cpu].resched != Resched::None && pending == Resched::None)
+        {
+            (crate::stats::WakeupVerdict::Preempted, String::new())
+        } else if pending != Resched::None {
+            (crate::stats::WakeupVerdict::ReschedPending, String::new())
+        } else if pc != cc {
+            (crate::stats::WakeupVerdict::HigherClass, String::new())
+        } else if pc == SchedClass::Fair {
+            self.explain_wakeup_fair(cpu, p, wf)
+        } else {
+            (crate::stats::WakeupVerdict::EarlierDeadline, String::new())
+        };
+        let c = &self.tasks[curr.index()];
+        self.wakeup_log.push(crate::stats::WakeupRecord {
+            pid,
+            woke_at: self.now,
+            cpu,
+            curr_pid: c.pid,
+            curr_comm: c.comm.clone(),
+            curr_entity: entity,
+            verdict,
+            ran_at: None,
+        });
+    }
+
+    /// An observed task got the CPU: closes its open wakeup record.
+    fn record_wakeup_ran(&mut self, t: TaskId) {
+        let pid = self.tasks[t.index()].pid;
+        let now = self.now;
+        if let Some(r) = self.wakeup_log.iter_mut().rev().find(|r| r.pid == pid) {
+            if r.ran_at.is_none() {
+                r.ran_at = Some(now);
+            }
+        }
     }
 
     /// kernel: core.c sched_create_group() + sched_online_group() — a new task group under

@@ -1454,6 +1454,66 @@ impl Kernel {
         }
     }
 
+    /// Why the wakeup of fair task `p` did not preempt `cpu`'s fair task, read back after the
+    /// hook ran (for `WakeupRecord`s; changes nothing). Returns the verdict and the running
+    /// side's entity at the matched level (a cgroup path or a comm).
+    pub(crate) fn explain_wakeup_fair(
+        &self,
+        cpu: usize,
+        p: TaskId,
+        wake_flags: u32,
+    ) -> (crate::stats::WakeupVerdict, String) {
+        use crate::stats::WakeupVerdict as V;
+        let curr_t = self.rqs[cpu].curr;
+        let mut se = self.tasks[curr_t.index()].se;
+        let mut pse = self.tasks[p.index()].se;
+        if self.se[pse.index()].cfs_rq != self.se[se.index()].cfs_rq
+            && self.cfs[self.se[pse.index()].cfs_rq.index()].cpu != cpu
+        {
+            return (V::EarlierDeadline, String::new());
+        }
+        self.find_matching_se(&mut se, &mut pse);
+        let name = match self.se[se.index()].my_q {
+            Some(q) => self.tgs[self.cfs[q.index()].tg.index()].path.clone(),
+            None => self.tasks[curr_t.index()].comm.clone(),
+        };
+        if self.is_idle_entity(pse) || self.tasks[p.index()].policy != Policy::Normal {
+            return (V::IdlePolicy, name);
+        }
+        let cfs = self.se[se.index()].cfs_rq;
+        let short = self.cfg.feat(F::PREEMPT_SHORT)
+            && self.se[pse.index()].slice < self.se[se.index()].slice;
+        if self.cfg.has(P::NextBuddyReimpl)
+            && !short
+            && (wake_flags & WF_FORK != 0 || self.se[pse.index()].sched_delayed)
+        {
+            return (V::ForkOrDelayed, name);
+        }
+        // Only v6.19+ probes see buddies (before, only the pick path honours them); v7.1's
+        // short probe ignores them (78cde54ea5f0).
+        let buddy_in_probe = self.cfg.has(P::NextBuddyReimpl)
+            && !(short && self.cfg.has(P::ClearBuddiesPreemptShort));
+        if buddy_in_probe && self.cfg.feat(F::PICK_BUDDY) {
+            if let Some(nx) = self.cfs[cfs.index()].next {
+                if nx != pse && self.entity_eligible(cfs, nx) {
+                    return (
+                        V::Buddy {
+                            self_buddy: nx == se,
+                        },
+                        name,
+                    );
+                }
+            }
+        }
+        if !self.entity_eligible(cfs, pse) {
+            return (V::NotEligible, name);
+        }
+        if !short && self.cfg.feat(F::RUN_TO_PARITY) && self.protect_slice(se) {
+            return (V::Protected, name);
+        }
+        (V::EarlierDeadline, name)
+    }
+
     /// The v6.6 rule (EEVDF, 147f3efaa241): preempt iff the wakee is what `__pick_eevdf()`
     /// would pick now, with the running entity's slice protection (RUN_TO_PARITY) honoured.
     /// fair.md §6.4.

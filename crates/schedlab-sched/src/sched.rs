@@ -425,6 +425,8 @@ pub struct Task {
     pub(crate) spawn_slots: Vec<Option<Box<Spawn>>>,
     /// Last CPU the task ran on (for the migration cache penalty).
     pub last_ran_cpu: Option<usize>,
+    /// Its wakeups are recorded in `Kernel::wakeup_log` (comm matched `observe_comm`).
+    pub observe: bool,
     /// `p->dl_server`: the CPU whose fair_server this (fair) task was picked through for its
     /// current run (rt-dl.md §1.3); its run time is charged to that server (§4.5 E8).
     pub dl_server: Option<usize>,

@@ -260,6 +260,11 @@ pub struct Kernel {
     /// `sched_setattr(SCHED_DEADLINE)` refusals at task creation (-EINVAL / -EBUSY), one
     /// line each naming the pid and the value; the task was left SCHED_NORMAL.
     pub setattr_errors: Vec<String>,
+    /// Tasks created with this comm are observed: their wakeups go to `wakeup_log`.
+    pub observe_comm: Option<String>,
+    /// The wakeups of observed tasks (stats.rs `WakeupRecord`), at most `wakeup_log_cap`.
+    pub wakeup_log: Vec<crate::stats::WakeupRecord>,
+    pub wakeup_log_cap: usize,
     /// Whether the run stopped because every task had exited.
     pub all_exited_at: Option<u64>,
 }
@@ -349,6 +354,9 @@ impl Kernel {
             dl_server_log_cap: 100_000,
             dl_server_log_dropped: 0,
             setattr_errors: Vec::new(),
+            observe_comm: None,
+            wakeup_log: Vec::new(),
+            wakeup_log_cap: 1_000_000,
         };
         // root task group with one root cfs_rq per CPU
         let mut root_cfs = Vec::new();

@@ -103,3 +103,83 @@ mod cputime_tests {
         assert_eq!(cputime_adjust(500, 0, 450), (450, 0));
     }
 }
+
+/// Why a woken task did not preempt the task running on its CPU, as far as the wakeup
+/// preemption hook could tell (the reason is read back from the state after the hook ran).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeupVerdict {
+    /// The hook asked for a reschedule (or the CPU was idle): the wakee runs next.
+    Preempted,
+    /// A reschedule was already pending on the CPU.
+    ReschedPending,
+    /// The running task is in a higher scheduling class (stop, deadline, RT).
+    HigherClass,
+    /// The wakee (or its entity at the matched level) is SCHED_IDLE / an idle group, or a
+    /// SCHED_BATCH / SCHED_IDLE task (never preempts).
+    IdlePolicy,
+    /// The short-slice or normal probe returned the next buddy (`cfs_rq->next`); `self_buddy`
+    /// when the buddy is the running entity at that level itself (fair.md §5.6).
+    Buddy { self_buddy: bool },
+    /// The wakee's entity at the matched level is not eligible (negative lag).
+    NotEligible,
+    /// The running entity is inside its protected slice (RUN_TO_PARITY) and the wakee has no
+    /// shorter slice to cancel it with.
+    Protected,
+    /// Another entity has an earlier eligible deadline (the running one or a third).
+    EarlierDeadline,
+    /// A forked child or a requeued delayed task (no preemption check by rule).
+    ForkOrDelayed,
+}
+
+impl WakeupVerdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            WakeupVerdict::Preempted => "preempted",
+            WakeupVerdict::ReschedPending => "resched_pending",
+            WakeupVerdict::HigherClass => "higher_class",
+            WakeupVerdict::IdlePolicy => "idle_policy",
+            WakeupVerdict::Buddy { self_buddy: true } => "self_buddy",
+            WakeupVerdict::Buddy { self_buddy: false } => "buddy",
+            WakeupVerdict::NotEligible => "not_eligible",
+            WakeupVerdict::Protected => "protected_slice",
+            WakeupVerdict::EarlierDeadline => "earlier_deadline",
+            WakeupVerdict::ForkOrDelayed => "fork_or_delayed",
+        }
+    }
+
+    /// A sentence for reports.
+    pub fn explain(self) -> &'static str {
+        match self {
+            WakeupVerdict::Preempted => "the wakeup preempted (or the CPU was idle)",
+            WakeupVerdict::ReschedPending => "a reschedule was already pending",
+            WakeupVerdict::HigherClass => "the running task is in a higher class",
+            WakeupVerdict::IdlePolicy => "idle/batch policy rules: no preemption",
+            WakeupVerdict::Buddy { self_buddy: true } => {
+                "the probe returned the next buddy, which is the running entity itself (stale self-buddy)"
+            }
+            WakeupVerdict::Buddy { self_buddy: false } => "the probe returned the next buddy",
+            WakeupVerdict::NotEligible => "the wakee's entity was not eligible",
+            WakeupVerdict::Protected => "the running entity's slice was protected (RUN_TO_PARITY)",
+            WakeupVerdict::EarlierDeadline => "another entity had an earlier eligible deadline",
+            WakeupVerdict::ForkOrDelayed => "forked or delayed wakee: no check by rule",
+        }
+    }
+}
+
+/// One wakeup of an observed task (`Kernel::observe_comm`): when it became runnable, where,
+/// what ran there and why it did not preempt, and when the task got the CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WakeupRecord {
+    pub pid: i32,
+    pub woke_at: u64,
+    pub cpu: usize,
+    /// pid and comm of the task running on `cpu` at the wakeup.
+    pub curr_pid: i32,
+    pub curr_comm: String,
+    /// The running task's entity at the level where the two hierarchies meet: its cgroup
+    /// path for a group entity, else its comm (fair-vs-fair only).
+    pub curr_entity: String,
+    pub verdict: WakeupVerdict,
+    /// When it was switched in (None: not yet at the end of the run).
+    pub ran_at: Option<u64>,
+}

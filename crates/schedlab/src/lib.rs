@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod bench;
 pub mod compare;
+pub mod explain;
 pub mod fuzz;
 pub mod jobs;
 pub mod listing;

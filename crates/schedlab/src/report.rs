@@ -142,6 +142,9 @@ pub fn text(r: &RunResult) -> String {
             r.first_warning.as_deref().unwrap_or("")
         );
     }
+    if let Some((comm, long)) = &r.wakeups_comm {
+        s.push_str(&crate::explain::text(comm, &r.wakeups, *long, 10));
+    }
     if let Some(p) = &r.trace_path {
         let _ = writeln!(s, "  trace written to {}", p.display());
     }
@@ -242,7 +245,7 @@ pub fn json(r: &RunResult) -> Value {
     for (n, v) in &r.fair_ops {
         ops.insert(n.clone(), json!(v));
     }
-    json!({
+    let mut doc = json!({
         "schema_version": SCHEMA_VERSION,
         "platform": r.platform,
         "kernel": r.kernel,
@@ -271,7 +274,11 @@ pub fn json(r: &RunResult) -> Value {
             "fair_ops": ops,
             "invariant_warnings": r.warnings,
         },
-    })
+    });
+    if let Some((comm, long)) = &r.wakeups_comm {
+        doc["wakeups"] = crate::explain::json(comm, &r.wakeups, *long, 100);
+    }
+    doc
 }
 
 #[cfg(test)]

@@ -36,6 +36,36 @@ pub struct RunSpec {
     pub trace_limit: Option<u64>,
     /// Show a progress bar on stderr for long runs.
     pub progress: bool,
+    /// Record every wakeup of the tasks with this comm: what ran on the CPU, why the wakee
+    /// did not preempt, how long it waited (`--explain-wakeups COMM[:LONG]`).
+    pub explain_wakeups: Option<String>,
+}
+
+/// Waits of at least this long count as long in `--explain-wakeups` reports by default.
+pub const DEFAULT_LONG_WAIT_NS: u64 = 500_000;
+
+/// `COMM[:LONG]` of `--explain-wakeups`: the comm and the long-wait threshold in ns.
+pub fn parse_explain_wakeups(v: &str) -> Result<(String, u64), String> {
+    let (comm, long) = match v.rsplit_once(':') {
+        Some((c, l)) => (
+            c,
+            schedlab_engine::parse_duration(l)
+                .map_err(|e| format!("--explain-wakeups {v}: {e}"))?
+                .0,
+        ),
+        None => (v, DEFAULT_LONG_WAIT_NS),
+    };
+    if comm.is_empty() || comm.len() > 15 {
+        return Err(format!(
+            "--explain-wakeups {v}: the comm must be 1 to 15 characters (TASK_COMM_LEN - 1)"
+        ));
+    }
+    if long == 0 {
+        return Err(format!(
+            "--explain-wakeups {v}: the long-wait threshold must be > 0"
+        ));
+    }
+    Ok((comm.to_string(), long))
 }
 
 impl RunSpec {
@@ -50,6 +80,7 @@ impl RunSpec {
             trace: None,
             trace_limit: None,
             progress: false,
+            explain_wakeups: None,
         }
     }
 }
@@ -201,6 +232,10 @@ pub struct RunResult {
     pub input_warnings: Vec<String>,
     /// The fair_server's runs at deadline priority (rt-dl.md §4), from the kernel's server log.
     pub dl_server_runs: Vec<DlServerRun>,
+    /// The recorded wakeups of the `--explain-wakeups` comm (empty without it).
+    pub wakeups: Vec<schedlab_sched::stats::WakeupRecord>,
+    /// The `--explain-wakeups` comm and long-wait threshold.
+    pub wakeups_comm: Option<(String, u64)>,
 }
 
 /// One fair_server run at deadline priority: from its entry into the DL tree (state D) to its
@@ -337,9 +372,11 @@ fn check_placement(
     platform: &str,
 ) -> Result<(), RunError> {
     if let Some(cg) = &placement.cgroup {
-        return Err(RunError::Config(format!(
-            "workload '{line}': cgroup={cg}: cgroups are not modelled yet"
-        )));
+        if let Err(e) = schedlab_sched::cgroup::parse_cgroup_path(cg) {
+            return Err(RunError::Config(format!(
+                "workload '{line}': cgroup={cg}: {e}"
+            )));
+        }
     }
     if let Some(cpus) = &placement.cpus {
         if let Some(c) = cpus.last().filter(|&c| c >= ncpus) {
@@ -430,6 +467,11 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
     k.strict = false;
     k.stop_on_warning = spec.strict;
     k.check_invariants = spec.strict;
+    let explain = match &spec.explain_wakeups {
+        Some(v) => Some(parse_explain_wakeups(v).map_err(RunError::Config)?),
+        None => None,
+    };
+    k.observe_comm = explain.as_ref().map(|e| e.0.clone());
 
     let mut workloads: Vec<(String, Placement, Box<dyn Workload>)> = Vec::new();
     if spec.workloads.is_empty() {
@@ -522,9 +564,16 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
     // Workloads see the kernel only through the set-up handle and, after the run, the
     // read-only /proc view (schedlab_sched::sys).
     for (i, (_, placement, w)) in workloads.iter_mut().enumerate() {
+        let tg = match &placement.cgroup {
+            Some(cg) => Some(
+                k.cgroup_mkdir_p(cg)
+                    .map_err(|e| RunError::Config(format!("workload {i}: cgroup={cg}: {e}")))?,
+            ),
+            None => None,
+        };
         let env = Env {
             placement: placement.clone(),
-            tg: None,
+            tg,
             index: i,
             duration_ns: Some(duration),
         };
@@ -732,5 +781,14 @@ fn collect(
         trace_path,
         input_warnings: Vec::new(),
         dl_server_runs: dl_server_runs(k, stop),
+        wakeups: k.wakeup_log.clone(),
+        wakeups_comm: k.observe_comm.clone().map(|c| {
+            let long = spec
+                .explain_wakeups
+                .as_deref()
+                .and_then(|v| parse_explain_wakeups(v).ok())
+                .map_or(DEFAULT_LONG_WAIT_NS, |e| e.1);
+            (c, long)
+        }),
     }
 }

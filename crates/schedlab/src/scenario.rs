@@ -261,6 +261,7 @@ fn check_metric_names(
         trace: None,
         trace_limit: None,
         progress: false,
+        explain_wakeups: None,
     };
     let r = crate::run::quiet_warnings(|| run(&spec))?;
     let mut all: Vec<&String> = names.iter().collect();
@@ -461,6 +462,7 @@ pub fn execute(
                 trace: None,
                 trace_limit: None,
                 progress: false,
+                explain_wakeups: None,
             };
             run(&spec)
                 .map(|r| {
