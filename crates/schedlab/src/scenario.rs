@@ -25,6 +25,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "scenarios/dl-server-wakeup.toml",
         include_str!("../../../scenarios/dl-server-wakeup.toml"),
     ),
+    (
+        "preempt-short-buddies",
+        "scenarios/preempt-short-buddies.toml",
+        include_str!("../../../scenarios/preempt-short-buddies.toml"),
+    ),
 ];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -59,6 +64,10 @@ pub struct Scenario {
     pub metrics: Vec<String>,
     #[serde(default)]
     pub explain: Vec<String>,
+    /// `COMM[:LONG]`: record the wakeups of these tasks in every run (`--explain-wakeups`);
+    /// the `wakeup_long*` explain metrics and the longest waits of seed 1 come from them.
+    #[serde(default)]
+    pub explain_wakeups: Option<String>,
     #[serde(default)]
     pub notes: Vec<String>,
     #[serde(rename = "variant")]
@@ -81,13 +90,31 @@ fn default_quick_runs() -> u32 {
 pub struct Variant {
     pub kernel: String,
     pub label: String,
+    /// What published numbers, targets, `baseline` and `relative_to` call this variant when
+    /// two variants share a kernel (they differ in their workloads); default: the kernel.
+    #[serde(default)]
+    pub id: Option<String>,
     #[serde(default)]
     pub relative_to: Option<String>,
+    /// This variant's workload lines instead of the scenario's (e.g. other custom slices).
+    #[serde(default)]
+    pub workloads: Option<Vec<String>>,
+    #[serde(default)]
+    pub quick_workloads: Option<Vec<String>>,
+}
+
+impl Variant {
+    /// The name published numbers and targets refer to.
+    pub fn id(&self) -> &str {
+        self.id.as_deref().unwrap_or(&self.kernel)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Published {
+    /// The variant (its `id`, which is its kernel unless given).
+    #[serde(alias = "variant")]
     pub kernel: String,
     pub metric: String,
     pub value: f64,
@@ -99,9 +126,17 @@ pub struct Published {
 pub struct Target {
     pub description: String,
     pub metric: String,
+    /// The variant (its `id`, which is its kernel unless given).
+    #[serde(alias = "variant")]
     pub kernel: String,
     #[serde(default)]
     pub relative_to: Option<String>,
+    /// Compare the metric divided by this metric of the same variant (e.g. P99 / median).
+    #[serde(default)]
+    pub divided_by: Option<String>,
+    /// Checked on full runs only (e.g. sample counts of the published run length).
+    #[serde(default)]
+    pub full_only: bool,
     #[serde(default)]
     pub min: Option<f64>,
     #[serde(default)]
@@ -149,16 +184,27 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
     for (key, n) in [("runs", s.runs), ("quick_runs", s.quick_runs)] {
         check_runs(n).map_err(|m| ScenarioError::Input(format!("{file}: {key} = {n}: {m}")))?;
     }
-    let kernels: Vec<&str> = s.variants.iter().map(|v| v.kernel.as_str()).collect();
+    let kernels: Vec<&str> = s.variants.iter().map(|v| v.id()).collect();
+    for (i, k) in kernels.iter().enumerate() {
+        if kernels[..i].contains(k) {
+            return Err(ScenarioError::Input(format!(
+                "{file}: two [[variant]]s are called '{k}': give them distinct `id`s"
+            )));
+        }
+    }
     let check = |k: &str, what: &str| -> Result<(), ScenarioError> {
         if kernels.contains(&k) {
             Ok(())
         } else {
             Err(ScenarioError::Input(format!(
-                "{file}: {what} refers to '{k}', which is not a [[variant]] kernel"
+                "{file}: {what} refers to '{k}', which is not a [[variant]] kernel or id"
             )))
         }
     };
+    if let Some(e) = &s.explain_wakeups {
+        crate::run::parse_explain_wakeups(e)
+            .map_err(|m| ScenarioError::Input(format!("{file}: explain_wakeups: {m}")))?;
+    }
     check(&s.baseline, "baseline")?;
     for v in &s.variants {
         schedlab_sched::KernelConfig::parse(&v.kernel)
@@ -209,7 +255,9 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
             )))
         }
     }
-    if s.variants.is_empty() || s.workloads.is_empty() {
+    if s.variants.is_empty()
+        || (s.workloads.is_empty() && s.variants.iter().any(|v| v.workloads.is_none()))
+    {
         return Err(ScenarioError::Input(format!(
             "{file}: needs at least one [[variant]] and one workload"
         )));
@@ -261,7 +309,7 @@ fn check_metric_names(
         trace: None,
         trace_limit: None,
         progress: false,
-        explain_wakeups: None,
+        explain_wakeups: sc.explain_wakeups.clone(),
     };
     let r = crate::run::quiet_warnings(|| run(&spec))?;
     let mut all: Vec<&String> = names.iter().collect();
@@ -384,6 +432,18 @@ fn metric_of(r: &RunResult, name: &str) -> Option<f64> {
         }
         "user_s" => r.tasks.iter().map(|t| t.user_ns as f64).sum::<f64>() / 1e9,
         "system_s" => r.tasks.iter().map(|t| t.sys_ns as f64).sum::<f64>() / 1e9,
+        w if w.starts_with("wakeup_long") && r.wakeups_comm.is_some() => {
+            let long = r.wakeups_comm.as_ref().map_or(0, |c| c.1);
+            let reason = w.strip_prefix("wakeup_long_");
+            if w != "wakeup_long" && reason.is_none() {
+                return None;
+            }
+            r.wakeups
+                .iter()
+                .filter(|x| crate::explain::latency(x).is_some_and(|l| l >= long))
+                .filter(|x| reason.is_none_or(|n| x.verdict.name() == n))
+                .count() as f64
+        }
         _ => return None,
     })
 }
@@ -396,6 +456,10 @@ pub struct Outcome {
     /// Per variant, per metric (scenario metrics then explain metrics): samples.
     pub samples: Vec<Vec<Vec<f64>>>,
     pub metric_names: Vec<String>,
+    /// Per variant: the longest waits of its first seed (`explain_wakeups`), rendered.
+    pub examples: Vec<String>,
+    /// Per variant: the workload lines it ran.
+    pub variant_workloads: Vec<Vec<String>>,
 }
 
 /// Runs every variant `runs` times (seeds 1..=runs) on `jobs` worker threads (default: all
@@ -409,11 +473,20 @@ pub fn execute(
 ) -> Result<Outcome, ScenarioError> {
     let runs = runs.unwrap_or(if quick { sc.quick_runs } else { sc.runs });
     check_runs(runs).map_err(|m| ScenarioError::Input(format!("--runs {runs}: {m}")))?;
-    let workloads = if quick && !sc.quick_workloads.is_empty() {
-        &sc.quick_workloads
-    } else {
-        &sc.workloads
+    let workloads_of = |v: &Variant| -> Vec<String> {
+        let own = if quick {
+            v.quick_workloads.as_ref().or(v.workloads.as_ref())
+        } else {
+            v.workloads.as_ref()
+        };
+        match own {
+            Some(w) => w.clone(),
+            None if quick && !sc.quick_workloads.is_empty() => sc.quick_workloads.clone(),
+            None => sc.workloads.clone(),
+        }
     };
+    let variant_workloads: Vec<Vec<String>> = sc.variants.iter().map(workloads_of).collect();
+    let workloads = &variant_workloads[0];
     let duration_ns = match &sc.duration {
         Some(d) => Some(
             schedlab_engine::parse_duration(d)
@@ -455,33 +528,43 @@ pub fn execute(
             let spec = RunSpec {
                 platform: sc.platform.clone(),
                 kernel: sc.variants[v].kernel.clone(),
-                workloads: workloads.clone(),
+                workloads: variant_workloads[v].clone(),
                 duration_ns,
                 seed,
                 strict: false,
                 trace: None,
                 trace_limit: None,
                 progress: false,
-                explain_wakeups: None,
+                explain_wakeups: sc.explain_wakeups.clone(),
             };
             run(&spec)
                 .map(|r| {
-                    names
+                    let vals = names
                         .iter()
                         .map(|n| metric_of_scaled(&r, n, per_ns))
-                        .collect::<Vec<Option<f64>>>()
+                        .collect::<Vec<Option<f64>>>();
+                    // the longest waits of the first seed, for the report
+                    let example = match (&r.wakeups_comm, seed) {
+                        (Some((comm, long)), 1) => crate::explain::text(comm, &r.wakeups, *long, 3),
+                        _ => String::new(),
+                    };
+                    (vals, example)
                 })
                 .map_err(|e| e.to_string())
         },
     );
     let mut samples = vec![vec![Vec::new(); names.len()]; sc.variants.len()];
+    let mut examples = vec![String::new(); sc.variants.len()];
     for (i, r) in results.into_iter().enumerate() {
-        let vals = r.map_err(ScenarioError::Input)?;
+        let (vals, example) = r.map_err(ScenarioError::Input)?;
         let (v, _) = jobs[i];
         for (m, x) in vals.into_iter().enumerate() {
             if let Some(x) = x {
                 samples[v][m].push(x);
             }
+        }
+        if !example.is_empty() {
+            examples[v] = example;
         }
     }
     Ok(Outcome {
@@ -490,6 +573,8 @@ pub fn execute(
         runs,
         samples,
         metric_names: names,
+        examples,
+        variant_workloads,
     })
 }
 
@@ -498,7 +583,7 @@ impl Outcome {
         self.scenario
             .variants
             .iter()
-            .position(|v| v.kernel == kernel)
+            .position(|v| v.id() == kernel)
             .unwrap()
     }
     fn midx(&self, metric: &str) -> Option<usize> {
@@ -526,9 +611,14 @@ impl Outcome {
         self.scenario
             .targets
             .iter()
+            .filter(|t| !(self.quick && t.full_only))
             .map(|t| {
                 let v = self
                     .mean(&t.kernel, &t.metric)
+                    .and_then(|x| match &t.divided_by {
+                        Some(d) => self.mean(&t.kernel, d).map(|b| x / b),
+                        None => Some(x),
+                    })
                     .and_then(|x| match &t.relative_to {
                         Some(r) => self.mean(r, &t.metric).map(|b| x / b),
                         None => Some(x),
@@ -562,6 +652,11 @@ impl Outcome {
             self.runs,
             if self.quick { " (quick)" } else { "" }
         );
+        for (v, w) in sc.variants.iter().zip(&self.variant_workloads) {
+            if v.workloads.is_some() || v.quick_workloads.is_some() {
+                let _ = writeln!(s, "  {} [{}]: '{}'", v.id(), v.label, w.join("' + '"));
+            }
+        }
         for m in &sc.metrics {
             let Some(mi) = self.midx(m) else { continue };
             let _ = writeln!(s, "\n  {m}");
@@ -573,9 +668,9 @@ impl Outcome {
             for (vi, v) in sc.variants.iter().enumerate() {
                 let xs = &self.samples[vi][mi];
                 let sim = (!xs.is_empty()).then(|| (amean(xs), stddev(xs)));
-                let publ = self.published(&v.kernel, m);
+                let publ = self.published(v.id(), m);
                 let reference = self.reference_of(v);
-                let (pd, sd) = if reference == v.kernel {
+                let (pd, sd) = if reference == v.id() {
                     (None, None)
                 } else {
                     let pd = publ.and_then(|p| {
@@ -592,7 +687,7 @@ impl Outcome {
                 let _ = writeln!(
                     s,
                     "    {:<44} {:>13} {:>24} {:>10} {:>10} {}",
-                    truncate(&format!("{} [{}]", v.kernel, v.label), 44),
+                    truncate(&format!("{} [{}]", v.id(), v.label), 44),
                     publ.map(|p| fmt(p.value)).unwrap_or_else(|| "—".into()),
                     sim.map(|(a, d)| format!("{} ± {}", fmt(a), fmt(d)))
                         .unwrap_or_else(|| "—".into()),
@@ -614,6 +709,9 @@ impl Outcome {
                 s,
                 "\n  acceptance targets (the scenario's [[target]] entries):"
             );
+            for t in sc.targets.iter().filter(|t| self.quick && t.full_only) {
+                let _ = writeln!(s, "    [full run only] {}", t.description);
+            }
             for (t, v, ok) in self.targets() {
                 let _ = writeln!(
                     s,
@@ -632,7 +730,7 @@ impl Outcome {
             }
             s.push('\n');
             for (vi, v) in sc.variants.iter().enumerate() {
-                let _ = write!(s, "    {:<44}", truncate(&v.kernel, 44));
+                let _ = write!(s, "    {:<44}", truncate(v.id(), 44));
                 for e in &sc.explain {
                     let mi = self.midx(e).unwrap();
                     let xs = &self.samples[vi][mi];
@@ -647,6 +745,12 @@ impl Outcome {
                     );
                 }
                 s.push('\n');
+            }
+        }
+        if self.examples.iter().any(|e| !e.is_empty()) {
+            let _ = writeln!(s, "\n  why the wakeups waited (seed 1 of each variant):");
+            for (v, e) in sc.variants.iter().zip(&self.examples) {
+                let _ = write!(s, "\n  {} [{}]:{}", v.id(), v.label, e);
             }
         }
         for n in &sc.notes {
@@ -664,10 +768,10 @@ impl Outcome {
             for (mi, m) in self.metric_names.iter().enumerate() {
                 let xs = &self.samples[vi][mi];
                 rows.push(json!({
-                    "variant": v.kernel,
+                    "variant": v.id(),
                     "metric": m,
                     "unit": unit_of(m),
-                    "published": self.published(&v.kernel, m).map(|p| p.value),
+                    "published": self.published(v.id(), m).map(|p| p.value),
                     "simulated": (!xs.is_empty()).then(|| amean(xs)),
                     "simulated_stddev": (!xs.is_empty()).then(|| stddev(xs)),
                 }));
@@ -693,6 +797,9 @@ fn unit_of(metric: &str) -> &'static str {
         | "idle_fraction"
         | "wakeup_preempt_fraction" => "fraction",
         "mean_runnable_per_cpu" => "tasks",
+        m if m.starts_with("lat_") && m.ends_with("_us") => "us",
+        "samples" => "samples",
+        m if m.starts_with("wakeup_long") => "wakeups",
         _ => "",
     }
 }
