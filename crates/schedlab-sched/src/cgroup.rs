@@ -420,6 +420,51 @@ mod tests {
         }
     }
 
+    /// The same state through the core's wakeup path with the wakee observed: the wakeup
+    /// record names the reason (the self-buddy on v7.0, a preemption on v7.1) and the entity
+    /// of the running side where the hierarchies meet (/test-A).
+    #[test]
+    fn a_recorded_wakeup_names_the_self_buddy() {
+        for (v, want) in [
+            (
+                "v7.0",
+                crate::stats::WakeupVerdict::Buddy { self_buddy: true },
+            ),
+            ("v7.1", crate::stats::WakeupVerdict::Preempted),
+        ] {
+            let mut k = kern(&format!("{v} NO_DELAY_DEQUEUE"), 1);
+            k.observe_comm = Some("probe".into());
+            let a1 = hog(&mut k, "/test-A", 0, Some(20_000_000));
+            let a2 = hog(&mut k, "/test-A", 0, Some(20_000_000));
+            k.run_until(1_000_000);
+            let other = if k.rqs[0].curr == a1 { a2 } else { a1 };
+            k.update_rq_clock(0);
+            k.dequeue_task(0, other, DEQUEUE_SLEEP);
+            k.tasks[other.index()].on_rq = OnRq::No;
+            k.pick_task_fair(0);
+            let tb = k.cgroup_mkdir_p("/test-B").unwrap();
+            let attrs = TaskAttrs {
+                comm: Some("probe".into()),
+                tg: Some(tb),
+                cpus: Some(CpuMask::single(0)),
+                slice_ns: Some(8_000_000),
+                ..Default::default()
+            };
+            let b = k.create_task(Box::new(Hog), &attrs, None, false);
+            k.enqueue_task_fair(b, ENQUEUE_WAKEUP);
+            k.tasks[b.index()].on_rq = OnRq::Queued;
+            k.tasks[b.index()].state = TaskState::Running;
+            k.rqs[0].resched = Resched::None;
+            k.wakeup_preempt(0, b, WF_TTWU, true);
+            assert_eq!(k.wakeup_log.len(), 1, "{v}");
+            let r = &k.wakeup_log[0];
+            assert_eq!(r.verdict, want, "{v}");
+            if v == "v7.0" {
+                assert_eq!(r.curr_entity, "/test-A");
+            }
+        }
+    }
+
     /// `sched_move_task` of a running hog between groups keeps the counters right (the
     /// invariants run after every event) and the task then counts in its new group.
     #[test]

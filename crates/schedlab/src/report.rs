@@ -23,6 +23,11 @@ pub fn text(r: &RunResult) -> String {
             }
         }
     }
+    for w in &r.workloads {
+        if let Some(line) = histogram_summary(w) {
+            s.push_str(&line);
+        }
+    }
     let _ = writeln!(
         s,
         "\nschedlab: platform {} ({} CPUs, HZ {}, preempt {}), kernel '{}', base slice {} ns, seed {}",
@@ -149,6 +154,25 @@ pub fn text(r: &RunResult) -> String {
         let _ = writeln!(s, "  trace written to {}", p.display());
     }
     s
+}
+
+/// The percentile summary of a latency histogram (cyclictest -h): the table seed 004's
+/// reporter computed from cyclictest's histogram, which cyclictest does not print itself
+/// (percentile p = the smallest bucket whose cumulative count reaches p % of the total).
+fn histogram_summary(w: &crate::run::WorkloadResult) -> Option<String> {
+    let get = |n: &str| w.metrics.iter().find(|m| m.name == n).map(|m| m.value);
+    let (samples, p50) = (get("samples")?, get("lat_p50_us")?);
+    Some(format!(
+        "schedlab: {} latency summary (1-us buckets; Pn = the smallest bucket reaching n % of the samples): samples {}, average {} us, median {} us, P90 {} us, P99 {} us, P99.9 {} us, max {} us\n",
+        w.program,
+        samples,
+        get("lat_avg_us")?,
+        p50,
+        get("lat_p90_us")?,
+        get("lat_p99_us")?,
+        get("lat_p999_us")?,
+        get("lat_max_us")?
+    ))
 }
 
 /// A task's `/proc/PID/sched` fields under the kernel's names, in the kernel's order
