@@ -886,6 +886,7 @@ fn spec(platform: &str, kernel: &str, workloads: Vec<String>) -> RunSpec {
         trace: None,
         trace_limit: None,
         progress: false,
+        cgroups: Default::default(),
     }
 }
 

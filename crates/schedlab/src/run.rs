@@ -36,6 +36,8 @@ pub struct RunSpec {
     pub trace_limit: Option<u64>,
     /// Show a progress bar on stderr for long runs.
     pub progress: bool,
+    /// Groups to create and configure before any workload starts (`[cgroups]`, `--cgroup`).
+    pub cgroups: crate::cgroups::Cgroups,
 }
 
 impl RunSpec {
@@ -50,6 +52,7 @@ impl RunSpec {
             trace: None,
             trace_limit: None,
             progress: false,
+            cgroups: Default::default(),
         }
     }
 }
@@ -92,6 +95,8 @@ pub struct TaskResult {
     pub sys_ns: u64,
     pub last_cpu: usize,
     pub exited: bool,
+    /// The task's cgroup at the end of the run (`/proc/PID/cgroup`'s `0::PATH`; `/` = root).
+    pub cgroup: String,
     /// The task's `/proc/PID/sched` at the end of the run.
     pub sched: ProcSched,
 }
@@ -328,19 +333,14 @@ impl RunSpec {
     }
 }
 
-/// The checks of a workload's placement that need the platform: what is not modelled yet
-/// (cgroups), and CPUs the platform does not have.
+/// The checks of a workload's placement that need the platform: CPUs the platform does not
+/// have. (A `cgroup=` path was checked when the line was parsed; the run creates it.)
 fn check_placement(
     line: &str,
     placement: &Placement,
     ncpus: usize,
     platform: &str,
 ) -> Result<(), RunError> {
-    if let Some(cg) = &placement.cgroup {
-        return Err(RunError::Config(format!(
-            "workload '{line}': cgroup={cg}: cgroups are not modelled yet"
-        )));
-    }
     if let Some(cpus) = &placement.cpus {
         if let Some(c) = cpus.last().filter(|&c| c >= ncpus) {
             let src = placement
@@ -382,7 +382,7 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
     let platform = Platform::resolve(&spec.platform)?;
     let cfg = KernelConfig::parse(&spec.kernel)?;
     let machine = MachineDesc::from_platform(&platform);
-    let k = Kernel::new(cfg, machine, spec.seed).map_err(|e| {
+    let mut k = Kernel::new(cfg, machine, spec.seed).map_err(|e| {
         RunError::Config(format!(
             "kernel '{}' on platform '{}': {e}",
             spec.kernel, platform.name
@@ -391,6 +391,7 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
     if spec.workloads.is_empty() {
         return Err(RunError::Config("no --workload given".into()));
     }
+    spec.cgroups.apply(&mut k).map_err(RunError::Config)?;
     let mut parsed = Vec::new();
     for line in &spec.workloads {
         let (placement, w) = parse_workload(line)?;
@@ -481,10 +482,13 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
         .iter()
         .map(|w| format!("kernel '{}': {w}", spec.kernel))
         .collect();
-    for (line, _, w) in &workloads {
+    for (line, placement, w) in &workloads {
         input_warnings.extend(
-            w.warnings()
-                .into_iter()
+            placement
+                .notes
+                .iter()
+                .cloned()
+                .chain(w.warnings())
                 .map(|m| format!("workload '{line}': {m}")),
         );
     }
@@ -519,12 +523,34 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
         k.set_trace(Box::new(t.sink()));
     }
 
+    // The [cgroups] groups and their files first, before any task exists; then each line's
+    // `cgroup=` (mkdir -p; an existing group is used as it is).
+    if let Err(e) = spec.cgroups.apply(&mut k) {
+        if let Some(t) = trace.take() {
+            t.discard();
+        }
+        return Err(RunError::Config(e));
+    }
     // Workloads see the kernel only through the set-up handle and, after the run, the
     // read-only /proc view (schedlab_sched::sys).
-    for (i, (_, placement, w)) in workloads.iter_mut().enumerate() {
+    for (i, (line, placement, w)) in workloads.iter_mut().enumerate() {
+        let tg = match &placement.cgroup {
+            Some(path) => match Sys::cgroup_mkdir(&mut k, path) {
+                Ok(tg) => Some(tg),
+                Err(e) => {
+                    if let Some(t) = trace.take() {
+                        t.discard();
+                    }
+                    return Err(RunError::Config(format!(
+                        "workload '{line}': cgroup {path}: {e}"
+                    )));
+                }
+            },
+            None => None,
+        };
         let env = Env {
             placement: placement.clone(),
-            tg: None,
+            tg,
             index: i,
             duration_ns: Some(duration),
         };
@@ -630,7 +656,7 @@ fn collect(
             continue;
         }
         let se = &k.se[t.se.index()];
-        let _ = TaskId::new(i);
+        let cgroup = k.task_cgroup_path(TaskId::new(i)).to_string();
         let sched = ProcSched {
             exec_start: se.exec_start,
             vruntime: se.vruntime as i64,
@@ -676,6 +702,7 @@ fn collect(
             sys_ns: adjusted.1,
             last_cpu: t.cpu,
             exited: t.state == schedlab_sched::sched::TaskState::Dead,
+            cgroup,
             sched,
         });
     }

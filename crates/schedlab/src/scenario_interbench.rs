@@ -875,6 +875,7 @@ pub fn execute_scenario(
                 trace: None,
                 trace_limit: None,
                 progress: false,
+                cgroups: sc.cgroups.clone(),
             };
             let r =
                 crate::run::quiet_warnings(|| crate::run::run(&spec)).map_err(|e| e.to_string())?;

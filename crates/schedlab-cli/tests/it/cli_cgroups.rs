@@ -1,0 +1,277 @@
+//! cgroups from the command line (issue #13 item 2): `cgroup=` on a workload line, the
+//! `cgexec` prefix, rt-app's `taskgroup`, `--cgroup` and `--cgroup-file` with `[cgroups]`
+//! tables, the group path in the per-task output, and the refusals (exit 2, one line naming the
+//! culprit).
+//!
+//! Expected shares by hand (fair.md §10.4): on one CPU each group's entity at the root weighs
+//! its cpu.weight (100 → 1024) whatever the number of tasks in it, and the tasks of a group
+//! share the group's part by their own weights.
+
+use crate::common::{run, tmp};
+use serde_json::Value;
+
+/// An rt-app file of `n` nice-0 threads that only run (100 ms `run` events, forever), each in
+/// `taskgroup` if given.
+fn hogs(name: &str, n: u32, taskgroup: Option<&str>) -> String {
+    let p = tmp(name);
+    let tg = taskgroup
+        .map(|g| format!("\"taskgroup\": \"{g}\", "))
+        .unwrap_or_default();
+    std::fs::write(
+        &p,
+        format!(
+            r#"{{ "tasks": {{ "hog": {{ "instance": {n}, {tg}"loop": -1, "run": 100000 }} }} }}"#
+        ),
+    )
+    .unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// `schedlab run --platform smp:1 --kernel v6.18 --duration 2s --json` with `extra` args;
+/// returns (comm, cgroup, share of the 2 s) of every task that ran.
+fn shares(extra: &[&str]) -> Vec<(String, String, f64)> {
+    let mut args = vec![
+        "run",
+        "--platform",
+        "smp:1",
+        "--kernel",
+        "v6.18",
+        "--duration",
+        "2s",
+        "--no-progress",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["comm"] != "rt-app")
+        .map(|t| {
+            (
+                t["comm"].as_str().unwrap().to_string(),
+                t["cgroup"].as_str().unwrap_or("(none)").to_string(),
+                t["sum_exec_runtime_ns"].as_u64().unwrap() as f64 / 2e9,
+            )
+        })
+        .collect()
+}
+
+/// Each (cgroup, share) of `want` matches the tasks in that group, within 1 % of the CPU.
+fn check(got: &[(String, String, f64)], want: &[(&str, f64)]) {
+    for &(g, share) in want {
+        let in_g: Vec<_> = got.iter().filter(|t| t.1 == g).collect();
+        assert!(!in_g.is_empty(), "no task in {g}: {got:?}");
+        for t in in_g {
+            assert!((t.2 - share).abs() < 0.01, "{g}: want {share}, got {got:?}");
+        }
+    }
+    assert!(
+        got.iter().all(|t| want.iter().any(|w| w.0 == t.1)),
+        "{got:?}"
+    );
+}
+
+/// `cgroup=/a` with one hog and `cgroup=/b` with two: /a's hog gets 1/2 of the CPU, each of /b's
+/// 1/4 — without groups each would get 1/3.
+#[test]
+fn cgroup_placement_splits_the_cpu_between_groups() {
+    let one = hogs("one.json", 1, None);
+    let two = hogs("two.json", 2, None);
+    let a = format!("cgroup=/a rt-app {one}");
+    let b = format!("cgroup=/b rt-app {two}");
+    let got = shares(&["--workload", &a, "--workload", &b]);
+    check(&got, &[("/a", 0.5), ("/b", 0.25)]);
+    // the text table shows the group of every task (rt-app's main too)
+    let o = run(&[
+        "run",
+        "--platform",
+        "smp:1",
+        "--kernel",
+        "v6.18",
+        "--duration",
+        "100ms",
+        "--workload",
+        &a,
+        "--workload",
+        &b,
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("SYS(s)  CGROUP\n"), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains(" rt-app ")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(
+        rows[0].ends_with("  /a") && rows[1].ends_with("  /b"),
+        "{rows:?}"
+    );
+}
+
+/// The same with the `cgexec` prefix (`-g cpu,cpuacct:PATH`, `--sticky`), nested groups.
+#[test]
+fn cgexec_places_the_workload() {
+    let one = hogs("one-x.json", 1, None);
+    let two = hogs("two-x.json", 2, None);
+    let a = format!("cgexec --sticky -g cpu,cpuacct:/x/a rt-app {one}");
+    let b = format!("taskset -c 0 cgexec -g cpu:/x/b rt-app {two}");
+    let got = shares(&["--workload", &a, "--workload", &b]);
+    check(&got, &[("/x/a", 0.5), ("/x/b", 0.25)]);
+}
+
+/// rt-app's task-level `taskgroup`: one hog in /A and three in /B → 1/2 and 1/6 each.
+#[test]
+fn rtapp_taskgroups() {
+    let p = tmp("tg.json");
+    std::fs::write(
+        &p,
+        r#"{ "tasks": {
+             "a": { "taskgroup": "/A", "loop": -1, "run": 100000 },
+             "b": { "instance": 3, "taskgroup": "/B", "loop": -1, "run": 100000 } } }"#,
+    )
+    .unwrap();
+    let w = format!("rt-app {}", p.to_str().unwrap());
+    let got = shares(&["--workload", &w]);
+    check(&got, &[("/A", 0.5), ("/B", 1.0 / 6.0)]);
+}
+
+/// cpu.weight 200 for /a against /b's default 100: 2/3 and 1/3 — from a `[cgroups]` file and,
+/// the same, from `--cgroup`.
+#[test]
+fn cgroup_weights_from_a_file_and_from_the_flag() {
+    let one = hogs("w1.json", 1, None);
+    let a = format!("cgroup=/a rt-app {one}");
+    let b = format!("cgroup=/b rt-app {one}");
+    let f = tmp("cgroups.toml");
+    std::fs::write(&f, "# weights\n[cgroups.\"/a\"]\nweight = 200\n").unwrap();
+    let fs = f.to_str().unwrap();
+    let want = [("/a", 2.0 / 3.0), ("/b", 1.0 / 3.0)];
+    check(
+        &shares(&["--cgroup-file", fs, "--workload", &a, "--workload", &b]),
+        &want,
+    );
+    check(
+        &shares(&[
+            "--cgroup",
+            "/a:weight=200",
+            "--workload",
+            &a,
+            "--workload",
+            &b,
+        ]),
+        &want,
+    );
+    // cpu.weight.nice -5 is weight 3121 (sched_prio_to_weight[15]) against 1024:
+    // 3121 / 4145 = 0.753
+    let got = shares(&[
+        "--cgroup",
+        "/a:weight_nice=-5",
+        "--workload",
+        &a,
+        "--workload",
+        &b,
+    ]);
+    check(&got, &[("/a", 3121.0 / 4145.0), ("/b", 1024.0 / 4145.0)]);
+}
+
+/// Runs that must fail with exit 2 and one line naming the culprit.
+#[test]
+fn bad_cgroup_input_exits_2_naming_it() {
+    let one = hogs("bad.json", 1, None);
+    let w = format!("rt-app {one}");
+    let f = tmp("bad-cgroups.toml");
+    let fs = f.to_str().unwrap().to_string();
+    let base = [
+        "run",
+        "--platform",
+        "smp:1",
+        "--kernel",
+        "v6.18",
+        "--duration",
+        "10ms",
+        "--workload",
+        &w,
+    ];
+    let file_cases: &[(&str, &[&str])] = &[
+        (
+            "[cgroups.\"/a\"]\nweight = 0\n",
+            &[":2:", "weight = 0", "1..10000"],
+        ),
+        (
+            "\n[cgroups.\"/a\"]\nweight = 10001\n",
+            &[":3:", "10001", "1..10000"],
+        ),
+        (
+            "[cgroups.\"/a\"]\nidle = 2\n",
+            &[":2:", "idle = 2", "0 or 1"],
+        ),
+        ("[cgroups.\"/a\"]\nweigth = 5\n", &[":2:", "weigth"]),
+        ("[cgroups.\"a\"]\nweight = 5\n", &[":1:", "\"a\"", "'/'"]),
+        ("[cgroups.\"/a/../b\"]\n", &[":1:", "'..'"]),
+    ];
+    for &(text, needles) in file_cases {
+        std::fs::write(&f, text).unwrap();
+        let mut args = base.to_vec();
+        args.extend(["--cgroup-file", fs.as_str()]);
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{text:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&fs), "{text:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{text:?}: '{n}' not in {err}");
+        }
+    }
+    let flag_cases: &[(&str, &[&str])] = &[
+        ("/a:weight=0", &["--cgroup '/a:weight=0'", "1..10000"]),
+        ("/a:weight=10001", &["10001"]),
+        ("/a:idle=x", &["idle = \"x\""]),
+        ("/a:bogus=1", &["unknown key 'bogus'"]),
+        ("a:weight=1", &["--cgroup 'a:weight=1'", "'/'"]),
+    ];
+    for &(v, needles) in flag_cases {
+        let mut args = base.to_vec();
+        args.extend(["--cgroup", v]);
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{v}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{v}: '{n}' not in {err}");
+        }
+    }
+    // rt-app taskgroup with a path mkdir refuses, and cgexec without a cpu path
+    let p = tmp("bad-tg.json");
+    std::fs::write(
+        &p,
+        r#"{ "tasks": { "t": { "taskgroup": "/a//b", "run": 1 } } }"#,
+    )
+    .unwrap();
+    let w = format!("rt-app {}", p.to_str().unwrap());
+    let o = run(&[
+        "run",
+        "--platform",
+        "smp:1",
+        "--kernel",
+        "v6.18",
+        "--workload",
+        &w,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("\"/a//b\"") || err.contains("/a//b"), "{err}");
+    let o = run(&[
+        "run",
+        "--platform",
+        "smp:1",
+        "--kernel",
+        "v6.18",
+        "--workload",
+        "cgexec -g cpu hackbench",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cgexec -g cpu"), "{err}");
+}
