@@ -275,3 +275,38 @@ fn bad_cgroup_input_exits_2_naming_it() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("cgexec -g cpu"), "{err}");
 }
+
+/// `chrt -o --sched-runtime NS 0 CMD`: the custom slice of a SCHED_OTHER task, which the kernel
+/// clamps to 0.1..100 ms (`__setscheduler_params`: NSEC_PER_MSEC/10 .. NSEC_PER_MSEC*100); the
+/// rt-app threads inherit it from main. `slice=8ms` on the line is the same request.
+#[test]
+fn chrt_custom_slice_is_clamped_by_the_kernel() {
+    let one = hogs("slice.json", 1, None);
+    for (prefix, want) in [
+        ("chrt -o --sched-runtime 50000 0", 100_000u64),
+        ("chrt --other -T 8000000", 8_000_000),
+        ("chrt -o -T 200000000 0", 100_000_000),
+        ("slice=8ms", 8_000_000),
+    ] {
+        let w = format!("{prefix} rt-app {one}");
+        let o = run(&[
+            "run",
+            "--platform",
+            "smp:1",
+            "--kernel",
+            "v6.18",
+            "--duration",
+            "10ms",
+            "--json",
+            "--workload",
+            &w,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{w}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        for t in v["tasks"].as_array().unwrap() {
+            assert_eq!(t["slice_ns"].as_u64(), Some(want), "{w}: {t}");
+            // no task outside the root: no cgroup field
+            assert!(t.get("cgroup").is_none(), "{w}");
+        }
+    }
+}
