@@ -495,21 +495,33 @@ fn every_example_runs_one_second_or_is_refused_as_documented() {
                     "{name}: {m}"
                 );
                 match name.as_str() {
-                    // §10.7 puts every task in a taskgroup.
-                    "slice-probe.json" => assert!(m.contains("taskgroup"), "{m}"),
                     // §10.8's source is SCHED_DEADLINE.
                     "pipeline.json" => assert!(m.contains("SCHED_DEADLINE"), "{m}"),
                     _ => panic!("{name} refused: {m}"),
                 }
             }
             Ok((placement, mut w)) => {
-                let mut k = kernel(2, 7);
+                // §10.7's calibration is "CPU4" (the RB5's first big core)
+                let ncpus = if name == "slice-probe.json" { 8 } else { 2 };
+                let mut k = kernel(ncpus, 7);
                 let env = Env { placement, ..env() };
                 w.setup(&mut k, &env)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
                 k.run_until(1000 * MS);
                 let out = w.output(&k);
                 assert!(out.contains("activations"), "{name}: {out}");
+                if name == "slice-probe.json" {
+                    // §10.7: probe in /test-B, ping and pong in /test-A
+                    for t in w.tasks().into_iter().skip(1) {
+                        let comm = &k.tasks[t.index()].comm;
+                        let want = if comm.starts_with("probe") {
+                            "/test-B"
+                        } else {
+                            "/test-A"
+                        };
+                        assert_eq!(k.task_cgroup_path(t), want, "{comm}");
+                    }
+                }
                 assert!(!w.metrics(&k).is_empty(), "{name}");
             }
         }
