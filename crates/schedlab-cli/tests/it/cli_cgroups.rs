@@ -310,3 +310,54 @@ fn chrt_custom_slice_is_clamped_by_the_kernel() {
         }
     }
 }
+
+/// A scenario file's `[cgroups]` table applies to every run of the scenario: rt-app threads "a"
+/// in /A (cpu.weight 200) and "b" in /B (default 100) loop over 10 ms runs on one CPU for 3 s,
+/// so by hand "a" gets 2 s (200 loops) and "b" 1 s (100 loops); the loop in progress at the end
+/// is not counted, so 199 and 99 may show (without the table: 150 each).
+#[test]
+fn scenario_files_take_a_cgroups_table() {
+    let json = tmp("sc-tg.json");
+    std::fs::write(
+        &json,
+        r#"{ "tasks": { "a": { "taskgroup": "/A", "loop": -1, "run": 10000 },
+                        "b": { "taskgroup": "/B", "loop": -1, "run": 10000 } } }"#,
+    )
+    .unwrap();
+    let sc = tmp("sc.toml");
+    let text = format!(
+        "name = \"cg\"\ntitle = \"weights\"\nseed = \"none\"\nplatform = \"smp:1\"\n\
+         workloads = [\"rt-app {}\"]\nduration = \"3s\"\nruns = 1\nbaseline = \"v6.18\"\n\
+         metrics = [\"a-0.activations\", \"b-1.activations\"]\n\n\
+         [[variant]]\nkernel = \"v6.18\"\nlabel = \"v6.18\"\n\n[cgroups.\"/A\"]\nweight = 200\n",
+        json.display()
+    );
+    std::fs::write(&sc, &text).unwrap();
+    let scs = sc.to_str().unwrap();
+    let o = run(&["reproduce", scs, "--json", "--no-progress"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["scenarios"][0]["rows"].as_array().unwrap();
+    let sim = |m: &str| {
+        rows.iter().find(|r| r["metric"] == m).unwrap()["simulated"]
+            .as_f64()
+            .unwrap()
+    };
+    let (a, b) = (sim("a-0.activations"), sim("b-1.activations"));
+    assert!((198.0..=200.0).contains(&a), "a: {a}");
+    assert!((98.0..=100.0).contains(&b), "b: {b}");
+    // a bad value is named with the scenario file and its line (16: `weight = 0`)
+    std::fs::write(&sc, text.replace("weight = 200", "weight = 0")).unwrap();
+    let o = run(&["reproduce", scs, "--no-progress"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{scs}:16: cgroup /A: weight = 0")),
+        "{err}"
+    );
+}
