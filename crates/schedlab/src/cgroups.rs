@@ -230,9 +230,9 @@ impl Cgroups {
     }
 
     /// `--cgroup PATH[:KEY=VALUE[,KEY=VALUE...]]`, e.g. `/test-A:weight=200,idle=0` or
-    /// `/test-B` (created only).
+    /// `/test-B` (created only). A PATH with a `:` in it can only be given in a file.
     pub fn parse_flag(v: &str) -> Result<Cgroups, String> {
-        let origin = format!("--cgroup '{v}'");
+        let origin = format!("--cgroup '{}'", schedlab_engine::input::one_line(v));
         let (path, rest) = match v.rsplit_once(':') {
             Some((p, r)) if !r.contains('/') => (p, Some(r)),
             _ => (v, None),
@@ -318,10 +318,12 @@ impl Cgroups {
 
 /// The raw text kept between deserialising and [`Cgroups::located`]: `i:N`, `b:true`, `s:TEXT`.
 fn raw_of(v: &str) -> Raw {
-    match v.split_at(2) {
-        ("i:", n) => Raw::Int(n.parse().unwrap_or(0)),
-        ("b:", b) => Raw::Bool(b == "true"),
-        (_, s) => Raw::Str(s.to_string()),
+    if let Some(n) = v.strip_prefix("i:").and_then(|n| n.parse().ok()) {
+        Raw::Int(n)
+    } else if let Some(b) = v.strip_prefix("b:") {
+        Raw::Bool(b == "true")
+    } else {
+        Raw::Str(v.strip_prefix("s:").unwrap_or(v).to_string())
     }
 }
 
@@ -506,6 +508,9 @@ mod tests {
         assert_eq!(s, vec![("cpu.weight", "200"), ("cpu.idle", "0")]);
         let c = Cgroups::parse_flag("/only/made").unwrap();
         assert!(c.groups[0].settings.is_empty());
+        // a trailing newline is accepted, as the kernel's kstrto*() accept `echo 200 >`'s
+        let c = Cgroups::parse_flag("/a:weight=200\n").unwrap();
+        assert_eq!(c.groups[0].settings[0].value, "200");
         let c = Cgroups::parse_flag("/a:max=max 100000").unwrap();
         assert_eq!(c.groups[0].settings[0].value, "max 100000");
         for (v, want) in [
@@ -518,6 +523,7 @@ mod tests {
             ("/a:", "nothing after ':'"),
             ("a:weight=1", "must start with '/'"),
             ("/a:idle=3", "cpu.idle must be 0 or 1"),
+            ("/a\n:weight=1", "--cgroup '/a\\n:weight=1'"),
         ] {
             let e = Cgroups::parse_flag(v).unwrap_err();
             assert!(e.contains(want), "{v}: {e}");
