@@ -152,10 +152,19 @@ pub struct SimArgs {
     /// (compare: repeat)
     #[arg(long = "kernel", value_name = "SPEC", allow_hyphen_values = true)]
     pub kernels: Vec<String>,
-    /// benchmark command line with optional placement (nice=, policy=, slice=, cpus=) and
-    /// chrt/taskset/nice prefixes; repeatable
+    /// benchmark command line with optional placement (nice=, policy=, slice=, cpus=,
+    /// cgroup=) and chrt/taskset/nice/cgexec prefixes; repeatable
     #[arg(long = "workload", value_name = "LINE", allow_hyphen_values = true)]
     pub workloads: Vec<String>,
+    /// create a cgroup before the workloads start and write its cpu controller files:
+    /// PATH[:KEY=VALUE,...] with keys weight (1..10000), weight_nice (-20..19), idle (0|1),
+    /// max ('QUOTA PERIOD' in µs), shares (v1), e.g. /test-A:weight=200; repeatable
+    #[arg(long = "cgroup", value_name = "SPEC", allow_hyphen_values = true)]
+    pub cgroups: Vec<String>,
+    /// a TOML file of [cgroups."/PATH"] tables (keys as for --cgroup), applied before the
+    /// --cgroup flags
+    #[arg(long = "cgroup-file", value_name = "FILE")]
+    pub cgroup_file: Option<String>,
     /// simulated time (10s, 500ms); default: the workloads' own duration, else 10s
     #[arg(long = "duration", value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration_ns: Option<u64>,

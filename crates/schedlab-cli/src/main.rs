@@ -136,6 +136,13 @@ fn run_spec(cmd: &str, sim: &args::SimArgs, kernel: &str) -> Result<RunSpec, (u8
     spec.workloads = sim.workloads.clone();
     spec.duration_ns = sim.duration_ns;
     spec.seed = sim.seed.unwrap_or(1);
+    if let Some(f) = &sim.cgroup_file {
+        spec.cgroups = schedlab::cgroups::Cgroups::load_file(f).map_err(bad)?;
+    }
+    for v in &sim.cgroups {
+        spec.cgroups
+            .extend(schedlab::cgroups::Cgroups::parse_flag(v).map_err(bad)?);
+    }
     Ok(spec)
 }
 

@@ -1,5 +1,5 @@
 //! The command prefixes users type in front of a benchmark: util-linux `chrt` and `taskset`,
-//! coreutils `nice`.
+//! coreutils `nice`, libcgroup `cgexec`.
 //! Each reads its own options and arguments and sets what it would set on the task before it
 //! `execvp()`s the rest of the line, so they nest (`taskset -c 0 chrt -f 80 cyclictest ...`)
 //! and mix with the placement tokens (`nice=5 taskset 0x3 hackbench`); a later setting
@@ -13,6 +13,7 @@
 //! | `-o`, `--other` / `-b`, `--batch` / `-i`, `--idle` | SCHED_OTHER / SCHED_BATCH / SCHED_IDLE (priority 0) |
 //! | `-d`, `--deadline` | SCHED_DEADLINE (priority 0) |
 //! | `-T`, `--sched-runtime NS`; `-D`, `--sched-deadline NS`; `-P`, `--sched-period NS` | SCHED_DEADLINE parameters in ns; a missing deadline is the period, a missing runtime the deadline (chrt), period 0 = deadline (kernel) |
+//! | `-o -T NS` / `-b -T NS` | the custom slice of a SCHED_OTHER/SCHED_BATCH task (`sched_attr.sched_runtime`; util-linux master's `supports_custom_slice`); the kernel clamps it to 0.1..100 ms. Without `-T`, chrt with a fair policy resets the slice to the default, as its `sched_setattr` with runtime 0 does |
 //! | `-v`, `--verbose`; `-a`, `--all-tasks` | accepted (nothing printed; `-a` only matters with `-p`) |
 //! | `-p`, `--pid`; `-m`, `--max`; `-h`; `-V` | refused: they act on an existing pid or print and exit, no command runs |
 //! | `-R`, `--reset-on-fork` | refused: the kernel model does not reset a child's policy at fork yet |
@@ -28,6 +29,17 @@
 //! groups are allowed), LIST a cpulist (`0-3,8-11:2`). `-a` is accepted; `-p`, `-h`, `-V` are
 //! refused. Deviation: the real kernel keeps the CPUs of a mask that exist and refuses only a
 //! mask with none; schedlab refuses any CPU the platform does not have (the run checks this).
+//!
+//! `cgexec [-g CONTROLLERS:PATH]... [--sticky] COMMAND ...` (libcgroup `src/tools/cgexec.c`,
+//! getopt string `+g:sh`): moves the task to PATH of each hierarchy whose CONTROLLERS (a comma
+//! list) are named before it `exec`s the command. schedlab models one cgroup v2 hierarchy with
+//! the cpu controller: `-g cpu:/a`, `-g cpu,cpuacct:/a` and `-g '*:/a'` place the task in `/a`
+//! (created if missing, like `cgroup=`; real cgexec needs it to exist); a list without `cpu`
+//! (`-g memory:/a`) leaves the task's cpu group unchanged, as on a cgroup v1 system, with a
+//! note; the last `-g` naming cpu wins. PATH may leave out the leading `/` (libcgroup
+//! appends it to the mount point either way). `--sticky` (a cgrulesengd flag) is accepted and
+//! has no effect; `-h` is refused, and so is a cgexec without `-g` (it would classify by
+//! `/etc/cgrules.conf`).
 //!
 //! `nice [-n N | --adjustment=N | -N] COMMAND ...` (coreutils): adds N (default 10) to the
 //! niceness so far (0, or the line's `nice=`), clamped to -20..19 as `setpriority()` clamps.
@@ -325,12 +337,24 @@ pub(crate) fn chrt(
             "chrt: bad usage: no command after the priority",
         ));
     }
-    if (runtime != 0 || deadline != 0 || period != 0) && policy != Policy::Deadline {
+    // util-linux master (supports_runtime_param): -T is a custom slice for SCHED_OTHER and
+    // SCHED_BATCH, a reservation for SCHED_DEADLINE; -D/-P are SCHED_DEADLINE only
+    if runtime != 0 && !matches!(policy, Policy::Normal | Policy::Batch | Policy::Deadline) {
         return Err(err(
             line,
             tok,
-            "chrt: --sched-{runtime,deadline,period} options are supported for SCHED_DEADLINE \
-             only",
+            format!(
+                "chrt: --sched-runtime option is supported for SCHED_OTHER, SCHED_BATCH and \
+                 SCHED_DEADLINE (not {})",
+                policy.name()
+            ),
+        ));
+    }
+    if (deadline != 0 || period != 0) && policy != Policy::Deadline {
+        return Err(err(
+            line,
+            tok,
+            "chrt: --sched-{deadline,period} options are supported for SCHED_DEADLINE only",
         ));
     }
     if sched_flags != 0 && policy != Policy::Deadline {
@@ -371,6 +395,12 @@ pub(crate) fn chrt(
         (runtime, deadline, period),
     )?;
     p.dl_flags = sched_flags;
+    if policy.is_fair() {
+        // chrt calls sched_setattr() with sched_runtime = -T (0 without it); for a fair
+        // policy __setscheduler_params() makes a non-zero runtime the custom slice (the kernel
+        // clamps it to 0.1..100 ms) and a zero one resets the slice to the default
+        p.slice_ns = (runtime != 0).then_some(runtime);
+    }
     Ok(j)
 }
 
@@ -409,6 +439,89 @@ pub(crate) fn set_policy(
     }
     p.policy_src = Some(tok.to_string());
     Ok(())
+}
+
+const CGEXEC_OPTS: &[Opt] = &[
+    opt('g', "", true),
+    opt('s', "sticky", false),
+    opt('h', "help", false),
+];
+
+/// `cgexec` at `words[start]`: sets the cgroup on `p` and returns the index of the command
+/// word.
+pub(crate) fn cgexec(
+    line: &str,
+    words: &[String],
+    start: usize,
+    p: &mut Placement,
+) -> Result<usize, WorkloadError> {
+    let (opts, j) = scan("cgexec", CGEXEC_OPTS, words, start + 1)
+        .map_err(|(at, m)| err(line, token(words, start, at + 1), m))?;
+    let tok = token(words, start, j);
+    let mut specified = false;
+    let mut cpu_path: Option<String> = None;
+    for (c, spelled, value) in &opts {
+        match c {
+            'g' => {
+                let v = value.as_deref().unwrap_or("");
+                let spec = format!("cgexec {spelled} {v}");
+                let Some((controllers, path)) = v.split_once(':') else {
+                    return Err(err(
+                        line,
+                        tok,
+                        format!("{spec}: expected <controllers>:<path>, e.g. -g cpu:/test-A"),
+                    ));
+                };
+                let list: Vec<&str> = controllers.split(',').collect();
+                if list.iter().any(|c| c.is_empty()) {
+                    return Err(err(
+                        line,
+                        tok,
+                        format!("{spec}: empty controller name in '{controllers}'"),
+                    ));
+                }
+                let path = if path.starts_with('/') {
+                    path.to_string()
+                } else {
+                    format!("/{path}")
+                };
+                schedlab_sched::cgroup::parse_cgroup_path(&path)
+                    .map_err(|e| err(line, tok.clone(), format!("{spec}: {}", e.reason)))?;
+                specified = true;
+                if list.iter().any(|c| *c == "cpu" || *c == "*") {
+                    cpu_path = Some(path);
+                } else {
+                    p.notes.push(format!(
+                        "{spec}: no cpu controller named; schedlab models only the cpu \
+                         controller, so the task's cpu group is left unchanged"
+                    ));
+                }
+            }
+            's' => {}
+            _ => {
+                return Err(err(
+                    line,
+                    tok,
+                    format!("cgexec {spelled}: prints help and exits; no command would run"),
+                ))
+            }
+        }
+    }
+    if !specified {
+        return Err(err(
+            line,
+            tok,
+            "cgexec: without -g it would place the task by the rules of /etc/cgrules.conf; \
+             give -g cpu:/PATH",
+        ));
+    }
+    if j >= words.len() {
+        return Err(err(line, tok, "cgexec: no command given"));
+    }
+    if let Some(path) = cpu_path {
+        p.cgroup = Some(path);
+    }
+    Ok(j)
 }
 
 /// `nice` at `words[start]`: adjusts the niceness on `p` and returns the index of the command
@@ -760,6 +873,65 @@ mod tests {
         assert_eq!((p.policy, p.rt_priority), (Some(Policy::Rr), Some(20)));
     }
 
+    /// util-linux master's chrt: `-T` with SCHED_OTHER/SCHED_BATCH is the custom slice
+    /// (`sched_attr.sched_runtime`); chrt with a fair policy and no `-T` passes runtime 0,
+    /// which resets the slice to the default (`__setscheduler_params`).
+    #[test]
+    fn chrt_custom_slice_of_a_fair_task() {
+        let (p, w) = ok("chrt -o --sched-runtime 8000000 0 cyclictest -D 1");
+        assert_eq!(
+            (p.policy, p.slice_ns),
+            (Some(Policy::Normal), Some(8_000_000))
+        );
+        assert_eq!(w[0], "cyclictest");
+        let (p, _) = ok("chrt -b -T 3000000 hackbench");
+        assert_eq!(
+            (p.policy, p.slice_ns),
+            (Some(Policy::Batch), Some(3_000_000))
+        );
+        // the placement token and chrt: the innermost setting wins
+        let (p, _) = ok("slice=20ms chrt -o -T 8000000 0 hackbench");
+        assert_eq!(p.slice_ns, Some(8_000_000));
+        let (p, _) = ok("slice=20ms chrt -o 0 hackbench");
+        assert_eq!(p.slice_ns, None);
+        let (p, _) = ok("chrt -o -T 8000000 0 slice=20ms hackbench");
+        assert_eq!(p.slice_ns, Some(20_000_000));
+        // an RT policy keeps the slice asked for before (only fair policies touch it)
+        let (p, _) = ok("slice=20ms chrt -f 10 hackbench");
+        assert_eq!(p.slice_ns, Some(20_000_000));
+    }
+
+    /// libcgroup cgexec: `-g CONTROLLERS:PATH`, the last one naming cpu wins; a list without
+    /// cpu leaves the cpu group alone with a note; `--sticky` is accepted.
+    #[test]
+    fn cgexec_places_the_task_in_a_cgroup() {
+        let (p, w) = ok("cgexec -g cpu:/test-A hackbench -T");
+        assert_eq!(p.cgroup.as_deref(), Some("/test-A"));
+        assert_eq!(w, vec!["hackbench", "-T"]);
+        for line in [
+            "cgexec -g cpu,cpuacct:/a/b x",
+            "cgexec -gcpu:/a/b x",
+            "cgexec --sticky -g *:a/b x",
+            "cgexec -g cpu:/z -g cpu:/a/b x",
+            "cgexec -g cpu:/a/b -g memory:/m x",
+            "cgroup=/z cgexec -g cpu:/a/b x",
+        ] {
+            let (p, w) = ok(line);
+            assert_eq!(p.cgroup.as_deref(), Some("/a/b"), "{line}");
+            assert_eq!(w, vec!["x"], "{line}");
+        }
+        let (p, _) = ok("cgexec -g memory:/m x");
+        assert_eq!(p.cgroup, None);
+        assert_eq!(p.notes.len(), 1);
+        assert!(p.notes[0].contains("-g memory:/m"), "{:?}", p.notes);
+        // nests with the other prefixes
+        let (p, w) = ok("taskset -c 0 cgexec -g cpu:/b chrt -o -T 8000000 0 cyclictest");
+        assert_eq!(p.cgroup.as_deref(), Some("/b"));
+        assert_eq!(p.slice_ns, Some(8_000_000));
+        assert_eq!(p.cpus, Some(CpuMask::single(0)));
+        assert_eq!(w, vec!["cyclictest"]);
+    }
+
     #[test]
     fn bad_prefixes_name_the_value() {
         for (line, needles) in [
@@ -778,7 +950,26 @@ mod tests {
             ("chrt -d -T 10000 -P 50000 0 x", &["period 50000 ns"]),
             ("chrt -d 0 x", &["sched_deadline must not be 0"]),
             ("chrt -d 5 x", &["chrt -d 5", ": 5"]),
-            ("chrt -f -T 1000 10 x", &["SCHED_DEADLINE only"]),
+            (
+                "chrt -f -T 1000 10 x",
+                &[
+                    "--sched-runtime",
+                    "SCHED_OTHER, SCHED_BATCH and SCHED_DEADLINE",
+                ],
+            ),
+            ("chrt -i -T 1000 x", &["not SCHED_IDLE"]),
+            ("chrt -o -P 1000 x", &["SCHED_DEADLINE only"]),
+            ("cgexec x", &["cgexec", "-g cpu:/PATH"]),
+            (
+                "cgexec -g cpu x",
+                &["cgexec -g cpu", "<controllers>:<path>"],
+            ),
+            ("cgexec -g cpu:/a//b x", &["cpu:/a//b", "empty component"]),
+            ("cgexec -g ,cpu:/a x", &[",cpu:/a", "empty controller"]),
+            ("cgexec -g cpu:/a", &["no command"]),
+            ("cgexec -h x", &["cgexec -h", "prints help"]),
+            ("cgexec -x x", &["invalid option -- 'x'"]),
+            ("cgroup=/a/../b x", &["cgroup=/a/../b", "'..'"]),
             ("chrt -d -T 1ms 0 x", &["'1ms'", "runtime"]),
             ("chrt -f cyclictest", &["'cyclictest'", "priority"]),
             ("chrt -f 10", &["chrt -f 10", "no command"]),

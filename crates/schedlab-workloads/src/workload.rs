@@ -2,7 +2,7 @@
 //!
 //! A workload line is what a user types on hardware, optionally preceded by the placement the
 //! shell would have given it: `nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8`
-//! (DESIGN.md §1), and by the prefixes users type, `chrt`, `taskset` and `nice`
+//! (DESIGN.md §1), and by the prefixes users type, `chrt`, `taskset`, `nice` and `cgexec`
 //! (`src/prefix.rs`), in any order: `taskset -c 0 chrt -f 80 cyclictest ...`.
 //! [`parse_workload`] turns it into a [`Workload`], which creates its tasks
 //! through the kernel's set-up handle [`Sys`] (fork with attributes, `wake_up_new_task`, pipes,
@@ -35,6 +35,9 @@ pub struct Placement {
     pub policy_src: Option<String>,
     /// How the user set the affinity (`cpus=0-3`, `taskset -c 0-3`), for messages.
     pub cpus_src: Option<String>,
+    /// Things about the placement worth telling the user (a `cgexec -g` without the cpu
+    /// controller), one line each; the run prints them as warnings.
+    pub notes: Vec<String>,
 }
 
 impl Placement {
@@ -348,6 +351,10 @@ pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadE
                 i = crate::prefix::nice(line, &words, i, &mut p)?;
                 continue;
             }
+            "cgexec" => {
+                i = crate::prefix::cgexec(line, &words, i, &mut p)?;
+                continue;
+            }
             _ => {}
         }
         let Some((k, v)) = words[i].split_once('=') else {
@@ -386,9 +393,8 @@ pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadE
                 p.cpus_src = Some(words[i].clone());
             }
             "cgroup" => {
-                if !v.starts_with('/') {
-                    return Err(bad("cgroup path must start with '/'"));
-                }
+                // the checks of `mkdir -p /sys/fs/cgroup/PATH` (the run creates it)
+                schedlab_sched::cgroup::parse_cgroup_path(v).map_err(|e| bad(&e.reason))?;
                 p.cgroup = Some(v.to_string());
             }
             _ => {
@@ -489,6 +495,47 @@ mod tests {
             "{e}"
         );
         assert!(parse_workload("   ").is_err());
+    }
+
+    /// Every model forks its first task into `Env::tg` (the run's `mkdir -p` of `cgroup=`),
+    /// and every task it creates later inherits the group from its parent.
+    #[test]
+    fn every_model_puts_its_tasks_in_the_line_cgroup() {
+        use schedlab_sched::{Kernel, KernelConfig, MachineDesc, PreemptModel};
+        for line in [
+            "cgroup=/g stress-ng --pipe 2 --timeout 1s",
+            "cgroup=/g hackbench -P -g 1 -l 10",
+            "cgroup=/g perf bench sched messaging -t -g 1 -l 10",
+            "cgroup=/g schbench -m 1 -t 2 -r 1",
+            "cgroup=/g cyclictest -t 2 -i 1000 -D 1",
+            "cgexec -g cpu:/g interbench -t 10 -x Write -W Audio",
+        ] {
+            let cfg = KernelConfig::parse("v6.18").unwrap();
+            let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
+            let mut k = Kernel::new(cfg, m, 1).unwrap();
+            k.strict = true;
+            let (placement, mut w) = parse_workload(line).unwrap();
+            let tg = k
+                .cgroup_mkdir_p(placement.cgroup.as_deref().unwrap())
+                .unwrap();
+            let env = Env {
+                placement,
+                tg: Some(tg),
+                index: 0,
+                duration_ns: Some(1_000_000_000),
+            };
+            w.setup(&mut k, &env).unwrap();
+            k.run_until(50_000_000);
+            let ts = w.tasks();
+            assert!(ts.len() > 1, "{line}");
+            for t in ts {
+                let comm = &k.tasks[t.index()].comm;
+                // interbench's Write-load waker models an IRQ thread: a kernel thread, which
+                // stays in the root cgroup
+                let want = if comm.starts_with("irq/") { "/" } else { "/g" };
+                assert_eq!(k.task_cgroup_path(t), want, "{line}: {comm}");
+            }
+        }
     }
 
     #[test]

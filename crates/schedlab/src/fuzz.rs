@@ -497,13 +497,34 @@ pub fn gen_workload(g: &mut Gen) -> String {
                 "cpus={}",
                 g.pick(&["0", "0-1", "1", "0,1", "0-3", "5", "0-4095", "a", "", "1-0"])
             ),
-            4 => format!("cgroup={}", g.pick(&["/a", "rel"])),
+            4 if g.chance(1, 2) => format!(
+                "cgroup={}",
+                g.pick(&["/a", "/a/b", "/", "rel", "/a//b", "/x/..", "/a b"])
+            ),
+            4 => g
+                .pick(&[
+                    "cgexec -g cpu:/a",
+                    "cgexec -g cpu,cpuacct:/a/b",
+                    "cgexec --sticky -g '*:b'",
+                    "cgexec -g memory:/m",
+                    "cgexec -g cpu:/z -g cpu:/a",
+                    "cgexec -g cpu",
+                    "cgexec -g :/a",
+                    "cgexec -g cpu:/a/../b",
+                    "cgexec",
+                    "cgexec -h",
+                ])
+                .to_string(),
             5 => g
                 .pick(&[
                     "chrt -f 80",
                     "chrt -r 1",
                     "chrt 99",
                     "chrt -o 0",
+                    "chrt -o -T 8000000 0",
+                    "chrt -b --sched-runtime 50000",
+                    "chrt -i -T 1000",
+                    "chrt -o -P 1000 0",
                     "chrt --idle",
                     "chrt -b",
                     "chrt -f 0",
@@ -678,6 +699,10 @@ fn rtapp_props(g: &mut Gen) -> Vec<String> {
                 ])
             ),
             5 => format!("\"cpus\": [{}]", json_num(g)),
+            6 if g.chance(1, 2) => format!(
+                "\"taskgroup\": \"{}\"",
+                g.pick(&["/g", "/g/h", "", "/", "rel", "/a//b", "/.."])
+            ),
             _ => format!("\"dl-runtime\": {}", json_num(g)),
         });
     }
@@ -824,6 +849,22 @@ pub fn gen_scenario(g: &mut Gen) -> String {
         SCENARIO.to_string()
     };
     let mut lines: Vec<String> = base.lines().map(str::to_string).collect();
+    if g.chance(1, 3) {
+        // a [cgroups] table (crate::cgroups), the workload lines' /a among its groups
+        lines.push(format!(
+            "[cgroups.\"{}\"]",
+            g.pick(&["/a", "/a/b", "/", "rel", "/c"])
+        ));
+        for _ in 0..g.below(3) {
+            let key = g.pick(&["weight", "weight_nice", "idle", "shares", "max", "bogus"]);
+            let v = match g.below(3) {
+                0 => number(g),
+                1 => format!("\"{}\"", g.pick(&["50000 100000", "max", "1 x", ""])),
+                _ => g.pick(&["true", "1.5", "[1]"]).to_string(),
+            };
+            lines.push(format!("{key} = {v}"));
+        }
+    }
     for _ in 0..g.below(3) {
         let i = g.below(lines.len());
         match g.below(4) {
@@ -887,6 +928,7 @@ fn spec(platform: &str, kernel: &str, workloads: Vec<String>) -> RunSpec {
         trace_limit: None,
         progress: false,
         explain_wakeups: None,
+        cgroups: Default::default(),
     }
 }
 
@@ -942,10 +984,13 @@ fn check_inner(front: Front, input: &str, cache: &mut Cache) -> Result<Verdict, 
             } else {
                 cache.rpi5.clone()
             };
-            judge_run(run_on(
-                platform,
-                &spec("", "v6.18", vec![input.to_string()]),
-            ))
+            let mut s = spec("", "v6.18", vec![input.to_string()]);
+            if input.contains("/a") {
+                // --cgroup on the group the line may name
+                s.cgroups = crate::cgroups::Cgroups::parse_flag("/a:weight=300,idle=0")
+                    .map_err(|e| format!("--cgroup refused: {e}"))?;
+            }
+            judge_run(run_on(platform, &s))
         }
         Front::RtApp => {
             if let Err(e) = schedlab_workloads::rtapp::parse_rtapp(input, "fuzz.json") {

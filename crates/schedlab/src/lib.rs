@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod bench;
+pub mod cgroups;
 pub mod compare;
 pub mod explain;
 pub mod fuzz;

@@ -145,8 +145,11 @@ pub fn workloads() -> String {
     s.push_str(
         "\nPlacement options may precede the command, in any order and nested: \
          policy=other|batch|idle|fifo:P|rr:P|deadline:R/D/P nice=N slice=DUR cpus=LIST \
-         cgroup=PATH, chrt [-f|-r|-o|-b|-i|-d -T NS -D NS -P NS] PRIO, taskset [-c] MASK|LIST, \
-         nice [-n N]\n",
+         cgroup=/PATH, chrt [-f|-r|-o|-b|-i|-d -T NS -D NS -P NS] PRIO, taskset [-c] MASK|LIST, \
+         nice [-n N], cgexec -g cpu:/PATH\n\
+         A cgroup is created when first named; its cpu.weight, cpu.weight.nice, cpu.idle, \
+         cpu.max and cpu.shares come from run --cgroup PATH:KEY=VALUE,... or [cgroups.\"/PATH\"] \
+         tables (--cgroup-file, scenario files).\n",
     );
     s
 }

@@ -12,6 +12,12 @@ fn secs(ns: u64) -> String {
 /// Tasks listed by the text summary at most (all are in the JSON).
 const MAX_TASK_ROWS: usize = 40;
 
+/// Whether some task ran outside the root cgroup: only then do the task table and the JSON
+/// tasks carry the group path (a run without cgroups prints what it always printed).
+fn shows_cgroups(r: &RunResult) -> bool {
+    r.tasks.iter().any(|t| t.cgroup != "/")
+}
+
 /// The benchmarks' output followed by schedlab's own summary.
 pub fn text(r: &RunResult) -> String {
     let mut s = String::new();
@@ -39,9 +45,10 @@ pub fn text(r: &RunResult) -> String {
         secs(r.sim_time_ns),
         r.events
     );
+    let cg = shows_cgroups(r);
     let _ = writeln!(
         s,
-        "\n  {:>7} {:<16} {:<14} {:>4} {:>11} {:>6} {:>10} {:>10} {:>8} {:>12} {:>9} {:>9}",
+        "\n  {:>7} {:<16} {:<14} {:>4} {:>11} {:>6} {:>10} {:>10} {:>8} {:>12} {:>9} {:>9}{}",
         "PID",
         "COMM",
         "POLICY",
@@ -53,7 +60,8 @@ pub fn text(r: &RunResult) -> String {
         "MIGRATE",
         "RUN_DELAY(s)",
         "USER(s)",
-        "SYS(s)"
+        "SYS(s)",
+        if cg { "  CGROUP" } else { "" }
     );
     let mut rows: Vec<_> = r.tasks.iter().collect();
     if rows.len() > MAX_TASK_ROWS {
@@ -73,7 +81,7 @@ pub fn text(r: &RunResult) -> String {
         };
         let _ = writeln!(
             s,
-            "  {:>7} {:<16} {:<14} {:>4} {:>11} {:>6.2} {:>10} {:>10} {:>8} {:>12} {:>9} {:>9}",
+            "  {:>7} {:<16} {:<14} {:>4} {:>11} {:>6.2} {:>10} {:>10} {:>8} {:>12} {:>9} {:>9}{}",
             t.pid,
             t.comm,
             t.policy.name(),
@@ -85,7 +93,12 @@ pub fn text(r: &RunResult) -> String {
             t.nr_migrations,
             secs(t.run_delay_ns),
             secs(t.user_ns),
-            secs(t.sys_ns)
+            secs(t.sys_ns),
+            if cg {
+                format!("  {}", t.cgroup)
+            } else {
+                String::new()
+            }
         );
     }
     if r.tasks.len() > rows.len() {
@@ -217,11 +230,12 @@ fn proc_sched(p: &ProcSched) -> Value {
 pub const SCHEMA_VERSION: u32 = 1;
 
 pub fn json(r: &RunResult) -> Value {
+    let cg = shows_cgroups(r);
     let tasks: Vec<Value> = r
         .tasks
         .iter()
         .map(|t| {
-            json!({
+            let mut v = json!({
                 "pid": t.pid,
                 "comm": t.comm,
                 "policy": t.policy.name(),
@@ -238,7 +252,11 @@ pub fn json(r: &RunResult) -> Value {
                 "last_cpu": t.last_cpu,
                 "exited": t.exited,
                 "sched": proc_sched(&t.sched),
-            })
+            });
+            if cg {
+                v["cgroup"] = json!(t.cgroup);
+            }
+            v
         })
         .collect();
     let cpus: Vec<Value> = r

@@ -39,6 +39,8 @@ pub struct RunSpec {
     /// Record every wakeup of the tasks with this comm: what ran on the CPU, why the wakee
     /// did not preempt, how long it waited (`--explain-wakeups COMM[:LONG]`).
     pub explain_wakeups: Option<String>,
+    /// Groups to create and configure before any workload starts (`[cgroups]`, `--cgroup`).
+    pub cgroups: crate::cgroups::Cgroups,
 }
 
 /// Waits of at least this long count as long in `--explain-wakeups` reports by default.
@@ -81,6 +83,7 @@ impl RunSpec {
             trace_limit: None,
             progress: false,
             explain_wakeups: None,
+            cgroups: Default::default(),
         }
     }
 }
@@ -123,6 +126,8 @@ pub struct TaskResult {
     pub sys_ns: u64,
     pub last_cpu: usize,
     pub exited: bool,
+    /// The task's cgroup at the end of the run (`/proc/PID/cgroup`'s `0::PATH`; `/` = root).
+    pub cgroup: String,
     /// The task's `/proc/PID/sched` at the end of the run.
     pub sched: ProcSched,
 }
@@ -363,21 +368,14 @@ impl RunSpec {
     }
 }
 
-/// The checks of a workload's placement that need the platform: what is not modelled yet
-/// (cgroups), and CPUs the platform does not have.
+/// The checks of a workload's placement that need the platform: CPUs the platform does not
+/// have. (A `cgroup=` path was checked when the line was parsed; the run creates it.)
 fn check_placement(
     line: &str,
     placement: &Placement,
     ncpus: usize,
     platform: &str,
 ) -> Result<(), RunError> {
-    if let Some(cg) = &placement.cgroup {
-        if let Err(e) = schedlab_sched::cgroup::parse_cgroup_path(cg) {
-            return Err(RunError::Config(format!(
-                "workload '{line}': cgroup={cg}: {e}"
-            )));
-        }
-    }
     if let Some(cpus) = &placement.cpus {
         if let Some(c) = cpus.last().filter(|&c| c >= ncpus) {
             let src = placement
@@ -419,7 +417,7 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
     let platform = Platform::resolve(&spec.platform)?;
     let cfg = KernelConfig::parse(&spec.kernel)?;
     let machine = MachineDesc::from_platform(&platform);
-    let k = Kernel::new(cfg, machine, spec.seed).map_err(|e| {
+    let mut k = Kernel::new(cfg, machine, spec.seed).map_err(|e| {
         RunError::Config(format!(
             "kernel '{}' on platform '{}': {e}",
             spec.kernel, platform.name
@@ -428,6 +426,7 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
     if spec.workloads.is_empty() {
         return Err(RunError::Config("no --workload given".into()));
     }
+    spec.cgroups.apply(&mut k).map_err(RunError::Config)?;
     let mut parsed = Vec::new();
     for line in &spec.workloads {
         let (placement, w) = parse_workload(line)?;
@@ -523,10 +522,13 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
         .iter()
         .map(|w| format!("kernel '{}': {w}", spec.kernel))
         .collect();
-    for (line, _, w) in &workloads {
+    for (line, placement, w) in &workloads {
         input_warnings.extend(
-            w.warnings()
-                .into_iter()
+            placement
+                .notes
+                .iter()
+                .cloned()
+                .chain(w.warnings())
                 .map(|m| format!("workload '{line}': {m}")),
         );
     }
@@ -561,14 +563,29 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
         k.set_trace(Box::new(t.sink()));
     }
 
+    // The [cgroups] groups and their files first, before any task exists; then each line's
+    // `cgroup=` (mkdir -p; an existing group is used as it is).
+    if let Err(e) = spec.cgroups.apply(&mut k) {
+        if let Some(t) = trace.take() {
+            t.discard();
+        }
+        return Err(RunError::Config(e));
+    }
     // Workloads see the kernel only through the set-up handle and, after the run, the
     // read-only /proc view (schedlab_sched::sys).
-    for (i, (_, placement, w)) in workloads.iter_mut().enumerate() {
+    for (i, (line, placement, w)) in workloads.iter_mut().enumerate() {
         let tg = match &placement.cgroup {
-            Some(cg) => Some(
-                k.cgroup_mkdir_p(cg)
-                    .map_err(|e| RunError::Config(format!("workload {i}: cgroup={cg}: {e}")))?,
-            ),
+            Some(path) => match Sys::cgroup_mkdir(&mut k, path) {
+                Ok(tg) => Some(tg),
+                Err(e) => {
+                    if let Some(t) = trace.take() {
+                        t.discard();
+                    }
+                    return Err(RunError::Config(format!(
+                        "workload '{line}': cgroup {path}: {e}"
+                    )));
+                }
+            },
             None => None,
         };
         let env = Env {
@@ -679,7 +696,7 @@ fn collect(
             continue;
         }
         let se = &k.se[t.se.index()];
-        let _ = TaskId::new(i);
+        let cgroup = k.task_cgroup_path(TaskId::new(i)).to_string();
         let sched = ProcSched {
             exec_start: se.exec_start,
             vruntime: se.vruntime as i64,
@@ -725,6 +742,7 @@ fn collect(
             sys_ns: adjusted.1,
             last_cpu: t.cpu,
             exited: t.state == schedlab_sched::sched::TaskState::Dead,
+            cgroup,
             sched,
         });
     }

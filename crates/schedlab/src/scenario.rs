@@ -76,6 +76,10 @@ pub struct Scenario {
     pub published: Vec<Published>,
     #[serde(default, rename = "target")]
     pub targets: Vec<Target>,
+    /// `[cgroups."/PATH"]` tables: groups created and configured before the workloads start
+    /// (crate::cgroups).
+    #[serde(default)]
+    pub cgroups: crate::cgroups::Cgroups,
 }
 
 fn default_runs() -> u32 {
@@ -181,6 +185,13 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
             .unwrap_or_default();
         ScenarioError::Input(format!("{file}{at}: {msg}"))
     })?;
+    let s = Scenario {
+        cgroups: s
+            .cgroups
+            .located(text, file)
+            .map_err(ScenarioError::Input)?,
+        ..s
+    };
     for (key, n) in [("runs", s.runs), ("quick_runs", s.quick_runs)] {
         check_runs(n).map_err(|m| ScenarioError::Input(format!("{file}: {key} = {n}: {m}")))?;
     }
@@ -310,6 +321,7 @@ fn check_metric_names(
         trace_limit: None,
         progress: false,
         explain_wakeups: sc.explain_wakeups.clone(),
+        cgroups: sc.cgroups.clone(),
     };
     let r = crate::run::quiet_warnings(|| run(&spec))?;
     let mut all: Vec<&String> = names.iter().collect();
@@ -536,6 +548,7 @@ pub fn execute(
                 trace_limit: None,
                 progress: false,
                 explain_wakeups: sc.explain_wakeups.clone(),
+                cgroups: sc.cgroups.clone(),
             };
             run(&spec)
                 .map(|r| {

@@ -876,6 +876,7 @@ pub fn execute_scenario(
                 trace_limit: None,
                 progress: false,
                 explain_wakeups: None,
+                cgroups: sc.cgroups.clone(),
             };
             let r =
                 crate::run::quiet_warnings(|| crate::run::run(&spec)).map_err(|e| e.to_string())?;

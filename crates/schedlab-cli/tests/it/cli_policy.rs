@@ -84,8 +84,11 @@ fn bad_policy_and_affinity_inputs_exit_2_naming_the_value() {
         ),
         ("cyclictest -p 100 -D 1", &["-p", "'100'"]),
         (
-            "cgroup=/a chrt -f 10 hackbench",
-            &["cgroup=/a", "not modelled yet"],
+            "chrt -i --sched-runtime 8000000 hackbench",
+            &[
+                "chrt -i --sched-runtime 8000000",
+                "SCHED_OTHER, SCHED_BATCH",
+            ],
         ),
     ];
     for &(line, needles) in cases {

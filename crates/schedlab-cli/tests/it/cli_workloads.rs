@@ -102,11 +102,17 @@ fn bad_workload_lines_exit_2_with_one_line_and_no_trace() {
         // placement tokens
         ("nice=99 stress-ng --pipe 1", &["nice=99", "-20..19"]),
         ("cpus=9 stress-ng --pipe 1", &["cpus=9", "smp:2"]),
-        ("cgroup=a stress-ng --pipe 1", &["cgroup=a"]),
-        // cgroups come with a later issue: refused for now
         (
-            "cgroup=/a stress-ng --pipe 1",
-            &["cgroup=/a", "not modelled yet"],
+            "cgroup=a stress-ng --pipe 1",
+            &["cgroup=a", "must start with '/'"],
+        ),
+        (
+            "cgroup=/a//b stress-ng --pipe 1",
+            &["cgroup=/a//b", "empty component"],
+        ),
+        (
+            "cgexec -g cpu:/a/.. stress-ng --pipe 1",
+            &["cgexec -g cpu:/a/..", "'..'"],
         ),
         (
             "policy=fifo:100 stress-ng --pipe 1",

@@ -4,6 +4,7 @@
 mod common;
 
 mod cli;
+mod cli_cgroups;
 mod cli_hostile;
 mod cli_policy;
 mod cli_smp;

@@ -236,10 +236,6 @@ impl Program for TimerThread {
 // ========================================================================= the workload
 
 impl Cyclictest {
-    fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::unsupported(&self.line, message)
-    }
-
     fn bad_option(&self, message: String) -> WorkloadError {
         WorkloadError::option(&self.line, message)
     }
@@ -336,9 +332,6 @@ impl Workload for Cyclictest {
     }
 
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
-        if env.placement.cgroup.is_some() {
-            return Err(self.unsupported("cgroups are not modelled yet"));
-        }
         let o = &self.opts;
         let ncpus = sys.ncpus();
         let available = env
@@ -857,7 +850,6 @@ mod tests {
             w.setup(&mut k, &env).expect_err(line).to_string()
         };
         let d = Some(1_000_000_000);
-        assert!(err("cgroup=/test-B cyclictest -D 1", d).contains("cgroups are not modelled yet"));
         assert!(err("cyclictest -a 5 -D 1", d).contains("CPU 5"));
         // the default RT priority is threads + 1 = 100 here
         assert!(err("cyclictest --policy=fifo -t 99 -D 1", d).contains("priority 100"));

@@ -121,22 +121,13 @@ struct Shared {
 
 /// The hackbench model (both flavours).
 pub struct Hackbench {
-    line: String,
     opts: Options,
     shared: Option<Rc<RefCell<Shared>>>,
 }
 
 impl Hackbench {
-    pub fn new(line: &str, opts: Options) -> Hackbench {
-        Hackbench {
-            line: line.to_string(),
-            opts,
-            shared: None,
-        }
-    }
-
-    fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::unsupported(&self.line, message)
+    pub fn new(_line: &str, opts: Options) -> Hackbench {
+        Hackbench { opts, shared: None }
     }
 
     /// The two clock readings; the stop is the end of the simulation if the run was cut short.
@@ -192,9 +183,6 @@ impl Workload for Hackbench {
     }
 
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
-        if env.placement.cgroup.is_some() {
-            return Err(self.unsupported("cgroups are not modelled yet"));
-        }
         let shared = Rc::new(RefCell::new(Shared::default()));
         let comm = match self.opts.flavor {
             super::Flavor::RtTests => "hackbench",
@@ -761,20 +749,26 @@ mod tests {
         }
     }
 
+    /// `cgroup=/a/b`: the run resolves the path to `Env::tg`; the main task is forked into
+    /// that group and every sender and receiver inherits it (a child keeps its parent's
+    /// cgroup). `-T -g 1`: main + 20 senders + 20 receivers (hackbench's default 20 fds).
     #[test]
-    fn unsupported_placements() {
+    fn a_cgroup_placement_puts_every_task_in_the_group() {
         let mut k = rpi5("v6.18", 1);
-        let (p, mut w) = parse_workload("cgroup=/a hackbench").unwrap();
+        let (p, mut w) = parse_workload("cgroup=/a/b hackbench -T -g 1 -l 5").unwrap();
+        let tg = k.cgroup_mkdir_p("/a/b").unwrap();
         let e = Env {
             placement: p,
+            tg: Some(tg),
             ..env()
         };
-        let err = w.setup(&mut k, &e).err().unwrap();
-        assert!(
-            matches!(&err, WorkloadError::Unsupported { message, .. }
-                if message == "cgroups are not modelled yet"),
-            "{err}"
-        );
+        w.setup(&mut k, &e).unwrap();
+        k.run_until(1_000_000_000);
+        let ts = w.tasks();
+        assert_eq!(ts.len(), 41);
+        for t in ts {
+            assert_eq!(k.task_cgroup_path(t), "/a/b");
+        }
     }
 
     #[test]

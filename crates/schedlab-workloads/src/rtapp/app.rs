@@ -166,7 +166,15 @@ impl Workload for RtApp {
         let plan = compile(&self.file, &env.placement, Some(&machine))
             .map_err(|e| plan_error(&self.line, &self.path, e))?;
         let plan = Rc::new(plan);
-        let sh = Rc::new(RefCell::new(Shared::new(&plan, sys, self.log_rows)));
+        let mut shared = Shared::new(&plan, sys, self.log_rows);
+        // rt-app's cgroup_setup(): every taskgroup is created (mkdir -p) before the threads
+        for path in &plan.taskgroups {
+            let tg = sys.cgroup_mkdir(path).map_err(|e| {
+                WorkloadError::unsupported(&self.line, format!("taskgroup {path:?}: {e}"))
+            })?;
+            shared.groups.push(tg);
+        }
+        let sh = Rc::new(RefCell::new(shared));
         let mut attrs = env.placement.attrs("rt-app", env.tg);
         if attrs.policy == Some(schedlab_sched::sched::Policy::Deadline) {
             // The line's SCHED_DEADLINE is the threads' default (plan.rs); the main task keeps

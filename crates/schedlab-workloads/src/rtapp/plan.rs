@@ -1,8 +1,8 @@
 //! Compiles a parsed rt-app file ([`RtAppFile`]) into what the task programs run: resources
 //! resolved to indices (mutexes, condition variables, semaphores, barriers, timers), each task's
 //! scheduling attributes merged with the workload line's placement, and the checks for what
-//! the kernel model cannot run yet (taskgroups, affinity changes between phases, SCHED_DEADLINE
-//! entered, left or changed between phases).
+//! the kernel model cannot run yet (affinity changes between phases, SCHED_DEADLINE entered,
+//! left or changed between phases).
 //!
 //! Precedence of attributes (decided for schedlab; real rt-app always applies its own policy and
 //! nice 0 at thread start, which would make `nice=`/`policy=` on the workload line useless):
@@ -15,7 +15,14 @@
 //! * SCHED_DEADLINE: the task's `dl-runtime`/`dl-period`/`dl-deadline` (rt-app's defaults:
 //!   period = runtime, deadline = period), else the line's `chrt -d`/`policy=deadline:`;
 //! * slice: the task's `dl-runtime` (fair policies; 0 = default slice), else the line's `slice=`;
-//! * affinity: the task's or its phases' `cpus`, else the line's `cpus=`.
+//! * affinity: the task's or its phases' `cpus`, else the line's `cpus=`;
+//! * cgroup: the task's `taskgroup` (the thread starts in it), else the line's `cgroup=`
+//!   (inherited from main). A phase's `taskgroup` moves the thread at phase start
+//!   (`set_thread_taskgroup()`: a write of its tid to the group's `cgroup.procs`, skipped when
+//!   the thread is in that group already); a phase without one leaves it where it is. The groups
+//!   are created at set-up (`mkdir -p`, as rt-app's `cgroup_setup()`). rt-app's move of each
+//!   thread back to `/` just before it exits is not modelled: the per-task output shows the
+//!   group a thread was in when it ended.
 //!
 //! Phase-level `policy`, `priority` and `dl-runtime` become `sched_setscheduler`/`setpriority`/
 //! `sched_setattr` calls at phase start (a phase that names a policy without a priority gets
@@ -98,6 +105,9 @@ pub(crate) struct PhasePlan {
     pub sched: Option<(KPolicy, i32, u32)>,
     /// `dl-runtime` named by the phase (ns, 0 = default): `sched_setattr()` at phase start.
     pub slice_ns: Option<u64>,
+    /// `taskgroup` named by the phase (index into [`Plan::taskgroups`]): the thread moves
+    /// there at phase start.
+    pub taskgroup: Option<usize>,
     pub events: Vec<Ev>,
 }
 
@@ -121,6 +131,8 @@ pub(crate) struct TaskPlan {
     pub dl: Option<schedlab_sched::DlAttr>,
     pub slice_ns: Option<u64>,
     pub cpus: Option<CpuMask>,
+    /// The task's `taskgroup` (index into [`Plan::taskgroups`]): its threads start there.
+    pub taskgroup: Option<usize>,
     pub phases: Vec<PhasePlan>,
     /// The mutex and condition variable of the thread's `suspend` (shared by its instances).
     pub suspend: (usize, usize),
@@ -163,6 +175,8 @@ pub(crate) struct Plan {
     pub initial: Vec<usize>,
     /// Things accepted with a reduced meaning, for the output.
     pub notes: Vec<String>,
+    /// The distinct `taskgroup` paths, in order of first appearance (created at set-up).
+    pub taskgroups: Vec<String>,
 }
 
 impl Plan {
@@ -320,6 +334,17 @@ pub(crate) fn compile(
     let mut looped_barriers: Vec<usize> = Vec::new();
     let mut timer_names = Names::default();
     let mut timers: Vec<TimerPlan> = Vec::new();
+    let mut taskgroups: Vec<String> = Vec::new();
+    let mut tg_index = |path: &Option<String>| -> Option<usize> {
+        let path = path.as_ref()?;
+        Some(match taskgroups.iter().position(|g| g == path) {
+            Some(i) => i,
+            None => {
+                taskgroups.push(path.clone());
+                taskgroups.len() - 1
+            }
+        })
+    };
     let task_index: BTreeMap<&str, usize> = file
         .tasks
         .iter()
@@ -439,6 +464,7 @@ pub(crate) fn compile(
             ));
         }
 
+        let taskgroup = tg_index(&t.properties.taskgroup);
         let mut in_force = policy;
         let mut unique: Names = Names::default();
         let mut unique_absolute: Vec<bool> = Vec::new();
@@ -542,6 +568,7 @@ pub(crate) fn compile(
                     .dl_runtime_us
                     .filter(|_| fair)
                     .map(|us| us * 1000),
+                taskgroup: tg_index(&p.properties.taskgroup),
                 events,
             });
         }
@@ -557,6 +584,7 @@ pub(crate) fn compile(
             dl,
             slice_ns,
             cpus,
+            taskgroup,
             phases,
             suspend: suspend_of[ti],
             unique_timers: unique_absolute.iter().map(|a| !a).collect(),
@@ -586,6 +614,7 @@ pub(crate) fn compile(
         timers,
         initial,
         notes,
+        taskgroups,
     })
 }
 
@@ -661,16 +690,36 @@ fn check_supported(file: &RtAppFile, placement: &Placement) -> Result<(), PlanEr
                 }
             }
         }
-        let tg = t.properties.taskgroup.as_ref().or_else(|| {
-            t.phases
-                .iter()
-                .find_map(|p| p.properties.taskgroup.as_ref())
-        });
-        if let Some(tg) = tg {
-            return Err(PlanError::Unsupported(format!(
-                "task {:?}: taskgroup {tg:?}: cgroups (rt-app taskgroups) are not modelled yet",
-                t.name
-            )));
+        // The checks of `mkdir -p` on each taskgroup path; and rt-app's
+        // check_taskgroup_policy_dep() once more with the line's policy, which a thread that
+        // names none takes (parse.rs checked the file's own policies).
+        let start = start_policy(file, t, placement);
+        let mut in_force = (start, t.properties.taskgroup.as_deref());
+        let phases = std::iter::once(&t.properties).chain(t.phases.iter().map(|p| &p.properties));
+        for (i, props) in phases.enumerate() {
+            if i > 0 {
+                if let Some(pp) = props.policy {
+                    in_force.0 = pp;
+                }
+                if let Some(g) = props.taskgroup.as_deref() {
+                    in_force.1 = Some(g);
+                }
+            }
+            if let Some(g) = props.taskgroup.as_deref() {
+                schedlab_sched::cgroup::parse_cgroup_path(g).map_err(|e| {
+                    PlanError::Invalid(format!("task {:?}: taskgroup: {}", t.name, e.reason))
+                })?;
+            }
+            if let (pol, Some(g)) = in_force {
+                if !pol.is_fair() {
+                    return Err(PlanError::Invalid(format!(
+                        "task {:?}: taskgroup {g:?} with {pol} (the line's {}): rt-app supports \
+                         taskgroups only for SCHED_OTHER, SCHED_BATCH and SCHED_IDLE",
+                        t.name,
+                        placement.policy_src.as_deref().unwrap_or("policy")
+                    )));
+                }
+            }
         }
         effective_cpus(t, placement)?;
     }
@@ -780,12 +829,21 @@ mod tests {
     }
 
     #[test]
-    fn taskgroup_and_mid_run_changes_are_refused() {
-        let e = plan(r#"{ "tasks": { "g": { "taskgroup": "/a", "run": 1 } } }"#).unwrap_err();
-        assert!(
-            matches!(&e, PlanError::Unsupported(m) if m.contains("\"g\"") && m.contains("taskgroup \"/a\"")),
-            "{e:?}"
-        );
+    fn taskgroups_are_compiled_and_mid_run_changes_are_refused() {
+        // distinct paths in order of first appearance; the task's own group, each phase's
+        let p = plan(
+            r#"{ "tasks": {
+                 "g": { "taskgroup": "/a", "run": 1 },
+                 "h": { "phases": { "one": { "taskgroup": "/b", "run": 1 },
+                                    "two": { "run": 1 },
+                                    "three": { "taskgroup": "/a", "run": 1 } } } } }"#,
+        )
+        .unwrap();
+        assert_eq!(p.taskgroups, vec!["/a", "/b"]);
+        assert_eq!(p.tasks[0].taskgroup, Some(0));
+        assert_eq!(p.tasks[1].taskgroup, None);
+        let ph: Vec<Option<usize>> = p.tasks[1].phases.iter().map(|p| p.taskgroup).collect();
+        assert_eq!(ph, vec![Some(1), None, Some(0)]);
         let e = plan(
             r#"{ "tasks": { "p": { "phases": {
                  "one": { "run": 1 }, "two": { "policy": "SCHED_DEADLINE", "dl-runtime": 100,

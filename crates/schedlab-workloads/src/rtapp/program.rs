@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use schedlab_sched::sched::Policy as KPolicy;
+use schedlab_sched::sched::{Policy as KPolicy, TgId};
 use schedlab_sched::{Ctx, Op, Program, Spawn, Sys, SysResult};
 
 use super::plan::{Ev, Plan, TimerRef};
@@ -72,6 +72,8 @@ pub(crate) struct Shared {
     pub errors: Vec<String>,
     /// Log rows kept per thread.
     pub log_cap: usize,
+    /// The task group of each of the plan's `taskgroups` (created at set-up).
+    pub groups: Vec<TgId>,
 }
 
 impl Shared {
@@ -132,6 +134,7 @@ impl Shared {
             forks: vec![0; plan.tasks.len()],
             errors: Vec::new(),
             log_cap,
+            groups: Vec::new(),
         }
     }
 
@@ -179,6 +182,8 @@ enum Uop {
     Fork(usize),
     SetNice(i32),
     SetSlice(u64),
+    /// `set_thread_taskgroup()`: the thread writes its tid to the group's `cgroup.procs`.
+    SetTaskgroup(usize),
     /// `sched_setscheduler()` to a new RT priority (same policy).
     SetRtPrio(u32),
     /// `sched_setscheduler()` to a phase's policy: (policy, nice, RT priority).
@@ -251,6 +256,9 @@ pub(crate) struct ThreadProg {
     policy: KPolicy,
     /// The last phase policy applied.
     sched: Option<(KPolicy, i32, u32)>,
+    /// The taskgroup the thread is in (index into the plan's `taskgroups`; `None`: the one
+    /// it was created in).
+    taskgroup: Option<usize>,
     /// Unique timers.
     timers: Vec<TimerState>,
 }
@@ -273,6 +281,7 @@ impl ThreadProg {
             })
             .collect();
         let (nice, slice, rt_priority) = (t.nice, t.slice_ns, t.rt_priority);
+        let taskgroup = t.taskgroup;
         let policy = super::plan::kernel_policy(t.policy);
         ThreadProg {
             sh,
@@ -299,6 +308,7 @@ impl ThreadProg {
             rt_priority,
             policy,
             sched: None,
+            taskgroup,
             timers,
         }
     }
@@ -440,6 +450,10 @@ impl ThreadProg {
                 if self.entered != Some(self.phase) {
                     self.entered = Some(self.phase);
                     let p = &plan.tasks[self.def].phases[self.phase];
+                    // rt-app's order at phase start: affinity, policy, membind, taskgroup
+                    if let Some(g) = p.taskgroup.filter(|&g| self.taskgroup != Some(g)) {
+                        self.uops.push_front(Uop::SetTaskgroup(g));
+                    }
                     if let Some(s) = p.slice_ns.filter(|&s| self.slice != Some(s)) {
                         self.uops.push_front(Uop::SetSlice(s));
                     }
@@ -551,7 +565,8 @@ impl ThreadProg {
                     let live = sh.sync.live;
                     let v = cx.futex_load(live);
                     cx.futex_store(live, v + 1);
-                    let attrs = plan.attrs(d, &sh.threads[tid].name);
+                    let mut attrs = plan.attrs(d, &sh.threads[tid].name);
+                    attrs.tg = plan.tasks[d].taskgroup.map(|g| sh.groups[g]);
                     let program = ThreadProg::new(self.sh.clone(), plan.clone(), tid, d, true);
                     let spawn = Spawn {
                         program: Box::new(program),
@@ -598,6 +613,10 @@ impl ThreadProg {
             Uop::SetSlice(s) => {
                 self.slice = Some(s);
                 (Some(Op::SetSlice(s)), Active::Done)
+            }
+            Uop::SetTaskgroup(g) => {
+                self.taskgroup = Some(g);
+                (Some(Op::CgroupAttach(sh.groups[g])), Active::Done)
             }
             Uop::Lock(m) => {
                 let mut st = LockSt::Try;
@@ -829,7 +848,8 @@ impl Program for MainProg {
                     let live = sh.sync.live;
                     let v = cx.futex_load(live);
                     cx.futex_store(live, v + 1);
-                    let attrs = self.plan.attrs(def, &sh.threads[tid].name);
+                    let mut attrs = self.plan.attrs(def, &sh.threads[tid].name);
+                    attrs.tg = self.plan.tasks[def].taskgroup.map(|g| sh.groups[g]);
                     let program =
                         ThreadProg::new(self.sh.clone(), self.plan.clone(), tid, def, false);
                     Op::Spawn(Box::new(Spawn {

@@ -933,10 +933,6 @@ impl Program for WorkerProg {
 // ========================================================================= the workload
 
 impl Schbench {
-    fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::unsupported(&self.line, message)
-    }
-
     fn bad_option(&self, message: String) -> WorkloadError {
         WorkloadError::option(&self.line, message)
     }
@@ -1037,9 +1033,6 @@ impl Workload for Schbench {
     }
 
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
-        if env.placement.cgroup.is_some() {
-            return Err(self.unsupported("cgroups are not modelled yet"));
-        }
         let o = &self.opts;
         let ncpus = sys.ncpus();
         let m = o.message_threads as usize;
@@ -1516,7 +1509,6 @@ mod tests {
         };
         assert!(err("schbench -R 100").contains("-R (fixed requests per second) is not modelled"));
         assert!(err("schbench -A 80").contains("-A (auto-RPS) is not modelled"));
-        assert!(err("cgroup=/a schbench").contains("cgroups are not modelled yet"));
         assert!(err("schbench -M 9").contains("CPU 9"));
         assert!(err("schbench -W 8-9").contains("no CPU of [8, 9]"));
     }

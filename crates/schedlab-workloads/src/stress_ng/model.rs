@@ -132,10 +132,6 @@ impl StressNg {
         }
     }
 
-    fn unsupported(&self, message: &str) -> WorkloadError {
-        WorkloadError::unsupported(&self.line, message)
-    }
-
     /// The results as stress-ng would compute them from what the run did so far.
     pub fn results(&self, procfs: &dyn Procfs) -> Results {
         let Some(sh) = self.shared.as_ref() else {
@@ -199,9 +195,6 @@ impl Workload for StressNg {
     }
 
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
-        if env.placement.cgroup.is_some() {
-            return Err(self.unsupported("cgroups are not modelled yet"));
-        }
         let page = sys.page_size() as u64;
         self.opts
             .check_page_size(page)
@@ -797,7 +790,7 @@ mod tests {
     }
 
     #[test]
-    fn placement_is_inherited_and_unsupported_placements_are_refused() {
+    fn placement_and_cgroup_are_inherited() {
         let (p, mut w) = parse_workload("cpus=1 stress-ng --pipe 2 --timeout 1s").unwrap();
         let cfg = KernelConfig::parse("v6.18").unwrap();
         let mut k = Kernel::new(cfg, MachineDesc::ideal(4, 250, PreemptModel::Full), 1).unwrap();
@@ -814,17 +807,22 @@ mod tests {
             assert_eq!(task.nr_cpus_allowed, 1, "{}", task.comm);
             assert_eq!(task.cpu, 1, "{}", task.comm);
         }
-        let (p, mut w) = parse_workload("cgroup=/a stress-ng --pipe 1").unwrap();
+        // cgroup=: the run resolves the path to Env::tg; the stressors inherit it
+        let (p, mut w) = parse_workload("cgroup=/a stress-ng --pipe 1 --timeout 1s").unwrap();
+        let tg = k.cgroup_mkdir_p("/a").unwrap();
         let e = Env {
             placement: p,
+            tg: Some(tg),
             ..env()
         };
-        let err = w.setup(&mut k, &e).err().unwrap();
-        assert!(
-            matches!(&err, WorkloadError::Unsupported { message, .. }
-                if message == "cgroups are not modelled yet"),
-            "{err}"
-        );
+        w.setup(&mut k, &e).unwrap();
+        k.run_until(20_000_000);
+        // main + one writer and one reader per pipe instance
+        let ts = w.tasks();
+        assert_eq!(ts.len(), 3);
+        for t in ts {
+            assert_eq!(k.task_cgroup_path(t), "/a");
+        }
     }
 
     #[test]

@@ -495,21 +495,33 @@ fn every_example_runs_one_second_or_is_refused_as_documented() {
                     "{name}: {m}"
                 );
                 match name.as_str() {
-                    // §10.7 puts every task in a taskgroup.
-                    "slice-probe.json" => assert!(m.contains("taskgroup"), "{m}"),
                     // §10.8's source is SCHED_DEADLINE.
                     "pipeline.json" => assert!(m.contains("SCHED_DEADLINE"), "{m}"),
                     _ => panic!("{name} refused: {m}"),
                 }
             }
             Ok((placement, mut w)) => {
-                let mut k = kernel(2, 7);
+                // §10.7's calibration is "CPU4" (the RB5's first big core)
+                let ncpus = if name == "slice-probe.json" { 8 } else { 2 };
+                let mut k = kernel(ncpus, 7);
                 let env = Env { placement, ..env() };
                 w.setup(&mut k, &env)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
                 k.run_until(1000 * MS);
                 let out = w.output(&k);
                 assert!(out.contains("activations"), "{name}: {out}");
+                if name == "slice-probe.json" {
+                    // §10.7: probe in /test-B, ping and pong in /test-A
+                    for t in w.tasks().into_iter().skip(1) {
+                        let comm = &k.tasks[t.index()].comm;
+                        let want = if comm.starts_with("probe") {
+                            "/test-B"
+                        } else {
+                            "/test-A"
+                        };
+                        assert_eq!(k.task_cgroup_path(t), want, "{comm}");
+                    }
+                }
                 assert!(!w.metrics(&k).is_empty(), "{name}");
             }
         }
@@ -586,4 +598,108 @@ fn line_deadline_goes_to_the_threads_not_to_main() {
         (r[0].attr.runtime, r[0].attr.deadline, r[0].attr.period),
         (1_000_000, 10_000_000, 10_000_000)
     );
+}
+
+fn runtime_ns(k: &Kernel, t: &ThreadRecord) -> u64 {
+    k.se[k.tasks[t.task.expect("thread ran").index()].se.index()].sum_exec_runtime
+}
+
+fn cgroup_of(k: &Kernel, t: &ThreadRecord) -> String {
+    k.task_cgroup_path(t.task.expect("thread ran")).to_string()
+}
+
+/// Task-level `taskgroup` (workloads.md §10.3): the thread starts in its group, created at
+/// set-up. One CPU, one hog in /A and three in /B: each group's entity weighs 1024 at the root
+/// whatever the number of tasks in it (fair.md §10.4), so /A's hog gets 1/2 of the CPU and
+/// each /B hog 1/6. Over 2 s: 1 s and 1/3 s, within 1 %.
+#[test]
+fn task_taskgroups_split_the_cpu_between_groups() {
+    let mut k = kernel(1, 1);
+    let w = start(
+        &mut k,
+        r#"{ "tasks": {
+             "a": { "taskgroup": "/A", "loop": -1, "run": 100000 },
+             "b": { "instance": 3, "taskgroup": "/B", "loop": -1, "run": 100000 } } }"#,
+    );
+    k.run_until(2000 * MS);
+    let th = w.threads();
+    let a = thread(&th, "a-0");
+    assert_eq!(cgroup_of(&k, a), "/A");
+    let share = |t: &ThreadRecord| runtime_ns(&k, t) as f64 / (2000 * MS) as f64;
+    assert!((share(a) - 0.5).abs() < 0.01, "/A: {}", share(a));
+    for name in ["b-1", "b-2", "b-3"] {
+        let b = thread(&th, name);
+        assert_eq!(cgroup_of(&k, b), "/B");
+        assert!((share(b) - 1.0 / 6.0).abs() < 0.01, "{name}: {}", share(b));
+    }
+    // main stays where the line put it (the root)
+    let main = w.tasks()[0];
+    assert_eq!(k.task_cgroup_path(main), "/");
+}
+
+/// Phase-level `taskgroup`: the thread moves at the start of the phase that names one, and a
+/// phase without one (or with rt-app's "" = none) leaves it where it is. The thread runs
+/// 10 ms in phase "first" (no taskgroup: the line's `cgroup=/line`, inherited from main), then
+/// 10 ms in "second" (/moved), then 10 ms in "third" ("").
+#[test]
+fn phase_taskgroup_moves_the_thread_at_phase_start() {
+    let mut k = kernel(1, 1);
+    let f = parse_rtapp(
+        r#"{ "tasks": { "t": { "loop": 1, "phases": {
+             "first": { "run": 10000 },
+             "second": { "taskgroup": "/moved", "run": 10000 },
+             "third": { "taskgroup": "", "run": 10000 } } } } }"#,
+        "t.json",
+    )
+    .unwrap();
+    let mut w = RtApp::new("cgroup=/line rt-app t.json", "t.json", f).unwrap();
+    let (placement, _) =
+        schedlab_workloads::workload::parse_placement("cgroup=/line rt-app t.json").unwrap();
+    let tg = k.cgroup_mkdir_p("/line").unwrap();
+    let e = Env {
+        placement,
+        tg: Some(tg),
+        ..env()
+    };
+    w.setup(&mut k, &e).unwrap();
+    // alone on the CPU with zero costs: phase n runs over [10·(n−1), 10·n) ms
+    k.run_until(5 * MS);
+    let t = thread(&w.threads(), "t-0").clone();
+    assert_eq!(cgroup_of(&k, &t), "/line");
+    k.run_until(15 * MS);
+    assert_eq!(cgroup_of(&k, &t), "/moved");
+    k.run_until(25 * MS);
+    assert_eq!(cgroup_of(&k, &t), "/moved");
+    assert_eq!(k.task_cgroup_path(w.tasks()[0]), "/line");
+}
+
+/// A taskgroup with a policy rt-app refuses it for (check_taskgroup_policy_dep): here the
+/// policy comes from the line (`chrt -f 10`), which a thread that names none takes; and a
+/// path `mkdir` would refuse.
+#[test]
+fn taskgroup_refusals_name_the_task() {
+    for (line, json, want) in [
+        (
+            "chrt -f 10 rt-app t.json",
+            r#"{ "tasks": { "t": { "taskgroup": "/g", "run": 1 } } }"#,
+            "taskgroup \"/g\" with SCHED_FIFO",
+        ),
+        (
+            "rt-app t.json",
+            r#"{ "tasks": { "t": { "taskgroup": "/a//b", "run": 1 } } }"#,
+            "empty component",
+        ),
+    ] {
+        let f = parse_rtapp(json, "t.json").unwrap();
+        let (placement, _) = schedlab_workloads::workload::parse_placement(line).unwrap();
+        let e = match RtApp::new(line, "t.json", f) {
+            Err(e) => e.to_string(),
+            Ok(mut w) => {
+                let mut k = kernel(1, 1);
+                let env = Env { placement, ..env() };
+                w.setup(&mut k, &env).unwrap_err().to_string()
+            }
+        };
+        assert!(e.contains(want) && e.contains("\"t\""), "{e}");
+    }
 }
