@@ -1219,6 +1219,8 @@ impl Kernel {
             cfs_rq: Vec::with_capacity(self.ncpus),
             se: Vec::with_capacity(self.ncpus),
             load_avg: 0,
+            cfs_bandwidth: Default::default(),
+            usage_ns: 0,
         });
         self.alloc_fair_sched_group(tg, parent);
         tg

@@ -1644,6 +1644,48 @@ impl Kernel {
         self.cpu_continue(cpu);
     }
 
+    /// A task group's CFS bandwidth period hrtimer (fair_bandwidth.rs; a hard hrtimer pinned
+    /// to the CPU that armed it): refill, distribute, unthrottle. Its handler's cost is
+    /// charged to the interrupted task.
+    /// Deviation: on an idle CPU neither the idle exit latency nor the handler is charged.
+    pub(crate) fn on_cfs_period_timer(&mut self, tg: u32, gen: u32) {
+        let Some(cpu) = self.cfs_period_timer_cpu(tg, gen) else {
+            return;
+        };
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let list = self.sched_cfs_period_timer(TgId(tg));
+        self.unthrottle_distributed(list);
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
+    /// A task group's CFS bandwidth slack hrtimer: distribute runtime given back by idle
+    /// cfs_rqs. As `on_cfs_period_timer`.
+    pub(crate) fn on_cfs_slack_timer(&mut self, tg: u32, gen: u32) {
+        let Some(cpu) = self.cfs_slack_timer_cpu(tg, gen) else {
+            return;
+        };
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let list = self.do_sched_cfs_slack_timer(TgId(tg));
+        self.unthrottle_distributed(list);
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
     /// The root domain's RT push irq_work on `cpu` (RT_PUSH_IPI, rt.rs), delivered as an IPI:
     /// the handler (`c_irq`) is charged to the interrupted task.
     pub(crate) fn on_rt_push_work(&mut self, cpu: usize) {

@@ -342,11 +342,15 @@ impl Kernel {
         }
         let cpu = self.cfs[cfs.index()].cpu;
         if let Some(t) = self.se[curr.index()].task {
+            // cgroup_account_cputime(): cpu.stat usage, charged to the task's own group
+            let tg = self.tasks[t.index()].tg;
+            self.tgs[tg.index()].usage_ns += delta;
             // E8 (rt-dl.md §4.5): every fair task's run time is charged to the fair_server,
             // through `p->dl_server` when it was picked through it, else to `rq->fair_server`
             let through = self.tasks[t.index()].dl_server.is_some();
             self.dl_server_update(cpu, delta as i64, through);
         }
+        self.account_cfs_rq_runtime(cfs, delta);
         if !self.cfg.has(P::UpdateCurrResched) {
             // v6.6: update_deadline itself reschedules when others are queued.
             if resched && self.cfs[cfs.index()].nr_queued > 1 {
@@ -584,6 +588,12 @@ impl Kernel {
             self.__enqueue_entity(cfs, se);
         }
         self.se[se.index()].on_rq = true;
+        if self.cfs[cfs.index()].nr_queued == 1 && self.cfs_bandwidth_used() {
+            self.check_enqueue_throttle(cfs);
+            if self.throttled_hierarchy(cfs) {
+                self.throttled_clock_on_enqueue(cfs);
+            }
+        }
     }
 
     /// `set_delayed()`: the task entity stays queued; `h_nr_runnable` drops at every level.
@@ -596,6 +606,9 @@ impl Kernel {
         while let Some(x) = e {
             let cfs = self.se[x.index()].cfs_rq;
             self.cfs[cfs.index()].h_nr_runnable -= 1;
+            if self.cfs[cfs.index()].throttled {
+                break;
+            }
             e = self.se[x.index()].parent;
         }
     }
@@ -610,6 +623,9 @@ impl Kernel {
         while let Some(x) = e {
             let cfs = self.se[x.index()].cfs_rq;
             self.cfs[cfs.index()].h_nr_runnable += 1;
+            if self.cfs[cfs.index()].throttled {
+                break;
+            }
             e = self.se[x.index()].parent;
         }
     }
@@ -669,6 +685,8 @@ impl Kernel {
         }
         self.se[se.index()].on_rq = false;
         self.account_entity_dequeue(cfs, se);
+        // return excess runtime on last dequeue
+        self.return_cfs_rq_runtime(cfs);
         self.update_cfs_group(se);
         if !self.cfg.has(P::ZeroVruntime) && (flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE
         {
@@ -774,6 +792,11 @@ impl Kernel {
             if c.idle {
                 h_nr_idle = h_nr_queued;
             }
+            // end evaluation on encountering a throttled cfs_rq
+            if c.throttled {
+                self.count_op(FairOp::Enqueue);
+                return;
+            }
             flags = ENQUEUE_WAKEUP;
             e = self.se[se.index()].parent;
         }
@@ -795,6 +818,10 @@ impl Kernel {
             c.h_nr_idle += h_nr_idle;
             if c.idle {
                 h_nr_idle = h_nr_queued;
+            }
+            if c.throttled {
+                self.count_op(FairOp::Enqueue);
+                return;
             }
             e = self.se[se.index()].parent;
         }
@@ -856,11 +883,16 @@ impl Kernel {
             if c.idle {
                 h_nr_idle = h_nr_queued;
             }
+            // end evaluation on encountering a throttled cfs_rq
+            if c.throttled {
+                self.count_op(FairOp::Dequeue);
+                return true;
+            }
             if self.cfs[cfs.index()].load.weight != 0 {
                 slice = self.cfs_rq_min_slice(cfs);
                 e = self.se[se.index()].parent;
                 // Bias the next pick towards this group: the sleeping task leaves siblings.
-                if task_sleep {
+                if task_sleep && !self.throttled_hierarchy(cfs) {
                     if let Some(pse) = e {
                         self.set_next_buddy(pse);
                     }
@@ -891,6 +923,10 @@ impl Kernel {
                 c.h_nr_idle -= h_nr_idle;
                 if c.idle {
                     h_nr_idle = h_nr_queued;
+                }
+                if c.throttled {
+                    self.count_op(FairOp::Dequeue);
+                    return true;
                 }
                 e = self.se[se.index()].parent;
             }
@@ -1182,6 +1218,9 @@ impl Kernel {
                         self.update_curr(cfs);
                     }
                 }
+                if self.check_cfs_rq_runtime(cfs) {
+                    continue 'again;
+                }
                 let Some(se) = self.pick_next_entity(cfs) else {
                     self.count_op(FairOp::PickRestart);
                     continue 'again;
@@ -1222,6 +1261,10 @@ impl Kernel {
     fn put_prev_entity(&mut self, cfs: CfsRqId, prev: SeId) {
         if self.se[prev.index()].on_rq {
             self.update_curr(cfs);
+        }
+        // throttle cfs_rqs exceeding runtime
+        self.check_cfs_rq_runtime(cfs);
+        if self.se[prev.index()].on_rq {
             self.__enqueue_entity(cfs, prev);
             self.update_load_avg_se(cfs, prev, false);
         }
@@ -1388,6 +1431,13 @@ impl Kernel {
         let mut se = self.tasks[curr_t.index()].se;
         let mut pse = self.tasks[p.index()].se;
         if se == pse {
+            return;
+        }
+        // fair.md §6.1 step 2: a wakee below a throttled cfs_rq cannot run (also keeps it
+        // from being nominated as next buddy)
+        // Deviation: v6.18+ tests `task_is_throttled(p)`; with the one throttle model here a
+        // task below a throttled cfs_rq is always throttled, so both tests agree.
+        if self.throttled_hierarchy(self.se[pse.index()].cfs_rq) {
             return;
         }
         let reimpl = self.cfg.has(P::NextBuddyReimpl);
@@ -1662,7 +1712,7 @@ impl Kernel {
     /// kernel: fair.c yield_to_task_fair()
     pub fn yield_to_task_fair(&mut self, cpu: usize, p: TaskId) -> bool {
         let pse = self.tasks[p.index()].se;
-        if !self.se[pse.index()].on_rq {
+        if !self.se[pse.index()].on_rq || self.throttled_hierarchy(self.se[pse.index()].cfs_rq) {
             return false;
         }
         self.set_next_buddy(pse);
@@ -1845,10 +1895,197 @@ impl Kernel {
         if self.cfs[gcfs.index()].load.weight == 0 && self.cfg.has(P::CfsGroupKeepWeight) {
             return;
         }
+        if self.throttled_hierarchy(gcfs) {
+            return;
+        }
         let shares = self.calc_group_shares(gcfs);
         if shares != self.se[se.index()].load.weight {
             let cfs = self.se[se.index()].cfs_rq;
             self.reweight_entity(cfs, se, shares, 0);
+        }
+    }
+
+    // ===================================================================== CFS bandwidth: throttle
+
+    /// kernel: fair.c check_cfs_rq_runtime() — throttle `cfs` if its runtime is gone (from
+    /// put_prev_entity and pick_task_fair); true if it is throttled.
+    pub(crate) fn check_cfs_rq_runtime(&mut self, cfs: CfsRqId) -> bool {
+        if !self.cfs_rq_runtime_exhausted(cfs) {
+            return false;
+        }
+        if self.cfs_rq_throttled(cfs) {
+            return true;
+        }
+        self.throttle_cfs_rq(cfs)
+    }
+
+    /// kernel: fair.c check_enqueue_throttle() — the first entity enqueued on an idle
+    /// cfs_rq: charge nothing, but throttle at once if the runtime is gone (an active group
+    /// is throttled by the update_curr → put path instead).
+    fn check_enqueue_throttle(&mut self, cfs: CfsRqId) {
+        let c = &self.cfs[cfs.index()];
+        if !c.runtime_enabled || c.curr.is_some() || c.throttled {
+            return;
+        }
+        self.account_cfs_rq_runtime(cfs, 0);
+        if self.cfs[cfs.index()].runtime_remaining <= 0 {
+            self.throttle_cfs_rq(cfs);
+        }
+    }
+
+    /// kernel: fair.c throttle_cfs_rq() @ v6.12..v6.17 — the group entity of `cfs` and any
+    /// ancestor left empty leave their cfs_rqs (SLEEP|SPECIAL: never delayed; a delayed one
+    /// is finished), the ancestors' counters and `rq.nr_running` drop by the group's tasks.
+    /// An entity already off its queue (throttle at deactivation) only marks the throttle.
+    /// False if runtime was found at the last moment.
+    pub(crate) fn throttle_cfs_rq(&mut self, cfs: CfsRqId) -> bool {
+        if !self.throttle_cfs_rq_begin(cfs) {
+            return false;
+        }
+        let cpu = self.cfs[cfs.index()].cpu;
+        let rq_h_nr_queued = self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued;
+        let c = &self.cfs[cfs.index()];
+        let (queued_delta, runnable_delta, mut idle_delta) =
+            (c.h_nr_queued, c.h_nr_runnable, c.h_nr_idle);
+        let mut e = self.cfs[cfs.index()].my_se;
+        let mut done = false;
+        while let Some(se) = e {
+            if !self.se[se.index()].on_rq {
+                done = true;
+                break;
+            }
+            let q = self.se[se.index()].cfs_rq;
+            let mut flags = DEQUEUE_SLEEP | DEQUEUE_SPECIAL;
+            if self.se[se.index()].sched_delayed {
+                flags |= DEQUEUE_DELAYED;
+            }
+            self.dequeue_entity(q, se, flags);
+            if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                idle_delta = queued_delta;
+            }
+            let qc = &mut self.cfs[q.index()];
+            qc.h_nr_queued -= queued_delta;
+            qc.h_nr_runnable -= runnable_delta;
+            qc.h_nr_idle -= idle_delta;
+            e = self.se[se.index()].parent;
+            if self.cfs[q.index()].load.weight != 0 {
+                break;
+            }
+        }
+        if !done {
+            while let Some(se) = e {
+                if !self.se[se.index()].on_rq {
+                    done = true;
+                    break;
+                }
+                let q = self.se[se.index()].cfs_rq;
+                self.update_load_avg_se(q, se, false);
+                if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                    idle_delta = queued_delta;
+                }
+                let qc = &mut self.cfs[q.index()];
+                qc.h_nr_queued -= queued_delta;
+                qc.h_nr_runnable -= runnable_delta;
+                qc.h_nr_idle -= idle_delta;
+                e = self.se[se.index()].parent;
+            }
+        }
+        if !done {
+            self.sub_nr_running(cpu, queued_delta);
+            // as dequeue_entities: stop the fair_server when throttling empties the class
+            if !self.cfg.has(P::DlServerLessAggr)
+                && rq_h_nr_queued > 0
+                && self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued == 0
+            {
+                self.dl_server_stop(cpu);
+            }
+        }
+        self.throttle_cfs_rq_end(cfs);
+        true
+    }
+
+    /// kernel: fair.c unthrottle_cfs_rq() @ v6.12..v6.17 — the group entity (and ancestors
+    /// it had emptied) is enqueued again as a wakeup, up to the first throttled cfs_rq; the
+    /// counters and `rq.nr_running` grow by the group's tasks; an idle CPU is kicked.
+    pub(crate) fn unthrottle_cfs_rq(&mut self, cfs: CfsRqId) {
+        self.unthrottle_cfs_rq_begin(cfs);
+        let cpu = self.cfs[cfs.index()].cpu;
+        let rq_cfs = self.rqs[cpu].cfs;
+        let rq_h_nr_queued = self.cfs[rq_cfs.index()].h_nr_queued;
+        if self.cfs[cfs.index()].load.weight != 0 {
+            let c = &self.cfs[cfs.index()];
+            let (queued_delta, runnable_delta, mut idle_delta) =
+                (c.h_nr_queued, c.h_nr_runnable, c.h_nr_idle);
+            let mut e = self.cfs[cfs.index()].my_se;
+            let mut stop = false;
+            while let Some(se) = e {
+                let q = self.se[se.index()].cfs_rq;
+                // Handle any unfinished DELAY_DEQUEUE business first.
+                if self.se[se.index()].sched_delayed {
+                    self.dequeue_entity(q, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+                } else if self.se[se.index()].on_rq {
+                    break;
+                }
+                self.enqueue_entity(q, se, ENQUEUE_WAKEUP);
+                if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                    idle_delta = queued_delta;
+                }
+                let qc = &mut self.cfs[q.index()];
+                qc.h_nr_queued += queued_delta;
+                qc.h_nr_runnable += runnable_delta;
+                qc.h_nr_idle += idle_delta;
+                e = self.se[se.index()].parent;
+                if self.cfs[q.index()].throttled {
+                    stop = true;
+                    break;
+                }
+            }
+            if !stop {
+                while let Some(se) = e {
+                    let q = self.se[se.index()].cfs_rq;
+                    self.update_load_avg_se(q, se, true);
+                    if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                        idle_delta = queued_delta;
+                    }
+                    let qc = &mut self.cfs[q.index()];
+                    qc.h_nr_queued += queued_delta;
+                    qc.h_nr_runnable += runnable_delta;
+                    qc.h_nr_idle += idle_delta;
+                    e = self.se[se.index()].parent;
+                    if self.cfs[q.index()].throttled {
+                        stop = true;
+                        break;
+                    }
+                }
+            }
+            if !stop {
+                if rq_h_nr_queued == 0 && self.cfs[rq_cfs.index()].h_nr_queued > 0 {
+                    self.dl_server_start(cpu);
+                }
+                self.add_nr_running(cpu, queued_delta);
+            }
+        }
+        // Determine whether we need to wake up a potentially idle CPU.
+        if self.cpu_is_idle(cpu) && self.cfs[rq_cfs.index()].nr_queued > 0 {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// kernel: fair.c tg_set_cfs_bandwidth() (ns; quota RUNTIME_INF = no limit): the pool
+    /// side (fair_bandwidth.rs), then every throttled cfs_rq of the group is unthrottled.
+    pub(crate) fn tg_set_cfs_bandwidth(&mut self, tg: TgId, period: u64, quota: u64, burst: u64) {
+        for q in self.__tg_set_cfs_bandwidth(tg, period, quota, burst) {
+            self.unthrottle_cfs_rq(q);
+        }
+    }
+
+    /// The CFS bandwidth timers' work that needs the entity walks: unthrottle what the
+    /// period or slack timer distributed runtime to.
+    pub(crate) fn unthrottle_distributed(&mut self, list: Vec<CfsRqId>) {
+        for q in list {
+            if self.cfs_rq_throttled(q) {
+                self.unthrottle_cfs_rq(q);
+            }
         }
     }
 
@@ -2397,6 +2634,8 @@ mod tests {
             cfs_rq: vec![],
             se: vec![],
             load_avg: 4096,
+            cfs_bandwidth: Default::default(),
+            usage_ns: 0,
         });
         let mut c = CfsRq::new(0, TgId(1));
         c.load.weight = 2 * NICE_0_LOAD;

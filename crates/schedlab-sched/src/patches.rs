@@ -195,6 +195,19 @@ patches! {
         "deadline.c pick_task_dl (an empty server pick stops the server instead of yielding)", true, []),
     DlServerOffline = ("ee6e44dfe6e5", "sched/deadline: Stop dl_server before CPU goes offline", "v6.18",
         "deadline.c dl_server_stop at CPU offline (no CPU hotplug in the model)", false, []),
+    // the task-based CFS bandwidth throttle series (Valentin Schneider, Aaron Lu; in
+    // linux-next 2025-09-05 via tip sched/core, merged for v6.18). Listed, not modelled: the
+    // pre-v6.18 hierarchical throttle is used for every preset (fair_bandwidth.rs Deviation).
+    ThrottleDataStructures = ("2cd571245b43", "sched/fair: Add related data structure for task based throttle", "v6.18",
+        "sched.h cfs_rq throttled_limbo_list, task throttle_node/sched_throttle_work (no behaviour change)", false, []),
+    ThrottleTaskWork = ("7fc2d1439247", "sched/fair: Implement throttle task work and related helpers", "v6.18",
+        "fair.c throttle_cfs_rq_work, task_throttle_setup_work (dequeue on return to user)", false, []),
+    TaskBasedThrottle = ("e1fad12dcb66", "sched/fair: Switch to task based throttle model", "v6.18",
+        "fair.c throttle_cfs_rq/unthrottle_cfs_rq (group entity stays queued; tasks leave one by one on return to user), pick_task_fair, dequeue_entities, check_preempt_wakeup_fair (task_is_throttled)", false, []),
+    ThrottleTimeAccounting = ("eb962f251fbb", "sched/fair: Task based throttle time accounting", "v6.18",
+        "fair.c throttled_clock at the first task's throttle (cpu.stat throttled_usec)", false, []),
+    NoThrottledLbPair = ("5b726e9bf954", "sched/fair: Get rid of throttled_lb_pair()", "v6.18",
+        "fair.c can_migrate_task (throttled tasks may be balanced)", false, []),
     // ------------------------------------------------------------------ v6.19 (dl_server)
     DlServerTimeAcct = ("e636ffb9e31b", "sched/deadline: Fix dl_server time accounting", "v6.19-rc1",
         "deadline.c dl_server_start/dl_server_timer (update_curr first), dl_server_update (only when active), idle.c update_curr_idle (dl_server_update_idle)", true, []),
@@ -363,12 +376,14 @@ mod truth {
     /// features (presets.rs counts only for its `has(Patch::…)` tests, see below).
     const SOURCES: &[(&str, &str)] = &[
         ("balance.rs", include_str!("balance.rs")),
+        ("cgroup.rs", include_str!("cgroup.rs")),
         ("class.rs", include_str!("class.rs")),
         ("core.rs", include_str!("core.rs")),
         ("deadline.rs", include_str!("deadline.rs")),
         ("debug.rs", include_str!("debug.rs")),
         ("exec.rs", include_str!("exec.rs")),
         ("fair.rs", include_str!("fair.rs")),
+        ("fair_bandwidth.rs", include_str!("fair_bandwidth.rs")),
         ("fair_pelt.rs", include_str!("fair_pelt.rs")),
         ("idle.rs", include_str!("idle.rs")),
         ("invariants.rs", include_str!("invariants.rs")),

@@ -315,6 +315,17 @@ pub struct CfsRq {
     /// `h_load` cache for task_h_load and its jiffy stamp.
     pub h_load: u64,
     pub last_h_load_update: u64,
+    // ---- CFS bandwidth (fair_bandwidth.rs) ----
+    /// The group has a quota (`cpu.max` not "max"): runtime is charged here.
+    pub runtime_enabled: bool,
+    /// Local runtime left from the slices taken from the group's pool (ns; may go negative).
+    pub runtime_remaining: i64,
+    /// This cfs_rq is throttled (its group entity is out of the parent).
+    pub throttled: bool,
+    /// Throttled cfs_rqs at or above this one on this CPU (`throttled_hierarchy`).
+    pub throttle_count: u32,
+    /// `rq_clock` when the throttled time started (0 = not counting).
+    pub throttled_clock: u64,
 }
 
 impl CfsRq {
@@ -342,6 +353,11 @@ impl CfsRq {
             removed: Default::default(),
             h_load: 0,
             last_h_load_update: 0,
+            runtime_enabled: false,
+            runtime_remaining: 0,
+            throttled: false,
+            throttle_count: 0,
+            throttled_clock: 0,
         }
     }
 }
@@ -361,6 +377,10 @@ pub struct TaskGroup {
     pub se: Vec<Option<SeId>>,
     /// `tg->load_avg`.
     pub load_avg: i64,
+    /// `tg->cfs_bandwidth` (cpu.max).
+    pub cfs_bandwidth: crate::fair_bandwidth::CfsBandwidth,
+    /// Run time of this group's own tasks (ns), for `cpu.stat` usage_usec.
+    pub usage_ns: u64,
 }
 
 /// The kind of resched request pending on a CPU.
