@@ -717,4 +717,83 @@ mod tests {
         assert_eq!(st.nr_bursts, 1);
         assert_eq!(st.burst_usec, 20_000);
     }
+
+    /// Runs `run` ns then sleeps `sleep` ns, for ever; every third round also a system call
+    /// with cond_resched points.
+    struct Burst {
+        run: u64,
+        sleep: u64,
+        i: u64,
+    }
+    impl Program for Burst {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+            self.i += 1;
+            match self.i % 6 {
+                1 | 3 => Op::Run(self.run),
+                5 => Op::SyscallCondResched {
+                    work: self.run / 2,
+                    every: 100_000,
+                },
+                _ => Op::Sleep(self.sleep),
+            }
+        }
+    }
+
+    /// Sleepers, hogs and nested limits on 2 CPUs in every main preset, with the limits
+    /// changed and tasks moved while groups are throttled: the invariants (run after every
+    /// event, with the throttled-cfs_rq checks) hold, and the limited groups stay within
+    /// their quota: /lim (25 ms per 50 ms, 2 CPUs) gets at most 50 % of the 2 CPUs' time
+    /// over the run, plus a tick of overrun per period and CPU.
+    #[test]
+    fn throttling_keeps_the_invariants_with_sleepers_and_moves() {
+        for v in ["v6.6", "v6.12", "v6.18", "v7.1"] {
+            let mut k = kern(v, 2);
+            k.cgroup_mkdir_p("/lim/a").unwrap();
+            k.cgroup_mkdir_p("/lim/b").unwrap();
+            k.cgroup_write("/lim", "cpu.max", "25000 50000").unwrap();
+            k.cgroup_write("/lim/b", "cpu.max", "5000 20000").unwrap();
+            k.cgroup_write("/lim/b", "cpu.idle", "1").unwrap();
+            let spawn = |k: &mut Kernel, path: &str, run: u64, sleep: u64| {
+                let tg = k.cgroup_mkdir_p(path).unwrap();
+                let attrs = TaskAttrs {
+                    tg: Some(tg),
+                    ..Default::default()
+                };
+                let t = k.create_task(Box::new(Burst { run, sleep, i: 0 }), &attrs, None, false);
+                k.start_task(t);
+                t
+            };
+            let mut ts = Vec::new();
+            for (i, path) in ["/lim", "/lim/a", "/lim/a", "/lim/b", "/free", "/free"]
+                .iter()
+                .enumerate()
+            {
+                let run = 300_000 + 700_000 * i as u64;
+                ts.push(spawn(&mut k, path, run, 1_000_000 + 300_000 * i as u64));
+            }
+            let h = hog(&mut k, "/lim/a", 0, None);
+            k.run_until(300_000_000);
+            k.cgroup_attach(ts[4], "/lim/b").unwrap();
+            k.cgroup_attach(h, "/free").unwrap();
+            k.run_until(400_000_000);
+            k.cgroup_attach(h, "/lim/a").unwrap();
+            k.cgroup_write("/lim", "cpu.max", "max").unwrap();
+            k.run_until(500_000_000);
+            k.cgroup_write("/lim", "cpu.max", "10000 100000").unwrap();
+            let u0 = stat(&k, "/lim").usage_usec;
+            k.run_until(1_000_000_000);
+            k.check_all_invariants();
+            assert_eq!(k.warnings, 0, "{v}");
+            // 500..1000 ms under "10000 100000": the write fills the pool with 10 ms, the
+            // timer (restarted at 500 ms on the new 100 ms grid) refills 10 ms at 600, 700,
+            // 800 and 900 ms: 50 ms, ± one 1 ms tick of overrun per CPU and period (10 ms)
+            let lim = stat(&k, "/lim");
+            let used = lim.usage_usec - u0;
+            assert!(
+                (40_000..=60_000).contains(&used),
+                "{v}: /lim used {used} us"
+            );
+            assert!(lim.nr_throttled >= 5, "{v}: {lim:?}");
+        }
+    }
 }
