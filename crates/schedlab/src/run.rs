@@ -8,6 +8,7 @@
 use crate::trace_file::TraceFile;
 pub use schedlab_engine::input::one_line;
 use schedlab_platform::{Platform, PlatformError};
+use schedlab_sched::cgroup::CgroupStat;
 use schedlab_sched::fair::FairOp;
 use schedlab_sched::pelt::UTIL_AVG_UNCHANGED;
 use schedlab_sched::sched::{Policy, TaskId};
@@ -201,6 +202,8 @@ pub struct RunResult {
     pub input_warnings: Vec<String>,
     /// The fair_server's runs at deadline priority (rt-dl.md §4), from the kernel's server log.
     pub dl_server_runs: Vec<DlServerRun>,
+    /// `cpu.stat` of every non-root cgroup at the end of the run, by path (creation order).
+    pub cgroups: Vec<(String, CgroupStat)>,
 }
 
 /// One fair_server run at deadline priority: from its entry into the DL tree (state D) to its
@@ -691,6 +694,12 @@ fn collect(
         })
         .collect();
     let procfs: &dyn Procfs = k;
+    let cgroups = k
+        .tgs
+        .iter()
+        .skip(1)
+        .filter_map(|g| procfs.cgroup_stat(&g.path).map(|st| (g.path.clone(), st)))
+        .collect();
     let wl = workloads
         .iter()
         .map(|(line, _, w)| WorkloadResult {
@@ -732,5 +741,6 @@ fn collect(
         trace_path,
         input_warnings: Vec::new(),
         dl_server_runs: dl_server_runs(k, stop),
+        cgroups,
     }
 }
