@@ -1480,11 +1480,11 @@ impl Kernel {
         {
             return false;
         }
-        // 2) throttled_lb_pair(): the task's group is throttled on either CPU (removed by
-        // 5b726e9bf954 in v6.18 with task-based throttling, which is not modelled: kept in
-        // every preset, as the hierarchical throttle is)
+        // 2) throttled_lb_pair(): the task's group is throttled on either CPU (until
+        // 5b726e9bf954, v6.18: with task-based throttling a task below a throttle is queued
+        // only while it runs in the kernel, and may move)
         let tg = self.tasks[p.index()].tg;
-        if self.cfs_bandwidth_used() {
+        if self.cfs_bandwidth_used() && !self.cfg.has(P::NoThrottledLbPair) {
             let (src, dst) = (
                 self.tgs[tg.index()].cfs_rq[env.src_cpu],
                 self.tgs[tg.index()].cfs_rq[env.dst_cpu],

@@ -796,4 +796,73 @@ mod tests {
             assert!(lim.nr_throttled >= 5, "{v}: {lim:?}");
         }
     }
+
+    /// A 20 ms system call, then user work for ever.
+    struct KernelThenUser(u32);
+    impl Program for KernelThenUser {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+            self.0 += 1;
+            if self.0 == 1 {
+                Op::Syscall(20_000_000)
+            } else {
+                Op::Run(1_000_000)
+            }
+        }
+    }
+
+    /// The two throttle models on one task in /a with cpu.max "5000 100000" (PREEMPT_FULL,
+    /// HZ 1000) whose first 20 ms are one system call.
+    /// v6.12 (hierarchical): the 5 ms slice empties the pool; the tick at 5 ms finds no
+    /// runtime and reschedules, and the throttle at that schedule takes the group off the
+    /// CPU in the middle of the system call: 5 ms by 99 ms.
+    /// v6.18 (task based, e1fad12dcb66; with 956dfda6a708 the write leaves each cfs_rq
+    /// 1 ns): the slice is 5 ms − 1 ns (pool left: 1 ns, taken at the 5 ms tick), so the
+    /// tick at 6 ms reschedules. The group stays queued and the task is picked again with
+    /// the throttle task work; it finishes its system call and is throttled on the way back
+    /// to user space at 20 ms, owing 20 ms − (5 ms + 1 ns). The 5 ms refills at 100 and
+    /// 200 ms leave it in debt; the one at 300 ms brings it to 1 ns: unthrottled. It runs
+    /// to the next tick (301 ms) and is throttled again (user mode: at once), owing
+    /// 1 ms − 1 ns, paid at 400 ms with 4 ms left in the pool; it then runs 400..405 ms.
+    /// Run time: 20 ms by 299 ms, 21 ms by 399 ms, 26 ms by 410 ms. Throttled time,
+    /// counted from each task throttle (eb962f251fbb): (300 − 20) + (400 − 301) = 379 ms.
+    #[test]
+    fn v6_18_throttles_a_task_on_its_return_to_user_space() {
+        let start = |v: &str| {
+            let mut k = kern(v, 1);
+            let tg = k.cgroup_mkdir_p("/a").unwrap();
+            k.cgroup_write("/a", "cpu.max", "5000 100000").unwrap();
+            let attrs = TaskAttrs {
+                tg: Some(tg),
+                ..Default::default()
+            };
+            let t = k.create_task(Box::new(KernelThenUser(0)), &attrs, None, false);
+            k.start_task(t);
+            (k, t)
+        };
+        let (mut k, t) = start("v6.12");
+        k.run_until(99_000_000);
+        let r = runtime(&k, t);
+        assert!((5e6..=6e6).contains(&r), "v6.12: {r}");
+        assert!(!k.tasks[t.index()].throttled);
+
+        let (mut k, t) = start("v6.18");
+        k.run_until(99_000_000);
+        assert_eq!(runtime(&k, t), 20e6, "v6.18");
+        assert!(k.tasks[t.index()].throttled);
+        assert_eq!(k.tasks[t.index()].on_rq, OnRq::Queued);
+        assert_eq!(k.rqs[0].nr_running, 0);
+        k.run_until(299_000_000);
+        assert_eq!(runtime(&k, t), 20e6, "v6.18: still paying its debt");
+        k.run_until(399_000_000);
+        assert_eq!(runtime(&k, t), 21e6, "v6.18: one tick at 300 ms");
+        assert!(k.tasks[t.index()].throttled);
+        k.run_until(410_000_000);
+        assert_eq!(runtime(&k, t), 26e6, "v6.18: 400..405 ms");
+        let st = stat(&k, "/a");
+        assert!(
+            (st.throttled_usec as i64 - 379_000).abs() <= 10,
+            "{}",
+            st.throttled_usec
+        );
+    }
 }

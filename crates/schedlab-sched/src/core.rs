@@ -724,6 +724,8 @@ impl Kernel {
             timer_slack_ns: self.cfg.sysctl.timer_slack_ns,
             is_idle_task: false,
             kthread: false,
+            throttled: false,
+            throttle_work: false,
             rng,
             prog: None,
             exec: Exec::default(),

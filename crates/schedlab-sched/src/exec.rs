@@ -261,6 +261,17 @@ impl Kernel {
                     None => seg.rem > 0,
                 };
                 if unfinished {
+                    // v6.18+ CFS bandwidth: the throttle task work runs on the way back to
+                    // user space (after an interrupt or a switch in user mode, or before
+                    // user work starts)
+                    if seg.mode == Mode::User
+                        && seg.kind == SegKind::Work
+                        && self.tasks[t.index()].throttle_work
+                        && self.throttle_cfs_rq_work(cpu, t)
+                    {
+                        self.__schedule(cpu, true);
+                        continue;
+                    }
                     if self.run_ahead_to_segment_end(cpu, &seg) {
                         continue;
                     }
@@ -346,7 +357,10 @@ impl Kernel {
                 },
                 Some(Step::Ret(res)) => {
                     self.tasks[t.index()].exec.last = Some(res);
-                    if self.should_preempt(cpu, Point::ReturnToUser) {
+                    if self.tasks[t.index()].throttle_work && self.throttle_cfs_rq_work(cpu, t) {
+                        // the return to user space runs the throttle task work (v6.18+)
+                        self.__schedule(cpu, true);
+                    } else if self.should_preempt(cpu, Point::ReturnToUser) {
                         self.__schedule(cpu, true);
                     }
                 }

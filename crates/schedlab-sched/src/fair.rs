@@ -590,7 +590,7 @@ impl Kernel {
         self.se[se.index()].on_rq = true;
         if self.cfs[cfs.index()].nr_queued == 1 && self.cfs_bandwidth_used() {
             self.check_enqueue_throttle(cfs);
-            if self.throttled_hierarchy(cfs) {
+            if self.throttled_hierarchy(cfs) && !self.cfg.has(P::ThrottleTimeAccounting) {
                 self.throttled_clock_on_enqueue(cfs);
             }
         }
@@ -606,7 +606,7 @@ impl Kernel {
         while let Some(x) = e {
             let cfs = self.se[x.index()].cfs_rq;
             self.cfs[cfs.index()].h_nr_runnable -= 1;
-            if self.cfs[cfs.index()].throttled {
+            if self.cfs[cfs.index()].throttled && !self.task_based_throttle() {
                 break;
             }
             e = self.se[x.index()].parent;
@@ -623,7 +623,7 @@ impl Kernel {
         while let Some(x) = e {
             let cfs = self.se[x.index()].cfs_rq;
             self.cfs[cfs.index()].h_nr_runnable += 1;
-            if self.cfs[cfs.index()].throttled {
+            if self.cfs[cfs.index()].throttled && !self.task_based_throttle() {
                 break;
             }
             e = self.se[x.index()].parent;
@@ -651,7 +651,7 @@ impl Kernel {
             );
         } else {
             let mut delay = flags & DEQUEUE_SLEEP != 0;
-            if flags & DEQUEUE_SPECIAL != 0 {
+            if flags & (DEQUEUE_SPECIAL | DEQUEUE_THROTTLE) != 0 {
                 delay = false;
             }
             if self.cfg.feat(F::DELAY_DEQUEUE) && delay && !self.entity_eligible(cfs, se) {
@@ -752,8 +752,12 @@ impl Kernel {
 
     /// kernel: fair.c enqueue_task_fair()
     pub(crate) fn enqueue_task_fair(&mut self, t: TaskId, flags: u32) {
+        if self.tasks[t.index()].throttled && self.enqueue_throttled_task(t) {
+            return;
+        }
         let tse = self.tasks[t.index()].se;
         let cpu = self.tasks[t.index()].cpu;
+        let stop_at_throttled = !self.task_based_throttle();
         if flags & ENQUEUE_DELAYED != 0 {
             self.requeue_delayed_entity(tse);
             return;
@@ -792,8 +796,8 @@ impl Kernel {
             if c.idle {
                 h_nr_idle = h_nr_queued;
             }
-            // end evaluation on encountering a throttled cfs_rq
-            if c.throttled {
+            // end evaluation on encountering a throttled cfs_rq (before v6.18)
+            if c.throttled && stop_at_throttled {
                 self.count_op(FairOp::Enqueue);
                 return;
             }
@@ -819,7 +823,7 @@ impl Kernel {
             if c.idle {
                 h_nr_idle = h_nr_queued;
             }
-            if c.throttled {
+            if c.throttled && stop_at_throttled {
                 self.count_op(FairOp::Enqueue);
                 return;
             }
@@ -865,6 +869,8 @@ impl Kernel {
         let mut e = Some(se0);
         let propagate = self.cfg.has(P::MinSlicePropagate);
         let mut stopped_early = false;
+        let stop_at_throttled = !self.task_based_throttle();
+        let task_throttled = flags & DEQUEUE_THROTTLE != 0;
         while let Some(se) = e {
             let cfs = self.se[se.index()].cfs_rq;
             if !self.dequeue_entity(cfs, se, flags) {
@@ -883,10 +889,13 @@ impl Kernel {
             if c.idle {
                 h_nr_idle = h_nr_queued;
             }
-            // end evaluation on encountering a throttled cfs_rq
-            if c.throttled {
+            // end evaluation on encountering a throttled cfs_rq (before v6.18)
+            if c.throttled && stop_at_throttled {
                 self.count_op(FairOp::Dequeue);
                 return true;
+            }
+            if task_throttled && self.throttled_hierarchy(cfs) {
+                self.record_throttle_clock(cfs);
             }
             if self.cfs[cfs.index()].load.weight != 0 {
                 slice = self.cfs_rq_min_slice(cfs);
@@ -924,9 +933,12 @@ impl Kernel {
                 if c.idle {
                     h_nr_idle = h_nr_queued;
                 }
-                if c.throttled {
+                if c.throttled && stop_at_throttled {
                     self.count_op(FairOp::Dequeue);
                     return true;
+                }
+                if task_throttled && self.throttled_hierarchy(cfs) {
+                    self.record_throttle_clock(cfs);
                 }
                 e = self.se[se.index()].parent;
             }
@@ -955,6 +967,10 @@ impl Kernel {
 
     /// kernel: fair.c dequeue_task_fair() — false if the task stays queued as delayed.
     pub(crate) fn dequeue_task_fair(&mut self, t: TaskId, flags: u32) -> bool {
+        if self.tasks[t.index()].throttled {
+            self.dequeue_throttled_task(t, flags);
+            return true;
+        }
         let se = self.tasks[t.index()].se;
         let cpu = self.tasks[t.index()].cpu;
         if !(self.se[se.index()].sched_delayed && flags & (DEQUEUE_SAVE | DEQUEUE_MIGRATING) != 0) {
@@ -1207,18 +1223,24 @@ impl Kernel {
     /// kernel: fair.c pick_task_fair() — walk down from the root; restart after completing a
     /// delayed dequeue.
     pub(crate) fn pick_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
+        let task_based = self.task_based_throttle();
         'again: loop {
             let mut cfs = self.rqs[cpu].cfs;
             if self.cfs[cfs.index()].nr_queued == 0 {
                 return None;
             }
+            let mut throttled = false;
             loop {
                 if let Some(cu) = self.cfs[cfs.index()].curr {
                     if self.se[cu.index()].on_rq {
                         self.update_curr(cfs);
                     }
                 }
-                if self.check_cfs_rq_runtime(cfs) {
+                if task_based {
+                    // v6.18+: the hierarchy stays queued; the task picked below it is
+                    // throttled on its way back to user space
+                    throttled |= self.check_cfs_rq_runtime(cfs);
+                } else if self.check_cfs_rq_runtime(cfs) {
                     continue 'again;
                 }
                 let Some(se) = self.pick_next_entity(cfs) else {
@@ -1229,7 +1251,13 @@ impl Kernel {
                     cfs = q;
                     continue;
                 }
-                return self.se[se.index()].task;
+                let p = self.se[se.index()].task;
+                if throttled {
+                    if let Some(p) = p {
+                        self.task_throttle_setup_work(p);
+                    }
+                }
+                return p;
             }
         }
     }
@@ -1435,9 +1463,14 @@ impl Kernel {
         }
         // fair.md §6.1 step 2: a wakee below a throttled cfs_rq cannot run (also keeps it
         // from being nominated as next buddy)
-        // Deviation: v6.18+ tests `task_is_throttled(p)`; with the one throttle model here a
-        // task below a throttled cfs_rq is always throttled, so both tests agree.
-        if self.throttled_hierarchy(self.se[pse.index()].cfs_rq) {
+        // (v6.18+: `task_is_throttled(p)`, a task on the limbo list; a wakee below a
+        // throttled cfs_rq runs until its return to user space)
+        let throttled = if self.task_based_throttle() {
+            self.tasks[p.index()].throttled
+        } else {
+            self.throttled_hierarchy(self.se[pse.index()].cfs_rq)
+        };
+        if throttled {
             return;
         }
         let reimpl = self.cfg.has(P::NextBuddyReimpl);
@@ -1942,6 +1975,12 @@ impl Kernel {
         if !self.throttle_cfs_rq_begin(cfs) {
             return false;
         }
+        if self.task_based_throttle() {
+            // v6.18+ (e1fad12dcb66): nothing leaves the queue now; each task below is
+            // throttled when it next returns to user space (`throttle_cfs_rq_work`)
+            self.throttle_cfs_rq_end(cfs);
+            return true;
+        }
         let cpu = self.cfs[cfs.index()].cpu;
         let rq_h_nr_queued = self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued;
         let c = &self.cfs[cfs.index()];
@@ -2008,9 +2047,27 @@ impl Kernel {
     /// it had emptied) is enqueued again as a wakeup, up to the first throttled cfs_rq; the
     /// counters and `rq.nr_running` grow by the group's tasks; an idle CPU is kicked.
     pub(crate) fn unthrottle_cfs_rq(&mut self, cfs: CfsRqId) {
-        self.unthrottle_cfs_rq_begin(cfs);
         let cpu = self.cfs[cfs.index()].cpu;
         let rq_cfs = self.rqs[cpu].cfs;
+        if self.task_based_throttle() {
+            // v6.18+: never unthrottle without runtime (an enqueue below would throttle again
+            // at once); the tasks on the limbo lists of the levels no longer below a throttle
+            // are enqueued again as wakeups (tg_unthrottle_up)
+            let c = &self.cfs[cfs.index()];
+            if c.runtime_enabled && c.runtime_remaining <= 0 {
+                return;
+            }
+            for q in self.unthrottle_cfs_rq_begin(cfs) {
+                for p in std::mem::take(&mut self.cfs[q.index()].throttled_limbo_list) {
+                    self.enqueue_task_fair(p, ENQUEUE_WAKEUP);
+                }
+            }
+            if self.cpu_is_idle(cpu) && self.cfs[rq_cfs.index()].nr_queued > 0 {
+                self.resched_curr(cpu);
+            }
+            return;
+        }
+        self.unthrottle_cfs_rq_begin(cfs);
         let rq_h_nr_queued = self.cfs[rq_cfs.index()].h_nr_queued;
         if self.cfs[cfs.index()].load.weight != 0 {
             let c = &self.cfs[cfs.index()];
@@ -2068,6 +2125,65 @@ impl Kernel {
         // Determine whether we need to wake up a potentially idle CPU.
         if self.cpu_is_idle(cpu) && self.cfs[rq_cfs.index()].nr_queued > 0 {
             self.resched_curr(cpu);
+        }
+    }
+
+    /// kernel: fair.c task_throttle_setup_work() (v6.18+) — a task picked below a throttled
+    /// cfs_rq gets the throttle task work (not kernel threads): it runs on the task's next
+    /// return to user space (exec.rs).
+    fn task_throttle_setup_work(&mut self, p: TaskId) {
+        let t = &mut self.tasks[p.index()];
+        if t.throttle_work || t.kthread || t.state == TaskState::Dead {
+            return;
+        }
+        t.throttle_work = true;
+    }
+
+    /// kernel: fair.c throttle_cfs_rq_work() (v6.18+) — the task work on the return to user
+    /// space of `p`, the running task of `cpu`: if its cfs_rq is still below a throttle,
+    /// take it off the queue (SLEEP|THROTTLE, never delayed) onto that cfs_rq's limbo list,
+    /// `p.on_rq` staying queued, and reschedule. True if it was throttled.
+    pub(crate) fn throttle_cfs_rq_work(&mut self, cpu: usize, p: TaskId) -> bool {
+        self.tasks[p.index()].throttle_work = false;
+        if self.tasks[p.index()].class != SchedClass::Fair {
+            return false;
+        }
+        let cfs = self.se[self.tasks[p.index()].se.index()].cfs_rq;
+        if self.cfs[cfs.index()].throttle_count == 0 {
+            return false;
+        }
+        self.update_rq_clock(cpu);
+        self.dequeue_task_fair(p, DEQUEUE_SLEEP | DEQUEUE_THROTTLE);
+        self.cfs[cfs.index()].throttled_limbo_list.push(p);
+        self.tasks[p.index()].throttled = true;
+        self.resched_curr(cpu);
+        true
+    }
+
+    /// kernel: fair.c enqueue_throttled_task() (v6.18+) — a throttled task enqueued again
+    /// (moved to another group or CPU) goes straight to the limbo list if its new cfs_rq is
+    /// below a throttle and it is not running; otherwise it is enqueued for real.
+    fn enqueue_throttled_task(&mut self, p: TaskId) -> bool {
+        let cfs = self.se[self.tasks[p.index()].se.index()].cfs_rq;
+        let cpu = self.cfs[cfs.index()].cpu;
+        if self.throttled_hierarchy(cfs) && self.rqs[cpu].curr != p {
+            self.cfs[cfs.index()].throttled_limbo_list.push(p);
+            return true;
+        }
+        self.tasks[p.index()].throttled = false;
+        false
+    }
+
+    /// kernel: fair.c dequeue_throttled_task() (v6.18+) — a throttled task dequeued again
+    /// (a move, or it blocked): off the limbo list; a sleep ends its throttled state.
+    /// Deviation: a migrating task's PELT signals are not detached here.
+    fn dequeue_throttled_task(&mut self, p: TaskId, flags: u32) {
+        let cfs = self.se[self.tasks[p.index()].se.index()].cfs_rq;
+        self.cfs[cfs.index()]
+            .throttled_limbo_list
+            .retain(|&x| x != p);
+        if flags & DEQUEUE_SLEEP != 0 {
+            self.tasks[p.index()].throttled = false;
         }
     }
 

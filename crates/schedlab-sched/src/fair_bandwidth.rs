@@ -1,25 +1,26 @@
 //! CFS bandwidth control (fair.c's `CONFIG_CFS_BANDWIDTH` section; core.c's `cpu.max`
 //! handlers): a task group's global runtime pool (`struct cfs_bandwidth`) refilled by its
 //! period hrtimer, handed out in `sched_cfs_bandwidth_slice_us` slices to the group's per-CPU
-//! cfs_rqs, and charged from `update_curr`. A cfs_rq that runs out is throttled: its group
-//! entity leaves the parent (fair.rs `throttle_cfs_rq`) until the period timer gives it
-//! runtime again (`distribute_cfs_runtime`, then fair.rs `unthrottle_cfs_rq`).
+//! cfs_rqs, and charged from `update_curr`. A cfs_rq that runs out is throttled until the
+//! period timer gives it runtime again (`distribute_cfs_runtime`, then fair.rs
+//! `unthrottle_cfs_rq`). Two throttle models, per preset:
+//! * up to v6.17 (hierarchical): the group entity leaves its parent at once (fair.rs
+//!   `throttle_cfs_rq`), enqueues and dequeues below it stop at it;
+//! * from v6.18 (task based, e1fad12dcb66): the group stays queued; a task picked below a
+//!   throttle gets the throttle task work and leaves the queue for its cfs_rq's limbo list
+//!   when it next returns to user space (exec.rs → fair.rs `throttle_cfs_rq_work`), so
+//!   kernel work finishes first; the unthrottle enqueues the limbo tasks again.
 //!
 //! Read from the kernel sources: fair.c / core.c of v6.12 and v6.17 (the hierarchical
 //! throttle model, with `h_nr_queued`/`h_nr_runnable`), and the v6.18 series that replaced it
 //! with task-based throttling (2cd571245b43, 7fc2d1439247, e1fad12dcb66, eb962f251fbb,
-//! 5b726e9bf954; patches.rs).
-//!
-//! Deviation: one throttle model for every preset. The hierarchical (pre-v6.18) model is used
-//! in v6.18+ too: there a throttled cfs_rq keeps its entity queued and each task leaves it
-//! only on its way back to user space (`throttle_cfs_rq_work`); here the whole group leaves at
-//! once. Over a period both give the group its quota; they differ in when a task running in
-//! the kernel (a syscall segment) stops, and in what a throttled group's siblings see.
+//! 5b726e9bf954) and its v6.18 fix 956dfda6a708 (patches.rs).
 //!
 //! This file is the bookkeeping layer under fair.rs: it never enqueues or dequeues an entity.
 //! What needs the entity walks (throttle, unthrottle, and so the checks that throttle) is in
 //! fair.rs; the period and slack timers' handlers are in exec.rs.
 
+use crate::patches::Patch as P;
 use crate::sched::*;
 use crate::sim::Ev;
 use crate::Kernel;
@@ -358,11 +359,14 @@ impl Kernel {
 
     /// kernel: fair.c walk_tg_tree_from(tg, tg_throttle_down, ...) /
     /// (..., tg_unthrottle_up) on one CPU: `throttle_count` of every cfs_rq at or below `tg`
-    /// on `cpu` goes up (throttle) or down (unthrottle).
+    /// on `cpu` goes up (throttle) or down (unthrottle). Returns the cfs_rqs whose count
+    /// dropped to 0, children before parents (the order of `tg_unthrottle_up`; a group is
+    /// created after its parent, so reverse creation order is a post-order).
     /// Deviation: the PELT clock of a throttled cfs_rq is not frozen (`throttled_clock_pelt`)
     /// and the leaf list is not kept; `cpu.stat.local` is not modelled.
-    pub(crate) fn tg_throttle_walk(&mut self, tg: TgId, cpu: usize, down: bool) {
-        for g in 0..self.tgs.len() {
+    pub(crate) fn tg_throttle_walk(&mut self, tg: TgId, cpu: usize, down: bool) -> Vec<CfsRqId> {
+        let mut released = Vec::new();
+        for g in (0..self.tgs.len()).rev() {
             let g = TgId::new(g);
             if !self.tg_is_descendant(g, tg) {
                 continue;
@@ -373,8 +377,29 @@ impl Kernel {
                 c.throttle_count += 1;
             } else {
                 c.throttle_count -= 1;
+                if c.throttle_count == 0 {
+                    released.push(q);
+                }
             }
         }
+        released
+    }
+
+    /// kernel: fair.c record_throttle_clock() (v6.18+, eb962f251fbb) — a task was throttled
+    /// at or below `cfs`: its throttled time starts now if it had not.
+    pub(crate) fn record_throttle_clock(&mut self, cfs: CfsRqId) {
+        let cpu = self.cfs[cfs.index()].cpu;
+        let clock = self.rq_clock_task(cpu);
+        let c = &mut self.cfs[cfs.index()];
+        if c.throttled && c.throttled_clock == 0 {
+            c.throttled_clock = clock;
+        }
+    }
+
+    /// Whether a v6.18+ throttle is task based (e1fad12dcb66).
+    #[inline]
+    pub(crate) fn task_based_throttle(&self) -> bool {
+        self.cfg.has(P::TaskBasedThrottle)
     }
 
     /// The pool side of throttle_cfs_rq(): ask for 1 ns (the timer may have refilled the pool
@@ -394,20 +419,23 @@ impl Kernel {
     }
 
     /// The end of throttle_cfs_rq(): the cfs_rq is throttled; its throttled time starts now
-    /// if it has entities (`throttled_clock`).
+    /// if it has entities (`throttled_clock`; from eb962f251fbb only when a task is throttled,
+    /// `record_throttle_clock`).
     pub(crate) fn throttle_cfs_rq_end(&mut self, cfs: CfsRqId) {
         let cpu = self.cfs[cfs.index()].cpu;
         let clock = self.rq_clock_task(cpu);
+        let per_task = self.cfg.has(P::ThrottleTimeAccounting);
         let c = &mut self.cfs[cfs.index()];
         c.throttled = true;
-        if c.nr_queued > 0 {
+        if c.nr_queued > 0 && !per_task {
             c.throttled_clock = clock;
         }
     }
 
     /// The start of unthrottle_cfs_rq(): clear the throttle, add the throttled time to the
     /// group's `throttled_time`, leave the throttled list and the hierarchy's throttle count.
-    pub(crate) fn unthrottle_cfs_rq_begin(&mut self, cfs: CfsRqId) {
+    /// Returns the cfs_rqs no longer below any throttle (see `tg_throttle_walk`).
+    pub(crate) fn unthrottle_cfs_rq_begin(&mut self, cfs: CfsRqId) -> Vec<CfsRqId> {
         let (tg, cpu) = (self.cfs[cfs.index()].tg, self.cfs[cfs.index()].cpu);
         self.cfs[cfs.index()].throttled = false;
         self.update_rq_clock(cpu);
@@ -418,7 +446,7 @@ impl Kernel {
             b.throttled_time += clock.saturating_sub(since);
         }
         b.throttled_cfs_rq.retain(|&q| q != cfs);
-        self.tg_throttle_walk(tg, cpu, false);
+        self.tg_throttle_walk(tg, cpu, false)
     }
 
     /// The part of enqueue_entity() for the first entity of a throttled cfs_rq: its
@@ -582,12 +610,14 @@ impl Kernel {
             self.start_cfs_bandwidth(tg);
         }
         let mut throttled = Vec::new();
+        // 956dfda6a708 (v6.18): 1 ns, so that the unthrottle below is not refused
+        let initial = self.cfg.has(P::UnthrottleGrant) as i64;
         for cpu in 0..self.ncpus {
             let q = self.tgs[tg.index()].cfs_rq[cpu];
             self.update_rq_clock(cpu);
             let c = &mut self.cfs[q.index()];
             c.runtime_enabled = enabled;
-            c.runtime_remaining = 0;
+            c.runtime_remaining = initial;
             if c.throttled {
                 throttled.push(q);
             }

@@ -205,7 +205,10 @@ impl Kernel {
                 }
                 continue;
             }
-            if (t.on_rq == OnRq::Queued) != se.on_rq && t.on_rq != OnRq::Migrating {
+            // a task throttled on its return to user space (v6.18+) is off its cfs_rq while
+            // p.on_rq stays queued
+            let limbo = t.throttled && t.on_rq == OnRq::Queued && !se.on_rq;
+            if (t.on_rq == OnRq::Queued) != se.on_rq && t.on_rq != OnRq::Migrating && !limbo {
                 return Err(format!(
                     "task {} (#{i}) p.on_rq {:?} but se.on_rq {}",
                     t.comm, t.on_rq, se.on_rq
@@ -397,6 +400,8 @@ impl Kernel {
     /// its subtree, not below a throttled cfs_rq other than `cfs` itself.
     fn tasks_below(&self, cfs: CfsRqId) -> (u32, u32) {
         let (mut n, mut d) = (0, 0);
+        // before v6.18 a throttled cfs_rq's tasks are not counted above it
+        let hides = !self.task_based_throttle();
         for t in &self.tasks {
             if t.is_idle_task {
                 continue;
@@ -412,7 +417,7 @@ impl Kernel {
                     d += se.sched_delayed as u32;
                     break;
                 }
-                if self.cfs[x.index()].throttled {
+                if hides && self.cfs[x.index()].throttled {
                     break;
                 }
                 c = self.cfs[x.index()].my_se.map(|g| self.se[g.index()].cfs_rq);
@@ -421,12 +426,24 @@ impl Kernel {
         (n, d)
     }
 
-    /// CFS bandwidth (fair_bandwidth.rs): a throttled cfs_rq has runtime enabled, its group
-    /// entity is off the parent (pre-v6.18 model) and it is on its group's throttled list;
-    /// `throttle_count` is the number of throttled cfs_rqs at or above it; a throttled
-    /// hierarchy is never some cfs_rq's curr path to a running task.
+    /// CFS bandwidth (fair_bandwidth.rs): a throttled cfs_rq has runtime enabled and is on
+    /// its group's throttled list; `throttle_count` is the number of throttled cfs_rqs at or
+    /// above it. Before v6.18 its group entity is off the parent and no task runs below it
+    /// without a pending resched; from v6.18 a limbo list holds only throttled tasks of this
+    /// cfs_rq, off the queue, and only while it is below a throttle.
     fn check_cfs_bandwidth(&self, cfs: CfsRqId) -> Result<(), String> {
         let c = &self.cfs[cfs.index()];
+        let task_based = self.task_based_throttle();
+        for &p in &c.throttled_limbo_list {
+            let t = &self.tasks[p.index()];
+            let se = &self.se[t.se.index()];
+            if !t.throttled || se.on_rq || se.cfs_rq != cfs || c.throttle_count == 0 {
+                return Err(format!(
+                    "cfs_rq {}: limbo task {} throttled {} on_rq {} cfs_rq {} throttle_count {}",
+                    cfs.0, t.comm, t.throttled, se.on_rq, se.cfs_rq.0, c.throttle_count
+                ));
+            }
+        }
         let listed = self.tgs[c.tg.index()]
             .cfs_bandwidth
             .throttled_cfs_rq
@@ -441,7 +458,7 @@ impl Kernel {
             if !c.runtime_enabled {
                 return Err(format!("cfs_rq {}: throttled without a quota", cfs.0));
             }
-            if let Some(se) = c.my_se {
+            if let Some(se) = c.my_se.filter(|_| !task_based) {
                 if self.se[se.index()].on_rq {
                     return Err(format!(
                         "cfs_rq {}: throttled but its group entity is queued",
@@ -462,7 +479,7 @@ impl Kernel {
                 cfs.0, c.throttle_count
             ));
         }
-        if c.throttle_count > 0 && self.cfs_bandwidth_used() {
+        if c.throttle_count > 0 && self.cfs_bandwidth_used() && !task_based {
             let curr = self.rqs[c.cpu].curr;
             let t = &self.tasks[curr.index()];
             if !t.is_idle_task

@@ -142,12 +142,13 @@ pub const PRESETS: &[PresetDef] = &[
             P::DlServerStuck,
             P::DlServerBehaviour,
             P::DlServerOffline,
-            // task-based CFS bandwidth throttling (listed, not modelled)
+            // task-based CFS bandwidth throttling
             P::ThrottleDataStructures,
             P::ThrottleTaskWork,
             P::TaskBasedThrottle,
             P::ThrottleTimeAccounting,
             P::NoThrottledLbPair,
+            P::UnthrottleGrant,
             // not a scheduler commit: fs/pipe.c, v6.15 (vfs-6.15.pipe); it changes what the
             // pipe benchmarks' system calls cost (docs/validation/pipe-atime.md)
             P::PipeAnonNoTimes,

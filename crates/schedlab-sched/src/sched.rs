@@ -51,6 +51,8 @@ pub const DEQUEUE_NOCLOCK: u32 = 0x08;
 pub const DEQUEUE_SPECIAL: u32 = 0x10;
 pub const DEQUEUE_MIGRATING: u32 = 0x100;
 pub const DEQUEUE_DELAYED: u32 = 0x200;
+/// v6.18+ (eb962f251fbb): the dequeue of a task throttled on its return to user space.
+pub const DEQUEUE_THROTTLE: u32 = 0x800;
 
 pub const ENQUEUE_WAKEUP: u32 = 0x01;
 pub const ENQUEUE_RESTORE: u32 = 0x02;
@@ -326,6 +328,8 @@ pub struct CfsRq {
     pub throttle_count: u32,
     /// `rq_clock` when the throttled time started (0 = not counting).
     pub throttled_clock: u64,
+    /// Tasks throttled at this level, off the queue (v6.18+ `throttled_limbo_list`).
+    pub throttled_limbo_list: Vec<TaskId>,
 }
 
 impl CfsRq {
@@ -358,6 +362,7 @@ impl CfsRq {
             throttled: false,
             throttle_count: 0,
             throttled_clock: 0,
+            throttled_limbo_list: Vec::new(),
         }
     }
 }
@@ -437,6 +442,11 @@ pub struct Task {
     /// `PF_KTHREAD`: a kernel thread (a per-CPU kthread when also pinned to one CPU, which
     /// `select_idle_sibling` lets the wakee stack behind, smp.md §2.5 rule 3).
     pub kthread: bool,
+    /// `p->throttled` (v6.18+ task-based CFS throttling): on its cfs_rq's limbo list, off
+    /// the queue while `on_rq` stays queued.
+    pub throttled: bool,
+    /// `p->sched_throttle_work` is queued: dequeue to the limbo list on the return to user.
+    pub throttle_work: bool,
     pub rng: Rng,
     pub(crate) prog: Option<Box<dyn Program>>,
     pub(crate) exec: Exec,
