@@ -2049,6 +2049,7 @@ impl Kernel {
     pub(crate) fn unthrottle_cfs_rq(&mut self, cfs: CfsRqId) {
         let cpu = self.cfs[cfs.index()].cpu;
         let rq_cfs = self.rqs[cpu].cfs;
+        let nr = self.rqs[cpu].nr_running;
         if self.task_based_throttle() {
             // v6.18+: never unthrottle without runtime (an enqueue below would throttle again
             // at once); the tasks on the limbo lists of the levels no longer below a throttle
@@ -2062,9 +2063,7 @@ impl Kernel {
                     self.enqueue_task_fair(p, ENQUEUE_WAKEUP);
                 }
             }
-            if self.cpu_is_idle(cpu) && self.cfs[rq_cfs.index()].nr_queued > 0 {
-                self.resched_curr(cpu);
-            }
+            self.unthrottle_kick(cpu, nr);
             return;
         }
         self.unthrottle_cfs_rq_begin(cfs);
@@ -2122,8 +2121,17 @@ impl Kernel {
                 self.add_nr_running(cpu, queued_delta);
             }
         }
+        self.unthrottle_kick(cpu, nr);
+    }
+
+    /// The end of unthrottle_cfs_rq(): add_nr_running()'s tick dependency (a nohz_full CPU
+    /// that now has two tasks needs its tick), and an idle CPU with work is woken.
+    fn unthrottle_kick(&mut self, cpu: usize, nr_before: u32) {
+        if nr_before < 2 && self.rqs[cpu].nr_running >= 2 {
+            self.sched_update_tick_dependency(cpu);
+        }
         // Determine whether we need to wake up a potentially idle CPU.
-        if self.cpu_is_idle(cpu) && self.cfs[rq_cfs.index()].nr_queued > 0 {
+        if self.cpu_is_idle(cpu) && self.cfs[self.rqs[cpu].cfs.index()].nr_queued > 0 {
             self.resched_curr(cpu);
         }
     }
