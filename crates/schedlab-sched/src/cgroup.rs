@@ -940,4 +940,68 @@ mod tests {
             );
         }
     }
+
+    /// Runs `run` ns, sleeps `sleep` ns, for ever.
+    struct Periodic {
+        run: u64,
+        sleep: u64,
+        i: u64,
+    }
+    impl Program for Periodic {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+            self.i += 1;
+            if self.i % 2 == 1 {
+                Op::Run(self.run)
+            } else {
+                Op::Sleep(self.sleep)
+            }
+        }
+    }
+
+    /// The slack timer, by hand (v6.12, no timer slack): /a has "10000 100000"; eight
+    /// tasks, one pinned to each CPU, run 0.3 ms and sleep 1 ms for ever. At t = 0 the
+    /// first two (CPUs 0, 1) take a 5 ms slice each and empty the pool; the six others find
+    /// it empty at their first enqueue and are throttled at once. At 0.3 ms the first two
+    /// sleep and give back all but 1 ms: 3.7 ms, then 7.4 ms in the pool — more than a
+    /// slice while cfs_rqs are throttled, so the slack timer is armed for 5.3 ms (the
+    /// period ends at 100 ms). At 5.3 ms it hands each throttled cfs_rq 1 ns (its debt, 0,
+    /// + 1 ns): all six run from 5.3 ms, 90 ms before the period timer would have let them.
+    /// Meanwhile the first two live on their 1 ms reserve (0.3 ms a wakeup: 0.1 ms left at
+    /// 5.2 ms, nothing asked of the pool).
+    #[test]
+    fn returned_runtime_is_redistributed_by_the_slack_timer() {
+        let mut k = kern("v6.12 timer_slack_ns=0", 8);
+        let tg = k.cgroup_mkdir_p("/a").unwrap();
+        k.cgroup_write("/a", "cpu.max", "10000 100000").unwrap();
+        let ts: Vec<TaskId> = (0..8)
+            .map(|cpu| {
+                let attrs = TaskAttrs {
+                    tg: Some(tg),
+                    cpus: Some(CpuMask::single(cpu)),
+                    ..Default::default()
+                };
+                let prog = Periodic {
+                    run: 300_000,
+                    sleep: 1_000_000,
+                    i: 0,
+                };
+                let t = k.create_task(Box::new(prog), &attrs, None, false);
+                k.start_task(t);
+                t
+            })
+            .collect();
+        k.run_until(1_000_000);
+        assert!(k.tgs[tg.index()].cfs_bandwidth.slack_started);
+        assert_eq!(k.tgs[tg.index()].cfs_bandwidth.throttled_cfs_rq.len(), 6);
+        k.run_until(5_290_000);
+        for &t in &ts[2..] {
+            assert_eq!(runtime(&k, t), 0.0);
+        }
+        // [0, 0.3], [1.3, 1.6], [2.6, 2.9], [3.9, 4.2], [5.2, 5.29]
+        assert_eq!(runtime(&k, ts[0]), 1_290_000.0);
+        k.run_until(5_700_000);
+        for &t in &ts[2..] {
+            assert_eq!(runtime(&k, t), 300_000.0);
+        }
+    }
 }
