@@ -964,8 +964,8 @@ mod tests {
     /// it empty at their first enqueue and are throttled at once. At 0.3 ms the first two
     /// sleep and give back all but 1 ms: 3.7 ms, then 7.4 ms in the pool — more than a
     /// slice while cfs_rqs are throttled, so the slack timer is armed for 5.3 ms (the
-    /// period ends at 100 ms). At 5.3 ms it hands each throttled cfs_rq 1 ns (its debt, 0,
-    /// + 1 ns): all six run from 5.3 ms, 90 ms before the period timer would have let them.
+    /// period ends at 100 ms). At 5.3 ms it hands each throttled cfs_rq 1 ns (its debt of 0
+    /// plus 1 ns): all six run from 5.3 ms, 90 ms before the period timer would let them.
     /// Meanwhile the first two live on their 1 ms reserve (0.3 ms a wakeup: 0.1 ms left at
     /// 5.2 ms, nothing asked of the pool).
     #[test]
