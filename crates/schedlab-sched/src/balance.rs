@@ -1480,7 +1480,19 @@ impl Kernel {
         {
             return false;
         }
-        // (throttled_lb_pair: CFS bandwidth is not modelled)
+        // 2) throttled_lb_pair(): the task's group is throttled on either CPU (until
+        // 5b726e9bf954, v6.18: with task-based throttling a task below a throttle is queued
+        // only while it runs in the kernel, and may move)
+        let tg = self.tasks[p.index()].tg;
+        if self.cfs_bandwidth_used() && !self.cfg.has(P::NoThrottledLbPair) {
+            let (src, dst) = (
+                self.tgs[tg.index()].cfs_rq[env.src_cpu],
+                self.tgs[tg.index()].cfs_rq[env.dst_cpu],
+            );
+            if self.throttled_hierarchy(src) || self.throttled_hierarchy(dst) {
+                return false;
+            }
+        }
         // ineligible tasks only after a failed pass (v6.14+)
         if self.cfg.has(P::LbEligibleFirst)
             && failed == 0

@@ -94,6 +94,33 @@ impl SchedClass {
     /// `.wakeup_preempt` of the running task's class, for a wakee of the same class (core.c
     /// handles a wakee of a higher class itself).
     #[inline]
+    /// `sched_class->task_change_group` exists (fair only; the others get `set_task_rq`).
+    pub(crate) fn has_task_change_group(self) -> bool {
+        self == SchedClass::Fair
+    }
+
+    /// `sched_class->task_change_group`: the task moves to group `tg` (sched_move_task()).
+    pub(crate) fn task_change_group(self, k: &mut Kernel, t: TaskId, tg: TgId) {
+        if self == SchedClass::Fair {
+            k.task_change_group_fair(t, tg);
+        }
+    }
+
+    /// Why a wakeup within this class did not preempt (the wakeup records of
+    /// `--explain-wakeups`; no kernel counterpart).
+    pub(crate) fn explain_wakeup(
+        self,
+        k: &Kernel,
+        cpu: usize,
+        p: TaskId,
+        wf: u32,
+    ) -> (crate::stats::WakeupVerdict, String) {
+        match self {
+            SchedClass::Fair => k.explain_wakeup_fair(cpu, p, wf),
+            _ => (crate::stats::WakeupVerdict::EarlierDeadline, String::new()),
+        }
+    }
+
     pub(crate) fn wakeup_preempt(
         self,
         k: &mut Kernel,

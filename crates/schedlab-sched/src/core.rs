@@ -731,6 +731,8 @@ impl Kernel {
             timer_slack_ns: self.cfg.sysctl.timer_slack_ns,
             is_idle_task: false,
             kthread: false,
+            throttled: false,
+            throttle_work: false,
             rng,
             prog: None,
             exec: Exec::default(),
@@ -1242,7 +1244,7 @@ impl Kernel {
         } else if pc != cc {
             (crate::stats::WakeupVerdict::HigherClass, String::new())
         } else if pc == SchedClass::Fair {
-            self.explain_wakeup_fair(cpu, p, wf)
+            pc.explain_wakeup(self, cpu, p, wf)
         } else {
             (crate::stats::WakeupVerdict::EarlierDeadline, String::new())
         };
@@ -1270,28 +1272,9 @@ impl Kernel {
         }
     }
 
-    /// kernel: core.c sched_create_group() + sched_online_group() — a new task group under
-    /// `parent` with its per-CPU fair runqueues and entities (cgroup `mkdir` with the cpu
-    /// controller). RT group scheduling (CONFIG_RT_GROUP_SCHED) keeps RT tasks at the root.
-    pub fn sched_create_group(&mut self, parent: TgId, path: String) -> TgId {
-        let tg = TgId::new(self.tgs.len());
-        self.tgs.push(TaskGroup {
-            path,
-            parent: Some(parent),
-            shares: NICE_0_LOAD,
-            saved_shares: NICE_0_LOAD,
-            idle: false,
-            cfs_rq: Vec::with_capacity(self.ncpus),
-            se: Vec::with_capacity(self.ncpus),
-            load_avg: 0,
-        });
-        self.alloc_fair_sched_group(tg, parent);
-        tg
-    }
-
     /// kernel: core.c sched_move_task() — the sched_change pattern around a task's change of
     /// group (writing its pid to `cgroup.procs`): dequeue (SAVE|MOVE) and put back if it
-    /// runs, `task_change_group_fair`, enqueue (RESTORE|MOVE), set as next and reschedule.
+    /// runs, the class's `task_change_group` (fair) or `set_task_rq`, enqueue (RESTORE|MOVE), set as next and reschedule.
     pub fn sched_move_task(&mut self, t: TaskId, tg: TgId) {
         if self.tasks[t.index()].tg == tg {
             return;
@@ -1308,8 +1291,8 @@ impl Kernel {
         if running {
             class.put_prev_task(self, t);
         }
-        if class == SchedClass::Fair {
-            self.task_change_group_fair(t, tg);
+        if class.has_task_change_group() {
+            class.task_change_group(self, t, tg);
         } else {
             // set_task_rq(): the fair entity follows the group for a later switch to fair
             self.tasks[t.index()].tg = tg;

@@ -261,6 +261,17 @@ impl Kernel {
                     None => seg.rem > 0,
                 };
                 if unfinished {
+                    // v6.18+ CFS bandwidth: the throttle task work runs on the way back to
+                    // user space (after an interrupt or a switch in user mode, or before
+                    // user work starts)
+                    if seg.mode == Mode::User
+                        && seg.kind == SegKind::Work
+                        && self.tasks[t.index()].throttle_work
+                        && self.throttle_cfs_rq_work(cpu, t)
+                    {
+                        self.__schedule(cpu, true);
+                        continue;
+                    }
                     if self.run_ahead_to_segment_end(cpu, &seg) {
                         continue;
                     }
@@ -346,7 +357,10 @@ impl Kernel {
                 },
                 Some(Step::Ret(res)) => {
                     self.tasks[t.index()].exec.last = Some(res);
-                    if self.should_preempt(cpu, Point::ReturnToUser) {
+                    if self.tasks[t.index()].throttle_work && self.throttle_cfs_rq_work(cpu, t) {
+                        // the return to user space runs the throttle task work (v6.18+)
+                        self.__schedule(cpu, true);
+                    } else if self.should_preempt(cpu, Point::ReturnToUser) {
                         self.__schedule(cpu, true);
                     }
                 }
@@ -1637,6 +1651,48 @@ impl Kernel {
             self.progress_segment(cpu);
         }
         self.sched_rt_period_timer();
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
+    /// A task group's CFS bandwidth period hrtimer (fair_bandwidth.rs; a hard hrtimer pinned
+    /// to the CPU that armed it): refill, distribute, unthrottle. Its handler's cost is
+    /// charged to the interrupted task.
+    /// Deviation: on an idle CPU neither the idle exit latency nor the handler is charged.
+    pub(crate) fn on_cfs_period_timer(&mut self, tg: u32, gen: u32) {
+        let Some(cpu) = self.cfs_period_timer_cpu(tg, gen) else {
+            return;
+        };
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let list = self.sched_cfs_period_timer(TgId(tg));
+        self.unthrottle_distributed(list);
+        if !idle {
+            let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            self.push_irq(cpu, c);
+        }
+        self.cpu_continue(cpu);
+    }
+
+    /// A task group's CFS bandwidth slack hrtimer: distribute runtime given back by idle
+    /// cfs_rqs. As `on_cfs_period_timer`.
+    pub(crate) fn on_cfs_slack_timer(&mut self, tg: u32, gen: u32) {
+        let Some(cpu) = self.cfs_slack_timer_cpu(tg, gen) else {
+            return;
+        };
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let list = self.do_sched_cfs_slack_timer(TgId(tg));
+        self.unthrottle_distributed(list);
         if !idle {
             let c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
             self.push_irq(cpu, c);

@@ -342,11 +342,15 @@ impl Kernel {
         }
         let cpu = self.cfs[cfs.index()].cpu;
         if let Some(t) = self.se[curr.index()].task {
+            // cgroup_account_cputime(): cpu.stat usage, charged to the task's own group
+            let tg = self.tasks[t.index()].tg;
+            self.tgs[tg.index()].usage_ns += delta;
             // E8 (rt-dl.md §4.5): every fair task's run time is charged to the fair_server,
             // through `p->dl_server` when it was picked through it, else to `rq->fair_server`
             let through = self.tasks[t.index()].dl_server.is_some();
             self.dl_server_update(cpu, delta as i64, through);
         }
+        self.account_cfs_rq_runtime(cfs, delta);
         if !self.cfg.has(P::UpdateCurrResched) {
             // v6.6: update_deadline itself reschedules when others are queued.
             if resched && self.cfs[cfs.index()].nr_queued > 1 {
@@ -584,6 +588,12 @@ impl Kernel {
             self.__enqueue_entity(cfs, se);
         }
         self.se[se.index()].on_rq = true;
+        if self.cfs[cfs.index()].nr_queued == 1 && self.cfs_bandwidth_used() {
+            self.check_enqueue_throttle(cfs);
+            if self.throttled_hierarchy(cfs) && !self.cfg.has(P::ThrottleTimeAccounting) {
+                self.throttled_clock_on_enqueue(cfs);
+            }
+        }
     }
 
     /// `set_delayed()`: the task entity stays queued; `h_nr_runnable` drops at every level.
@@ -596,6 +606,9 @@ impl Kernel {
         while let Some(x) = e {
             let cfs = self.se[x.index()].cfs_rq;
             self.cfs[cfs.index()].h_nr_runnable -= 1;
+            if self.cfs[cfs.index()].throttled && !self.task_based_throttle() {
+                break;
+            }
             e = self.se[x.index()].parent;
         }
     }
@@ -610,6 +623,9 @@ impl Kernel {
         while let Some(x) = e {
             let cfs = self.se[x.index()].cfs_rq;
             self.cfs[cfs.index()].h_nr_runnable += 1;
+            if self.cfs[cfs.index()].throttled && !self.task_based_throttle() {
+                break;
+            }
             e = self.se[x.index()].parent;
         }
     }
@@ -635,7 +651,7 @@ impl Kernel {
             );
         } else {
             let mut delay = flags & DEQUEUE_SLEEP != 0;
-            if flags & DEQUEUE_SPECIAL != 0 {
+            if flags & (DEQUEUE_SPECIAL | DEQUEUE_THROTTLE) != 0 {
                 delay = false;
             }
             if self.cfg.feat(F::DELAY_DEQUEUE) && delay && !self.entity_eligible(cfs, se) {
@@ -669,6 +685,8 @@ impl Kernel {
         }
         self.se[se.index()].on_rq = false;
         self.account_entity_dequeue(cfs, se);
+        // return excess runtime on last dequeue
+        self.return_cfs_rq_runtime(cfs);
         self.update_cfs_group(se);
         if !self.cfg.has(P::ZeroVruntime) && (flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE
         {
@@ -734,8 +752,12 @@ impl Kernel {
 
     /// kernel: fair.c enqueue_task_fair()
     pub(crate) fn enqueue_task_fair(&mut self, t: TaskId, flags: u32) {
+        if self.tasks[t.index()].throttled && self.enqueue_throttled_task(t) {
+            return;
+        }
         let tse = self.tasks[t.index()].se;
         let cpu = self.tasks[t.index()].cpu;
+        let stop_at_throttled = !self.task_based_throttle();
         if flags & ENQUEUE_DELAYED != 0 {
             self.requeue_delayed_entity(tse);
             return;
@@ -774,6 +796,11 @@ impl Kernel {
             if c.idle {
                 h_nr_idle = h_nr_queued;
             }
+            // end evaluation on encountering a throttled cfs_rq (before v6.18)
+            if c.throttled && stop_at_throttled {
+                self.count_op(FairOp::Enqueue);
+                return;
+            }
             flags = ENQUEUE_WAKEUP;
             e = self.se[se.index()].parent;
         }
@@ -795,6 +822,10 @@ impl Kernel {
             c.h_nr_idle += h_nr_idle;
             if c.idle {
                 h_nr_idle = h_nr_queued;
+            }
+            if c.throttled && stop_at_throttled {
+                self.count_op(FairOp::Enqueue);
+                return;
             }
             e = self.se[se.index()].parent;
         }
@@ -838,6 +869,8 @@ impl Kernel {
         let mut e = Some(se0);
         let propagate = self.cfg.has(P::MinSlicePropagate);
         let mut stopped_early = false;
+        let stop_at_throttled = !self.task_based_throttle();
+        let task_throttled = flags & DEQUEUE_THROTTLE != 0;
         while let Some(se) = e {
             let cfs = self.se[se.index()].cfs_rq;
             if !self.dequeue_entity(cfs, se, flags) {
@@ -856,11 +889,19 @@ impl Kernel {
             if c.idle {
                 h_nr_idle = h_nr_queued;
             }
+            // end evaluation on encountering a throttled cfs_rq (before v6.18)
+            if c.throttled && stop_at_throttled {
+                self.count_op(FairOp::Dequeue);
+                return true;
+            }
+            if task_throttled && self.throttled_hierarchy(cfs) {
+                self.record_throttle_clock(cfs);
+            }
             if self.cfs[cfs.index()].load.weight != 0 {
                 slice = self.cfs_rq_min_slice(cfs);
                 e = self.se[se.index()].parent;
                 // Bias the next pick towards this group: the sleeping task leaves siblings.
-                if task_sleep {
+                if task_sleep && !self.throttled_hierarchy(cfs) {
                     if let Some(pse) = e {
                         self.set_next_buddy(pse);
                     }
@@ -892,6 +933,13 @@ impl Kernel {
                 if c.idle {
                     h_nr_idle = h_nr_queued;
                 }
+                if c.throttled && stop_at_throttled {
+                    self.count_op(FairOp::Dequeue);
+                    return true;
+                }
+                if task_throttled && self.throttled_hierarchy(cfs) {
+                    self.record_throttle_clock(cfs);
+                }
                 e = self.se[se.index()].parent;
             }
         }
@@ -919,6 +967,10 @@ impl Kernel {
 
     /// kernel: fair.c dequeue_task_fair() — false if the task stays queued as delayed.
     pub(crate) fn dequeue_task_fair(&mut self, t: TaskId, flags: u32) -> bool {
+        if self.tasks[t.index()].throttled {
+            self.dequeue_throttled_task(t, flags);
+            return true;
+        }
         let se = self.tasks[t.index()].se;
         let cpu = self.tasks[t.index()].cpu;
         if !(self.se[se.index()].sched_delayed && flags & (DEQUEUE_SAVE | DEQUEUE_MIGRATING) != 0) {
@@ -1171,16 +1223,25 @@ impl Kernel {
     /// kernel: fair.c pick_task_fair() — walk down from the root; restart after completing a
     /// delayed dequeue.
     pub(crate) fn pick_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
+        let task_based = self.task_based_throttle();
         'again: loop {
             let mut cfs = self.rqs[cpu].cfs;
             if self.cfs[cfs.index()].nr_queued == 0 {
                 return None;
             }
+            let mut throttled = false;
             loop {
                 if let Some(cu) = self.cfs[cfs.index()].curr {
                     if self.se[cu.index()].on_rq {
                         self.update_curr(cfs);
                     }
+                }
+                if task_based {
+                    // v6.18+: the hierarchy stays queued; the task picked below it is
+                    // throttled on its way back to user space
+                    throttled |= self.check_cfs_rq_runtime(cfs);
+                } else if self.check_cfs_rq_runtime(cfs) {
+                    continue 'again;
                 }
                 let Some(se) = self.pick_next_entity(cfs) else {
                     self.count_op(FairOp::PickRestart);
@@ -1190,7 +1251,13 @@ impl Kernel {
                     cfs = q;
                     continue;
                 }
-                return self.se[se.index()].task;
+                let p = self.se[se.index()].task;
+                if throttled {
+                    if let Some(p) = p {
+                        self.task_throttle_setup_work(p);
+                    }
+                }
+                return p;
             }
         }
     }
@@ -1222,6 +1289,10 @@ impl Kernel {
     fn put_prev_entity(&mut self, cfs: CfsRqId, prev: SeId) {
         if self.se[prev.index()].on_rq {
             self.update_curr(cfs);
+        }
+        // throttle cfs_rqs exceeding runtime
+        self.check_cfs_rq_runtime(cfs);
+        if self.se[prev.index()].on_rq {
             self.__enqueue_entity(cfs, prev);
             self.update_load_avg_se(cfs, prev, false);
         }
@@ -1388,6 +1459,18 @@ impl Kernel {
         let mut se = self.tasks[curr_t.index()].se;
         let mut pse = self.tasks[p.index()].se;
         if se == pse {
+            return;
+        }
+        // fair.md §6.1 step 2: a wakee below a throttled cfs_rq cannot run (also keeps it
+        // from being nominated as next buddy)
+        // (v6.18+: `task_is_throttled(p)`, a task on the limbo list; a wakee below a
+        // throttled cfs_rq runs until its return to user space)
+        let throttled = if self.task_based_throttle() {
+            self.tasks[p.index()].throttled
+        } else {
+            self.throttled_hierarchy(self.se[pse.index()].cfs_rq)
+        };
+        if throttled {
             return;
         }
         let reimpl = self.cfg.has(P::NextBuddyReimpl);
@@ -1722,7 +1805,7 @@ impl Kernel {
     /// kernel: fair.c yield_to_task_fair()
     pub fn yield_to_task_fair(&mut self, cpu: usize, p: TaskId) -> bool {
         let pse = self.tasks[p.index()].se;
-        if !self.se[pse.index()].on_rq {
+        if !self.se[pse.index()].on_rq || self.throttled_hierarchy(self.se[pse.index()].cfs_rq) {
             return false;
         }
         self.set_next_buddy(pse);
@@ -1905,10 +1988,288 @@ impl Kernel {
         if self.cfs[gcfs.index()].load.weight == 0 && self.cfg.has(P::CfsGroupKeepWeight) {
             return;
         }
+        if self.throttled_hierarchy(gcfs) {
+            return;
+        }
         let shares = self.calc_group_shares(gcfs);
         if shares != self.se[se.index()].load.weight {
             let cfs = self.se[se.index()].cfs_rq;
             self.reweight_entity(cfs, se, shares, 0);
+        }
+    }
+
+    // ===================================================================== CFS bandwidth: throttle
+
+    /// kernel: fair.c check_cfs_rq_runtime() — throttle `cfs` if its runtime is gone (from
+    /// put_prev_entity and pick_task_fair); true if it is throttled.
+    pub(crate) fn check_cfs_rq_runtime(&mut self, cfs: CfsRqId) -> bool {
+        if !self.cfs_rq_runtime_exhausted(cfs) {
+            return false;
+        }
+        if self.cfs_rq_throttled(cfs) {
+            return true;
+        }
+        self.throttle_cfs_rq(cfs)
+    }
+
+    /// kernel: fair.c check_enqueue_throttle() — the first entity enqueued on an idle
+    /// cfs_rq: charge nothing, but throttle at once if the runtime is gone (an active group
+    /// is throttled by the update_curr → put path instead).
+    fn check_enqueue_throttle(&mut self, cfs: CfsRqId) {
+        let c = &self.cfs[cfs.index()];
+        if !c.runtime_enabled || c.curr.is_some() || c.throttled {
+            return;
+        }
+        self.account_cfs_rq_runtime(cfs, 0);
+        if self.cfs[cfs.index()].runtime_remaining <= 0 {
+            self.throttle_cfs_rq(cfs);
+        }
+    }
+
+    /// kernel: fair.c throttle_cfs_rq() @ v6.12..v6.17 — the group entity of `cfs` and any
+    /// ancestor left empty leave their cfs_rqs (SLEEP|SPECIAL: never delayed; a delayed one
+    /// is finished), the ancestors' counters and `rq.nr_running` drop by the group's tasks.
+    /// An entity already off its queue (throttle at deactivation) only marks the throttle.
+    /// False if runtime was found at the last moment.
+    pub(crate) fn throttle_cfs_rq(&mut self, cfs: CfsRqId) -> bool {
+        if !self.throttle_cfs_rq_begin(cfs) {
+            return false;
+        }
+        if self.task_based_throttle() {
+            // v6.18+ (e1fad12dcb66): nothing leaves the queue now; each task below is
+            // throttled when it next returns to user space (`throttle_cfs_rq_work`)
+            self.throttle_cfs_rq_end(cfs);
+            return true;
+        }
+        let cpu = self.cfs[cfs.index()].cpu;
+        let rq_h_nr_queued = self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued;
+        let c = &self.cfs[cfs.index()];
+        let (queued_delta, runnable_delta, mut idle_delta) =
+            (c.h_nr_queued, c.h_nr_runnable, c.h_nr_idle);
+        let mut e = self.cfs[cfs.index()].my_se;
+        let mut done = false;
+        while let Some(se) = e {
+            if !self.se[se.index()].on_rq {
+                done = true;
+                break;
+            }
+            let q = self.se[se.index()].cfs_rq;
+            let mut flags = DEQUEUE_SLEEP | DEQUEUE_SPECIAL;
+            if self.se[se.index()].sched_delayed {
+                flags |= DEQUEUE_DELAYED;
+            }
+            self.dequeue_entity(q, se, flags);
+            if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                idle_delta = queued_delta;
+            }
+            let qc = &mut self.cfs[q.index()];
+            qc.h_nr_queued -= queued_delta;
+            qc.h_nr_runnable -= runnable_delta;
+            qc.h_nr_idle -= idle_delta;
+            e = self.se[se.index()].parent;
+            if self.cfs[q.index()].load.weight != 0 {
+                break;
+            }
+        }
+        if !done {
+            while let Some(se) = e {
+                if !self.se[se.index()].on_rq {
+                    done = true;
+                    break;
+                }
+                let q = self.se[se.index()].cfs_rq;
+                self.update_load_avg_se(q, se, false);
+                if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                    idle_delta = queued_delta;
+                }
+                let qc = &mut self.cfs[q.index()];
+                qc.h_nr_queued -= queued_delta;
+                qc.h_nr_runnable -= runnable_delta;
+                qc.h_nr_idle -= idle_delta;
+                e = self.se[se.index()].parent;
+            }
+        }
+        if !done {
+            self.sub_nr_running(cpu, queued_delta);
+            // as dequeue_entities: stop the fair_server when throttling empties the class
+            if !self.cfg.has(P::DlServerLessAggr)
+                && rq_h_nr_queued > 0
+                && self.cfs[self.rqs[cpu].cfs.index()].h_nr_queued == 0
+            {
+                self.dl_server_stop(cpu);
+            }
+        }
+        self.throttle_cfs_rq_end(cfs);
+        true
+    }
+
+    /// kernel: fair.c unthrottle_cfs_rq() @ v6.12..v6.17 — the group entity (and ancestors
+    /// it had emptied) is enqueued again as a wakeup, up to the first throttled cfs_rq; the
+    /// counters and `rq.nr_running` grow by the group's tasks; an idle CPU is kicked.
+    pub(crate) fn unthrottle_cfs_rq(&mut self, cfs: CfsRqId) {
+        let cpu = self.cfs[cfs.index()].cpu;
+        let rq_cfs = self.rqs[cpu].cfs;
+        let nr = self.rqs[cpu].nr_running;
+        if self.task_based_throttle() {
+            // v6.18+: never unthrottle without runtime (an enqueue below would throttle again
+            // at once); the tasks on the limbo lists of the levels no longer below a throttle
+            // are enqueued again as wakeups (tg_unthrottle_up)
+            let c = &self.cfs[cfs.index()];
+            if c.runtime_enabled && c.runtime_remaining <= 0 {
+                return;
+            }
+            for q in self.unthrottle_cfs_rq_begin(cfs) {
+                for p in std::mem::take(&mut self.cfs[q.index()].throttled_limbo_list) {
+                    self.enqueue_task_fair(p, ENQUEUE_WAKEUP);
+                }
+            }
+            self.unthrottle_kick(cpu, nr);
+            return;
+        }
+        self.unthrottle_cfs_rq_begin(cfs);
+        let rq_h_nr_queued = self.cfs[rq_cfs.index()].h_nr_queued;
+        if self.cfs[cfs.index()].load.weight != 0 {
+            let c = &self.cfs[cfs.index()];
+            let (queued_delta, runnable_delta, mut idle_delta) =
+                (c.h_nr_queued, c.h_nr_runnable, c.h_nr_idle);
+            let mut e = self.cfs[cfs.index()].my_se;
+            let mut stop = false;
+            while let Some(se) = e {
+                let q = self.se[se.index()].cfs_rq;
+                // Handle any unfinished DELAY_DEQUEUE business first.
+                if self.se[se.index()].sched_delayed {
+                    self.dequeue_entity(q, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+                } else if self.se[se.index()].on_rq {
+                    break;
+                }
+                self.enqueue_entity(q, se, ENQUEUE_WAKEUP);
+                if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                    idle_delta = queued_delta;
+                }
+                let qc = &mut self.cfs[q.index()];
+                qc.h_nr_queued += queued_delta;
+                qc.h_nr_runnable += runnable_delta;
+                qc.h_nr_idle += idle_delta;
+                e = self.se[se.index()].parent;
+                if self.cfs[q.index()].throttled {
+                    stop = true;
+                    break;
+                }
+            }
+            if !stop {
+                while let Some(se) = e {
+                    let q = self.se[se.index()].cfs_rq;
+                    self.update_load_avg_se(q, se, true);
+                    if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
+                        idle_delta = queued_delta;
+                    }
+                    let qc = &mut self.cfs[q.index()];
+                    qc.h_nr_queued += queued_delta;
+                    qc.h_nr_runnable += runnable_delta;
+                    qc.h_nr_idle += idle_delta;
+                    e = self.se[se.index()].parent;
+                    if self.cfs[q.index()].throttled {
+                        stop = true;
+                        break;
+                    }
+                }
+            }
+            if !stop {
+                if rq_h_nr_queued == 0 && self.cfs[rq_cfs.index()].h_nr_queued > 0 {
+                    self.dl_server_start(cpu);
+                }
+                self.add_nr_running(cpu, queued_delta);
+            }
+        }
+        self.unthrottle_kick(cpu, nr);
+    }
+
+    /// The end of unthrottle_cfs_rq(): add_nr_running()'s tick dependency (a nohz_full CPU
+    /// that now has two tasks needs its tick), and an idle CPU with work is woken.
+    fn unthrottle_kick(&mut self, cpu: usize, nr_before: u32) {
+        if nr_before < 2 && self.rqs[cpu].nr_running >= 2 {
+            self.sched_update_tick_dependency(cpu);
+        }
+        // Determine whether we need to wake up a potentially idle CPU.
+        if self.cpu_is_idle(cpu) && self.cfs[self.rqs[cpu].cfs.index()].nr_queued > 0 {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// kernel: fair.c task_throttle_setup_work() (v6.18+) — a task picked below a throttled
+    /// cfs_rq gets the throttle task work (not kernel threads): it runs on the task's next
+    /// return to user space (exec.rs).
+    fn task_throttle_setup_work(&mut self, p: TaskId) {
+        let t = &mut self.tasks[p.index()];
+        if t.throttle_work || t.kthread || t.state == TaskState::Dead {
+            return;
+        }
+        t.throttle_work = true;
+    }
+
+    /// kernel: fair.c throttle_cfs_rq_work() (v6.18+) — the task work on the return to user
+    /// space of `p`, the running task of `cpu`: if its cfs_rq is still below a throttle,
+    /// take it off the queue (SLEEP|THROTTLE, never delayed) onto that cfs_rq's limbo list,
+    /// `p.on_rq` staying queued, and reschedule. True if it was throttled.
+    pub(crate) fn throttle_cfs_rq_work(&mut self, cpu: usize, p: TaskId) -> bool {
+        self.tasks[p.index()].throttle_work = false;
+        if self.tasks[p.index()].class != SchedClass::Fair {
+            return false;
+        }
+        let cfs = self.se[self.tasks[p.index()].se.index()].cfs_rq;
+        if self.cfs[cfs.index()].throttle_count == 0 {
+            return false;
+        }
+        self.update_rq_clock(cpu);
+        self.dequeue_task_fair(p, DEQUEUE_SLEEP | DEQUEUE_THROTTLE);
+        self.cfs[cfs.index()].throttled_limbo_list.push(p);
+        self.tasks[p.index()].throttled = true;
+        self.resched_curr(cpu);
+        true
+    }
+
+    /// kernel: fair.c enqueue_throttled_task() (v6.18+) — a throttled task enqueued again
+    /// (moved to another group or CPU) goes straight to the limbo list if its new cfs_rq is
+    /// below a throttle and it is not running; otherwise it is enqueued for real.
+    fn enqueue_throttled_task(&mut self, p: TaskId) -> bool {
+        let cfs = self.se[self.tasks[p.index()].se.index()].cfs_rq;
+        let cpu = self.cfs[cfs.index()].cpu;
+        if self.throttled_hierarchy(cfs) && self.rqs[cpu].curr != p {
+            self.cfs[cfs.index()].throttled_limbo_list.push(p);
+            return true;
+        }
+        self.tasks[p.index()].throttled = false;
+        false
+    }
+
+    /// kernel: fair.c dequeue_throttled_task() (v6.18+) — a throttled task dequeued again
+    /// (a move, or it blocked): off the limbo list; a sleep ends its throttled state.
+    /// Deviation: a migrating task's PELT signals are not detached here.
+    fn dequeue_throttled_task(&mut self, p: TaskId, flags: u32) {
+        let cfs = self.se[self.tasks[p.index()].se.index()].cfs_rq;
+        self.cfs[cfs.index()]
+            .throttled_limbo_list
+            .retain(|&x| x != p);
+        if flags & DEQUEUE_SLEEP != 0 {
+            self.tasks[p.index()].throttled = false;
+        }
+    }
+
+    /// kernel: fair.c tg_set_cfs_bandwidth() (ns; quota RUNTIME_INF = no limit): the pool
+    /// side (fair_bandwidth.rs), then every throttled cfs_rq of the group is unthrottled.
+    pub(crate) fn tg_set_cfs_bandwidth(&mut self, tg: TgId, period: u64, quota: u64, burst: u64) {
+        for q in self.__tg_set_cfs_bandwidth(tg, period, quota, burst) {
+            self.unthrottle_cfs_rq(q);
+        }
+    }
+
+    /// The CFS bandwidth timers' work that needs the entity walks: unthrottle what the
+    /// period or slack timer distributed runtime to.
+    pub(crate) fn unthrottle_distributed(&mut self, list: Vec<CfsRqId>) {
+        for q in list {
+            if self.cfs_rq_throttled(q) {
+                self.unthrottle_cfs_rq(q);
+            }
         }
     }
 
@@ -2457,6 +2818,8 @@ mod tests {
             cfs_rq: vec![],
             se: vec![],
             load_avg: 4096,
+            cfs_bandwidth: Default::default(),
+            usage_ns: 0,
         });
         let mut c = CfsRq::new(0, TgId(1));
         c.load.weight = 2 * NICE_0_LOAD;

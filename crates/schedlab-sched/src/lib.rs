@@ -7,6 +7,7 @@
 //! | exec.rs | (simulator) | running task programs: segments, system calls, timers, IPIs |
 //! | fair.rs | fair.c | EEVDF entity level: placement, pick, wakeup preemption, delayed dequeue |
 //! | fair_pelt.rs | fair.c + pelt.c | `update_load_avg`, util_est, group shares |
+//! | fair_bandwidth.rs | fair.c (CONFIG_CFS_BANDWIDTH) + core.c cpu.max | bandwidth pool, slices, period/slack timers, cpu.stat |
 //! | select.rs | fair.c | `select_task_rq_fair` and the idle scanners |
 //! | balance.rs | fair.c | load balancing |
 //! | pelt.rs | pelt.c | PELT arithmetic |
@@ -25,6 +26,7 @@ pub mod deadline;
 pub mod debug;
 pub mod exec;
 pub mod fair;
+pub mod fair_bandwidth;
 pub mod fair_pelt;
 pub mod features;
 pub mod idle;

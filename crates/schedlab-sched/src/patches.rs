@@ -195,6 +195,20 @@ patches! {
         "deadline.c pick_task_dl (an empty server pick stops the server instead of yielding)", true, []),
     DlServerOffline = ("ee6e44dfe6e5", "sched/deadline: Stop dl_server before CPU goes offline", "v6.18",
         "deadline.c dl_server_stop at CPU offline (no CPU hotplug in the model)", false, []),
+    // the task-based CFS bandwidth throttle series (Valentin Schneider, Aaron Lu; in
+    // linux-next 2025-09-05 via tip sched/core, merged for v6.18), and its v6.18 fix
+    ThrottleDataStructures = ("2cd571245b43", "sched/fair: Add related data structure for task based throttle", "v6.18",
+        "sched.h cfs_rq throttled_limbo_list, task throttle_node/sched_throttle_work (no behaviour change)", false, []),
+    ThrottleTaskWork = ("7fc2d1439247", "sched/fair: Implement throttle task work and related helpers", "v6.18",
+        "fair.c throttle_cfs_rq_work, task_throttle_setup_work (no behaviour change before e1fad12dcb66)", false, []),
+    TaskBasedThrottle = ("e1fad12dcb66", "sched/fair: Switch to task based throttle model", "v6.18",
+        "fair.c throttle_cfs_rq/unthrottle_cfs_rq (group entity stays queued; tasks leave one by one on return to user to the limbo list), pick_task_fair (task work), enqueue_task_fair/dequeue_entities (no stop at a throttled cfs_rq), check_preempt_wakeup_fair (task_is_throttled)", true, []),
+    ThrottleTimeAccounting = ("eb962f251fbb", "sched/fair: Task based throttle time accounting", "v6.18",
+        "fair.c record_throttle_clock (throttled time starts when the first task is throttled; cpu.stat throttled_usec), DEQUEUE_THROTTLE", true, []),
+    NoThrottledLbPair = ("5b726e9bf954", "sched/fair: Get rid of throttled_lb_pair()", "v6.18",
+        "fair.c can_migrate_task (no throttled_lb_pair test)", true, []),
+    UnthrottleGrant = ("956dfda6a708", "sched/fair: Prevent cfs_rq from being unthrottled with zero runtime_remaining", "v6.18",
+        "core.c tg_set_cfs_bandwidth (runtime_remaining = 1, so unthrottle_cfs_rq's zero-runtime test of e1fad12dcb66 lets a quota change unthrottle; tip sched/urgent 2025-11-06, v6.18-rc: release candidate unverified)", true, []),
     // ------------------------------------------------------------------ v6.19 (dl_server)
     DlServerTimeAcct = ("e636ffb9e31b", "sched/deadline: Fix dl_server time accounting", "v6.19-rc1",
         "deadline.c dl_server_start/dl_server_timer (update_curr first), dl_server_update (only when active), idle.c update_curr_idle (dl_server_update_idle)", true, []),
@@ -363,12 +377,14 @@ mod truth {
     /// features (presets.rs counts only for its `has(Patch::…)` tests, see below).
     const SOURCES: &[(&str, &str)] = &[
         ("balance.rs", include_str!("balance.rs")),
+        ("cgroup.rs", include_str!("cgroup.rs")),
         ("class.rs", include_str!("class.rs")),
         ("core.rs", include_str!("core.rs")),
         ("deadline.rs", include_str!("deadline.rs")),
         ("debug.rs", include_str!("debug.rs")),
         ("exec.rs", include_str!("exec.rs")),
         ("fair.rs", include_str!("fair.rs")),
+        ("fair_bandwidth.rs", include_str!("fair_bandwidth.rs")),
         ("fair_pelt.rs", include_str!("fair_pelt.rs")),
         ("idle.rs", include_str!("idle.rs")),
         ("invariants.rs", include_str!("invariants.rs")),

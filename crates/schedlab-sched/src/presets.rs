@@ -142,6 +142,13 @@ pub const PRESETS: &[PresetDef] = &[
             P::DlServerStuck,
             P::DlServerBehaviour,
             P::DlServerOffline,
+            // task-based CFS bandwidth throttling
+            P::ThrottleDataStructures,
+            P::ThrottleTaskWork,
+            P::TaskBasedThrottle,
+            P::ThrottleTimeAccounting,
+            P::NoThrottledLbPair,
+            P::UnthrottleGrant,
             // not a scheduler commit: fs/pipe.c, v6.15 (vfs-6.15.pipe); it changes what the
             // pipe benchmarks' system calls cost (docs/validation/pipe-atime.md)
             P::PipeAnonNoTimes,
@@ -778,6 +785,14 @@ impl KernelConfig {
                 } else {
                     self.sysctl.fair_server_period_ns = n;
                 }
+            }
+            "sched_cfs_bandwidth_slice_us" => {
+                // proc_dointvec_minmax with extra1 = SYSCTL_ONE: 1..=INT_MAX
+                let n = num()?;
+                if n == 0 || n > i32::MAX as u64 {
+                    return Err(bad("must be 1..=2147483647"));
+                }
+                self.sysctl.sched_cfs_bandwidth_slice_us = n;
             }
             "timer_slack_ns" => {
                 // Deviation: prctl takes an unsigned long; schedlab caps the slack at

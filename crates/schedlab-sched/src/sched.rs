@@ -51,6 +51,8 @@ pub const DEQUEUE_NOCLOCK: u32 = 0x08;
 pub const DEQUEUE_SPECIAL: u32 = 0x10;
 pub const DEQUEUE_MIGRATING: u32 = 0x100;
 pub const DEQUEUE_DELAYED: u32 = 0x200;
+/// v6.18+ (eb962f251fbb): the dequeue of a task throttled on its return to user space.
+pub const DEQUEUE_THROTTLE: u32 = 0x800;
 
 pub const ENQUEUE_WAKEUP: u32 = 0x01;
 pub const ENQUEUE_RESTORE: u32 = 0x02;
@@ -315,6 +317,19 @@ pub struct CfsRq {
     /// `h_load` cache for task_h_load and its jiffy stamp.
     pub h_load: u64,
     pub last_h_load_update: u64,
+    // ---- CFS bandwidth (fair_bandwidth.rs) ----
+    /// The group has a quota (`cpu.max` not "max"): runtime is charged here.
+    pub runtime_enabled: bool,
+    /// Local runtime left from the slices taken from the group's pool (ns; may go negative).
+    pub runtime_remaining: i64,
+    /// This cfs_rq is throttled (its group entity is out of the parent).
+    pub throttled: bool,
+    /// Throttled cfs_rqs at or above this one on this CPU (`throttled_hierarchy`).
+    pub throttle_count: u32,
+    /// `rq_clock` when the throttled time started (0 = not counting).
+    pub throttled_clock: u64,
+    /// Tasks throttled at this level, off the queue (v6.18+ `throttled_limbo_list`).
+    pub throttled_limbo_list: Vec<TaskId>,
 }
 
 impl CfsRq {
@@ -342,6 +357,12 @@ impl CfsRq {
             removed: Default::default(),
             h_load: 0,
             last_h_load_update: 0,
+            runtime_enabled: false,
+            runtime_remaining: 0,
+            throttled: false,
+            throttle_count: 0,
+            throttled_clock: 0,
+            throttled_limbo_list: Vec::new(),
         }
     }
 }
@@ -361,6 +382,10 @@ pub struct TaskGroup {
     pub se: Vec<Option<SeId>>,
     /// `tg->load_avg`.
     pub load_avg: i64,
+    /// `tg->cfs_bandwidth` (cpu.max).
+    pub cfs_bandwidth: crate::fair_bandwidth::CfsBandwidth,
+    /// Run time of this group's own tasks (ns), for `cpu.stat` usage_usec.
+    pub usage_ns: u64,
 }
 
 /// The kind of resched request pending on a CPU.
@@ -417,6 +442,11 @@ pub struct Task {
     /// `PF_KTHREAD`: a kernel thread (a per-CPU kthread when also pinned to one CPU, which
     /// `select_idle_sibling` lets the wakee stack behind, smp.md §2.5 rule 3).
     pub kthread: bool,
+    /// `p->throttled` (v6.18+ task-based CFS throttling): on its cfs_rq's limbo list, off
+    /// the queue while `on_rq` stays queued.
+    pub throttled: bool,
+    /// `p->sched_throttle_work` is queued: dequeue to the limbo list on the return to user.
+    pub throttle_work: bool,
     pub rng: Rng,
     pub(crate) prog: Option<Box<dyn Program>>,
     pub(crate) exec: Exec,

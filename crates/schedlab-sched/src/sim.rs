@@ -153,6 +153,10 @@ pub(crate) enum Ev {
     /// A SCHED_DEADLINE task's `inactive_timer` (0-lag time; a hard hrtimer with no slack).
     /// Fires only if armed and due (deadline.rs).
     DlInactiveTimer { ent: crate::deadline::DlEnt },
+    /// A task group's CFS bandwidth period hrtimer (fair_bandwidth.rs; stale `gen` ignored).
+    CfsPeriodTimer { tg: u32, gen: u32 },
+    /// A task group's CFS bandwidth slack hrtimer (fair_bandwidth.rs; stale `gen` ignored).
+    CfsSlackTimer { tg: u32, gen: u32 },
     /// End of the simulation.
     Stop,
 }
@@ -165,7 +169,9 @@ impl Ev {
             | Ev::TimerIrq { .. }
             | Ev::RtPeriodTimer { .. }
             | Ev::DlTimer { .. }
-            | Ev::DlInactiveTimer { .. } => 1,
+            | Ev::DlInactiveTimer { .. }
+            | Ev::CfsPeriodTimer { .. }
+            | Ev::CfsSlackTimer { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -267,6 +273,8 @@ pub struct Kernel {
     pub wakeup_log_cap: usize,
     /// Whether the run stopped because every task had exited.
     pub all_exited_at: Option<u64>,
+    /// Groups with a CFS bandwidth quota (`cfs_bandwidth_used()`'s static key count).
+    pub cfs_bandwidth_users: u32,
 }
 
 impl Kernel {
@@ -357,6 +365,7 @@ impl Kernel {
             observe_comm: None,
             wakeup_log: Vec::new(),
             wakeup_log_cap: 1_000_000,
+            cfs_bandwidth_users: 0,
         };
         // root task group with one root cfs_rq per CPU
         let mut root_cfs = Vec::new();
@@ -373,6 +382,8 @@ impl Kernel {
             cfs_rq: root_cfs.clone(),
             se: vec![None; ncpus],
             load_avg: 0,
+            cfs_bandwidth: Default::default(),
+            usage_ns: 0,
         });
         for (cpu, &root) in root_cfs.iter().enumerate() {
             let idle = k.alloc_task(
@@ -505,6 +516,8 @@ impl Kernel {
                 }
                 Ev::RtPeriodTimer { gen } => self.on_rt_period_timer(gen),
                 Ev::RtPushWork { cpu } => self.on_rt_push_work(cpu as usize),
+                Ev::CfsPeriodTimer { tg, gen } => self.on_cfs_period_timer(tg, gen),
+                Ev::CfsSlackTimer { tg, gen } => self.on_cfs_slack_timer(tg, gen),
             }
             self.stats.events += 1;
             if self.check_invariants {

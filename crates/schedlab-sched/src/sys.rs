@@ -73,6 +73,8 @@ pub trait Procfs {
     fn tracepoint_counts(&self) -> TracepointCounts;
     /// The cgroup of a task (`/proc/PID/cgroup`: `0::PATH`).
     fn task_cgroup(&self, t: TaskId) -> String;
+    /// `cat /sys/fs/cgroup/PATH/cpu.stat` (None if the group does not exist).
+    fn cgroup_stat(&self, path: &str) -> Option<crate::cgroup::CgroupStat>;
 }
 
 /// The set-up handle: what the launcher of a workload (a shell, or the program's own main
@@ -146,6 +148,10 @@ impl Procfs for Kernel {
 
     fn task_cgroup(&self, t: TaskId) -> String {
         self.task_cgroup_path(t).to_string()
+    }
+
+    fn cgroup_stat(&self, path: &str) -> Option<crate::cgroup::CgroupStat> {
+        Kernel::cgroup_stat(self, path)
     }
 }
 

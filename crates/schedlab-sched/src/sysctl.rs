@@ -78,6 +78,12 @@ pub const SYSCTLS: &[SysctlInfo] = &[
         units: "ns",
     },
     SysctlInfo {
+        name: "sched_cfs_bandwidth_slice_us",
+        doc: "/proc/sys/kernel/sched_cfs_bandwidth_slice_us: runtime a cfs_rq takes from its group's cpu.max pool at a time (1..=INT_MAX)",
+        default: "5000",
+        units: "us",
+    },
+    SysctlInfo {
         name: "timer_slack_ns",
         doc: "prctl PR_SET_TIMERSLACK default for fair tasks (hrtimer range)",
         default: "50000",
@@ -110,6 +116,8 @@ pub struct Sysctls {
     pub sched_rt_period_us: u64,
     /// `sched_rr_timeslice_ms` (RR_TIMESLICE = 100 ms).
     pub sched_rr_timeslice_ms: i64,
+    /// `sched_cfs_bandwidth_slice_us` (CFS bandwidth slice, 5 ms).
+    pub sched_cfs_bandwidth_slice_us: u64,
     pub timer_slack_ns: u64,
     pub fair_server_runtime_ns: u64,
     pub fair_server_period_ns: u64,
@@ -128,6 +136,7 @@ impl Default for Sysctls {
             sched_rt_runtime_us: 950_000,
             sched_rt_period_us: 1_000_000,
             sched_rr_timeslice_ms: 100,
+            sched_cfs_bandwidth_slice_us: 5_000,
             timer_slack_ns: 50_000,
             fair_server_runtime_ns: 50_000_000,
             fair_server_period_ns: 1_000_000_000,

@@ -152,6 +152,13 @@ pub fn text(r: &RunResult) -> String {
     );
     let ops: Vec<String> = r.fair_ops.iter().map(|(n, v)| format!("{n} {v}")).collect();
     let _ = writeln!(s, "  fair: {}", ops.join(", "));
+    if !r.cgroups.is_empty() {
+        // each non-root group's cpu.stat at the end of the run, in the kernel's key order
+        let _ = writeln!(s);
+        for (path, st) in &r.cgroups {
+            let _ = writeln!(s, "  cgroup {path} cpu.stat: {}", st.line());
+        }
+    }
     if r.warnings > 0 {
         let _ = writeln!(
             s,
@@ -320,6 +327,27 @@ pub fn json(r: &RunResult) -> Value {
     if let Some((comm, long)) = &r.wakeups_comm {
         doc["wakeups"] = crate::explain::json(comm, &r.wakeups, *long, 100);
     }
+    if !r.cgroups.is_empty() {
+        // `cgroups`: path -> cpu.stat under the kernel's key names (µs); only present when
+        // the run has groups, so that a run without any keeps its document
+        let mut cg = Map::new();
+        for (path, st) in &r.cgroups {
+            cg.insert(
+                path.clone(),
+                json!({
+                    "usage_usec": st.usage_usec,
+                    "user_usec": st.user_usec,
+                    "system_usec": st.system_usec,
+                    "nr_periods": st.nr_periods,
+                    "nr_throttled": st.nr_throttled,
+                    "throttled_usec": st.throttled_usec,
+                    "nr_bursts": st.nr_bursts,
+                    "burst_usec": st.burst_usec,
+                }),
+            );
+        }
+        doc["cgroups"] = Value::Object(cg);
+    }
     doc
 }
 
@@ -444,5 +472,33 @@ mod tests {
         assert!(p.load_avg >= 1000, "load_avg {}", p.load_avg);
         assert_eq!(r.cpus[0].migrations_out, 0);
         assert_eq!(r.nr_switches, r.cpus[0].nr_switches);
+    }
+
+    /// A run without cgroups has no `cgroups` key and no cpu.stat line; with groups, one
+    /// line per group under the kernel's cpu.stat key names and the same values in the JSON.
+    #[test]
+    fn cgroup_cpu_stat_is_shown_only_for_runs_with_groups() {
+        let mut r = one_hog();
+        assert!(r.cgroups.is_empty());
+        assert!(json(&r).get("cgroups").is_none());
+        assert!(!text(&r).contains("cpu.stat"));
+        let st = schedlab_sched::cgroup::CgroupStat {
+            usage_usec: 10,
+            user_usec: 7,
+            system_usec: 3,
+            nr_periods: 20,
+            nr_throttled: 19,
+            throttled_usec: 950_000,
+            nr_bursts: 1,
+            burst_usec: 5,
+        };
+        r.cgroups.push(("/a/b".into(), st));
+        assert!(text(&r).contains(
+            "  cgroup /a/b cpu.stat: usage_usec 10 user_usec 7 system_usec 3 nr_periods 20 \
+             nr_throttled 19 throttled_usec 950000 nr_bursts 1 burst_usec 5\n"
+        ));
+        let d = json(&r);
+        assert_eq!(d["cgroups"]["/a/b"]["nr_throttled"], 19);
+        assert_eq!(d["cgroups"]["/a/b"]["throttled_usec"], 950_000);
     }
 }

@@ -8,6 +8,7 @@
 use crate::trace_file::TraceFile;
 pub use schedlab_engine::input::one_line;
 use schedlab_platform::{Platform, PlatformError};
+use schedlab_sched::cgroup::CgroupStat;
 use schedlab_sched::fair::FairOp;
 use schedlab_sched::pelt::UTIL_AVG_UNCHANGED;
 use schedlab_sched::sched::{Policy, TaskId};
@@ -241,6 +242,8 @@ pub struct RunResult {
     pub wakeups: Vec<schedlab_sched::stats::WakeupRecord>,
     /// The `--explain-wakeups` comm and long-wait threshold.
     pub wakeups_comm: Option<(String, u64)>,
+    /// `cpu.stat` of every non-root cgroup at the end of the run, by path (creation order).
+    pub cgroups: Vec<(String, CgroupStat)>,
 }
 
 /// One fair_server run at deadline priority: from its entry into the DL tree (state D) to its
@@ -758,6 +761,12 @@ fn collect(
         })
         .collect();
     let procfs: &dyn Procfs = k;
+    let cgroups = k
+        .tgs
+        .iter()
+        .skip(1)
+        .filter_map(|g| procfs.cgroup_stat(&g.path).map(|st| (g.path.clone(), st)))
+        .collect();
     let wl = workloads
         .iter()
         .map(|(line, _, w)| WorkloadResult {
@@ -808,5 +817,6 @@ fn collect(
                 .map_or(DEFAULT_LONG_WAIT_NS, |e| e.1);
             (c, long)
         }),
+        cgroups,
     }
 }
