@@ -1221,6 +1221,7 @@ impl Kernel {
             load_avg: 0,
         });
         self.alloc_fair_sched_group(tg, parent);
+        self.online_fair_sched_group(tg);
         tg
     }
 

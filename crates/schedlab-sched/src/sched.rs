@@ -312,6 +312,11 @@ pub struct CfsRq {
     pub util_est: u32,
     /// PELT "removed" accumulators (wakeup migrations away from this cfs_rq).
     pub removed: crate::pelt::RemovedLoad,
+    /// `cfs_rq->propagate`: an attach, detach or removal changed this group cfs_rq's sums;
+    /// its group entity and the parent follow at the entity's next `update_load_avg()`.
+    pub propagate: bool,
+    /// `cfs_rq->prop_runnable_sum`: the pending signed change of load_sum (unweighted).
+    pub prop_runnable_sum: i64,
     /// `h_load` cache for task_h_load and its jiffy stamp.
     pub h_load: u64,
     pub last_h_load_update: u64,
@@ -340,6 +345,8 @@ impl CfsRq {
             last_update_tg_load_avg: 0,
             util_est: 0,
             removed: Default::default(),
+            propagate: false,
+            prop_runnable_sum: 0,
             h_load: 0,
             last_h_load_update: 0,
         }
