@@ -437,4 +437,125 @@ mod tests {
         assert_eq!(k.cfs[qb.index()].h_nr_queued, 2);
         k.run_until(1_000_000_000);
     }
+
+    fn se_of(k: &Kernel, t: TaskId) -> SeId {
+        k.tasks[t.index()].se
+    }
+
+    /// Issue #13 item 1, tests (a) and (b), balancer side (smp.md §5.6; fair.c
+    /// DO_DETACH/DO_ATTACH and propagate_entity_load_avg): two hogs of /g share CPU 0 for
+    /// 300 ms (≈ 512 of util each); the queued one is moved to the idle CPU 1. CPU 1's root
+    /// had nothing, so its util_avg becomes exactly the task's U in the same enqueue walk
+    /// (0 + U: the group entity copies its cfs_rq's util); CPU 0's root loses ≈ U at once
+    /// (only the ≤ 1 ms of aging since CPU 0's last update separates the two readings).
+    #[test]
+    fn a_migrated_group_task_moves_its_util_between_roots_at_once() {
+        let mut k = kern("v6.18", 2);
+        let a = hog(&mut k, "/g", 0, None);
+        let b = hog(&mut k, "/g", 0, None);
+        k.run_until(300_000_000);
+        let moved = if k.rqs[0].curr == a { b } else { a };
+        let (root0, root1) = (k.rqs[0].cfs, k.rqs[1].cfs);
+        let before0 = k.cfs[root0.index()].avg.util_avg;
+        assert_eq!(k.cfs[root1.index()].avg.util_avg, 0);
+        k.tasks[moved.index()].cpus_allowed = CpuMask::first_n(2);
+        k.tasks[moved.index()].nr_cpus_allowed = 2;
+        k.move_queued_task(0, 1, moved);
+        k.check_all_invariants();
+        let u = k.se[se_of(&k, moved).index()].avg.util_avg;
+        assert!((400..=620).contains(&u), "half a CPU: {u}");
+        assert_eq!(k.cfs[root1.index()].avg.util_avg, u);
+        let g = k.cgroup_lookup("/g").unwrap();
+        let ge1 = k.tgs[g.index()].se[1].unwrap();
+        assert_eq!(k.se[ge1.index()].avg.util_avg, u);
+        let after0 = k.cfs[root0.index()].avg.util_avg;
+        let drop = before0 as i64 - after0 as i64;
+        assert!((drop - u as i64).abs() <= 8, "CPU 0 lost {drop}, U = {u}");
+        // the group entity on CPU 0 now carries only the task left there
+        let q0 = k.tgs[g.index()].cfs_rq[0];
+        let ge0 = k.tgs[g.index()].se[0].unwrap();
+        assert_eq!(
+            k.se[ge0.index()].avg.util_avg,
+            k.cfs[q0.index()].avg.util_avg
+        );
+        k.run_until(400_000_000);
+    }
+
+    /// Test (a), cgroup side: a root hog with util U ≈ 1023 after 300 ms is moved into /g
+    /// (cgroup_attach → sched_move_task → task_change_group_fair): the root loses U on the
+    /// detach and gets it back through se(/g) in the same call (detach_entity_cfs_rq and
+    /// attach_entity_cfs_rq each propagate to the root), so its util_avg stays at U instead
+    /// of restarting from the group entity's 0.
+    #[test]
+    fn cgroup_attach_keeps_the_root_util_of_a_moved_task() {
+        let mut k = kern("v6.18", 1);
+        let root = k.rqs[0].cfs;
+        let t = {
+            let attrs = TaskAttrs {
+                cpus: Some(CpuMask::single(0)),
+                ..Default::default()
+            };
+            let t = k.create_task(Box::new(Hog), &attrs, None, false);
+            k.start_task(t);
+            t
+        };
+        k.cgroup_mkdir_p("/g").unwrap();
+        k.run_until(300_000_000);
+        let before = k.cfs[root.index()].avg.util_avg;
+        assert!(before > 1000, "{before}");
+        k.cgroup_attach(t, "/g").unwrap();
+        k.check_all_invariants();
+        let u = k.se[se_of(&k, t).index()].avg.util_avg;
+        let after = k.cfs[root.index()].avg.util_avg;
+        assert!(
+            (after as i64 - before as i64).abs() <= 4,
+            "{before} -> {after}"
+        );
+        let g = k.cgroup_lookup("/g").unwrap();
+        let q = k.tgs[g.index()].cfs_rq[0];
+        let ge = k.tgs[g.index()].se[0].unwrap();
+        assert_eq!(k.cfs[q.index()].avg.util_avg, u);
+        assert_eq!(k.se[ge.index()].avg.util_avg, u);
+        // and back to the root: se(/g) gives its util back at once (test (b))
+        k.run_until(310_000_000);
+        k.cgroup_attach(t, "/").unwrap();
+        k.check_all_invariants();
+        assert_eq!(k.se[ge.index()].avg.util_avg, 0);
+        let back = k.cfs[root.index()].avg.util_avg;
+        let u = k.se[se_of(&k, t).index()].avg.util_avg;
+        assert!((back as i64 - u as i64).abs() <= 4, "root {back}, task {u}");
+    }
+
+    /// Test (d): task_h_load by smp.md §9.4 in a nested hierarchy on one CPU. Hog A in /p/c,
+    /// hog B in /p, run 2 s. Every level is always runnable, so each load_avg is close to
+    /// its weight: root ≈ 1024 (se(/p) alone, full shares), /p ≈ 2048 (se(/p/c) 1024 + B
+    /// 1024), /p/c ≈ 1024 (A). h(root) = 1024; h(/p) = 1024·1024/1025 ≈ 1023;
+    /// h(/p/c) = 1023·1024/2049 ≈ 511; task_h_load(A) = 1024·511/1025 ≈ 510 and
+    /// task_h_load(B) = 1024·1023/2049 ≈ 511: each task is half of the CPU's load. The
+    /// exact value is the same formula on the live averages.
+    #[test]
+    fn task_h_load_in_a_nested_group() {
+        let mut k = kern("v6.18", 1);
+        let a = hog(&mut k, "/p/c", 0, None);
+        let b = hog(&mut k, "/p", 0, None);
+        k.run_until(2_000_000_000);
+        let p = k.cgroup_lookup("/p").unwrap();
+        let c = k.cgroup_lookup("/p/c").unwrap();
+        let la = |k: &Kernel, q: CfsRqId| k.cfs[q.index()].avg.load_avg;
+        let root = la(&k, k.rqs[0].cfs);
+        let qp = la(&k, k.tgs[p.index()].cfs_rq[0]);
+        let qc = la(&k, k.tgs[c.index()].cfs_rq[0]);
+        let gp = k.se[k.tgs[p.index()].se[0].unwrap().index()].avg.load_avg;
+        let gc = k.se[k.tgs[c.index()].se[0].unwrap().index()].avg.load_avg;
+        let ta = k.se[se_of(&k, a).index()].avg.load_avg;
+        let tb = k.se[se_of(&k, b).index()].avg.load_avg;
+        let h_p = root * gp / (root + 1);
+        let h_c = h_p * gc / (qp + 1);
+        assert_eq!(k.task_h_load(a), ta * h_c / (qc + 1));
+        assert_eq!(k.task_h_load(b), tb * h_p / (qp + 1));
+        for t in [a, b] {
+            let h = k.task_h_load(t);
+            assert!((500..=515).contains(&h), "{h}");
+        }
+    }
 }
