@@ -13,8 +13,8 @@ use crate::Kernel;
 // Actions of update_load_avg() (fair.c's local flags).
 /// Publish `tg->load_avg` if the cfs_rq's load changed.
 pub(crate) const UPDATE_TG: u32 = 0x1;
-/// Do not age the entity (attach without `ATTACH_AGE_LOAD`).
-pub(crate) const SKIP_AGE_LOAD: u32 = 0x2;
+// SKIP_AGE_LOAD (0x2) is only used by attach_entity_cfs_rq() without ATTACH_AGE_LOAD, which is
+// on in every preset and not modelled.
 /// From `enqueue_entity()`: attach an entity with no history (new or migrated).
 pub(crate) const DO_ATTACH: u32 = 0x4;
 /// From `dequeue_entity()` of a task being migrated by the balancer: detach it.
@@ -84,8 +84,7 @@ impl Kernel {
         }
     }
 
-    /// kernel: fair.c update_load_avg() — the entity (unless it has no history or
-    /// `SKIP_AGE_LOAD`), then its cfs_rq (pending removals first), then a group entity takes
+    /// kernel: fair.c update_load_avg() — the entity (unless it has no history), then its cfs_rq (pending removals first), then a group entity takes
     /// over its cfs_rq's pending change (`propagate_entity_load_avg`), then attach
     /// (`DO_ATTACH`) or detach (`DO_DETACH`), then `tg->load_avg` (`UPDATE_TG`).
     ///
@@ -112,7 +111,7 @@ impl Kernel {
         let on_rq = e.on_rq;
         let needs_attach = is_task && e.avg.last_update_time == 0;
         let util_est = self.cfg.feat(F::UTIL_EST);
-        if !needs_attach && flags & SKIP_AGE_LOAD == 0 {
+        if !needs_attach {
             let sa = &mut self.se[se.index()].avg;
             pelt::__update_load_avg_se(now, sa, w, on_rq, runnable, running, util_est);
         }
@@ -121,17 +120,40 @@ impl Kernel {
         let curr = self.cfs[cfs.index()].curr.is_some();
         let c = &mut self.cfs[cfs.index()];
         let mut removed = c.removed;
-        let (mut decayed, prop) =
+        let had_removed = removed.nr != 0;
+        let (decayed, prop) =
             pelt::update_cfs_rq_load_avg(now, &mut c.avg, &mut removed, lw, nr, curr, fold);
         c.removed = removed;
+        if !is_task || needs_attach || had_removed || flags & DO_DETACH != 0 {
+            self.update_load_avg_tail(cfs, se, flags, decayed, prop, needs_attach && on_rq);
+        } else if decayed && flags & UPDATE_TG != 0 {
+            self.update_tg_load_avg(cfs);
+        }
+    }
+
+    /// The rest of [`Self::update_load_avg`] when there is anything to propagate, attach or
+    /// detach (kept out of line: a queued task's plain update skips it).
+    #[inline(never)]
+    fn update_load_avg_tail(
+        &mut self,
+        cfs: CfsRqId,
+        se: SeId,
+        flags: u32,
+        mut decayed: bool,
+        prop: Option<i64>,
+        attach_queued: bool,
+    ) {
         if let Some(r) = prop {
+            let c = &mut self.cfs[cfs.index()];
             pelt::add_tg_cfs_propagate(&mut c.propagate, &mut c.prop_runnable_sum, r);
         }
-        if !is_task {
+        if self.se[se.index()].task.is_none() {
             decayed |= self.propagate_entity_load_avg(se);
         }
-        let attach = needs_attach
-            && (on_rq || (flags & DO_ATTACH != 0 && self.cfs[cfs.index()].my_se.is_some()));
+        let needs_attach =
+            self.se[se.index()].task.is_some() && self.se[se.index()].avg.last_update_time == 0;
+        let attach = attach_queued
+            || (needs_attach && flags & DO_ATTACH != 0 && self.cfs[cfs.index()].my_se.is_some());
         if attach {
             self.attach_entity_load_avg(cfs, se);
             self.update_tg_load_avg(cfs);
@@ -225,16 +247,12 @@ impl Kernel {
     }
 
     /// kernel: fair.c attach_entity_cfs_rq() — synchronise with the cfs_rq (aging the entity
-    /// first under `ATTACH_AGE_LOAD`, the default in every preset), add its signals, publish
-    /// `tg->load_avg`, propagate to the root.
+    /// first: `ATTACH_AGE_LOAD`, on in every preset; without it the kernel skips the aging, which
+    /// makes no difference here because every caller attaches an entity with a zero stamp),
+    /// add its signals, publish `tg->load_avg`, propagate to the root.
     pub(crate) fn attach_entity_cfs_rq(&mut self, se: SeId) {
         let cfs = self.se[se.index()].cfs_rq;
-        let flags = if self.cfg.feat(F::ATTACH_AGE_LOAD) {
-            0
-        } else {
-            SKIP_AGE_LOAD
-        };
-        self.update_load_avg(cfs, se, flags);
+        self.update_load_avg(cfs, se, 0);
         self.attach_entity_load_avg(cfs, se);
         self.update_tg_load_avg(cfs);
         self.propagate_entity_cfs_rq(se);
