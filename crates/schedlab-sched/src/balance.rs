@@ -999,9 +999,13 @@ impl Kernel {
         let curr = c.curr.is_some();
         let c = &mut self.cfs[cfs.index()];
         let mut removed = c.removed;
-        let (decayed, _) =
+        let (decayed, prop) =
             pelt::update_cfs_rq_load_avg(now, &mut c.avg, &mut removed, lw, nr, curr, fold);
         c.removed = removed;
+        if let Some(r) = prop {
+            // removed load: its group entity follows at its update below
+            pelt::add_tg_cfs_propagate(&mut c.propagate, &mut c.prop_runnable_sum, r);
+        }
         if decayed {
             self.update_tg_load_avg(cfs);
         }

@@ -558,4 +558,42 @@ mod tests {
             assert!((500..=515).contains(&h), "{h}");
         }
     }
+
+    /// Test (b), wakeup side (smp.md §5.6: remove_entity_load_avg): a sleeping /g task woken
+    /// on another CPU leaves its signals in /g's `removed` on CPU 0; the next blocked-load
+    /// update folds them out of /g's cfs_rq and, through se(/g) (not skipped: a change is
+    /// pending), out of CPU 0's root at once: no time passes, so the root drops by the task's
+    /// U up to se(/g)'s own rounding. On CPU 1 the enqueue attaches U to /g and the root
+    /// (0 + U).
+    #[test]
+    fn a_wakeup_migration_leaves_through_removed_and_the_blocked_update() {
+        let mut k = kern("v6.18 NO_DELAY_DEQUEUE", 2);
+        let a = hog(&mut k, "/g", 0, None);
+        let b = hog(&mut k, "/g", 0, None);
+        k.run_until(300_000_000);
+        let t = if k.rqs[0].curr == a { b } else { a };
+        let (root0, root1) = (k.rqs[0].cfs, k.rqs[1].cfs);
+        k.update_rq_clock(0);
+        assert!(k.dequeue_task(0, t, DEQUEUE_SLEEP));
+        k.tasks[t.index()].on_rq = OnRq::No;
+        k.tasks[t.index()].state = TaskState::Interruptible;
+        let before0 = k.cfs[root0.index()].avg.util_avg;
+        let u = k.se[se_of(&k, t).index()].avg.util_avg;
+        assert!((400..=620).contains(&u), "half a CPU: {u}");
+        k.tasks[t.index()].cpus_allowed = CpuMask::first_n(2);
+        k.tasks[t.index()].nr_cpus_allowed = 2;
+        k.set_task_cpu(t, 1, 0);
+        let g = k.cgroup_lookup("/g").unwrap();
+        let q0 = k.tgs[g.index()].cfs_rq[0];
+        assert_eq!(k.cfs[q0.index()].removed.util_avg, u);
+        assert_eq!(k.cfs[root0.index()].avg.util_avg, before0);
+        k.sched_balance_update_blocked_averages(0);
+        let drop = before0 as i64 - k.cfs[root0.index()].avg.util_avg as i64;
+        assert!((drop - u as i64).abs() <= 8, "CPU 0 lost {drop}, U = {u}");
+        k.update_rq_clock(1);
+        k.tasks[t.index()].state = TaskState::Running;
+        k.activate_task(1, t, ENQUEUE_WAKEUP | ENQUEUE_MIGRATED);
+        assert_eq!(k.cfs[root1.index()].avg.util_avg, u);
+        k.check_all_invariants();
+    }
 }
