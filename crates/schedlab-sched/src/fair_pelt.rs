@@ -432,9 +432,11 @@ impl Kernel {
         pelt::task_util_est(se.avg.util_avg, se.avg.util_est)
     }
 
-    /// `h_load` of a cfs_rq (smp.md §9.4): the root's load_avg, scaled down the hierarchy by
-    /// each group entity's share of its parent's load. Deviation: recomputed on every call
-    /// instead of being cached per jiffy.
+    /// `h_load` of a cfs_rq (smp.md §9.4; fair.c update_cfs_rq_h_load() @ v6.17): the root's
+    /// load_avg, scaled down the hierarchy by each group entity's share of its parent's load,
+    /// `h(child) = h(parent) · ge.load_avg / (parent.load_avg + 1)` at every level (checked on
+    /// a nested /p/c by a cgroup.rs test). Deviation: recomputed on every call instead of
+    /// being cached per jiffy (caching would change root-only runs too).
     fn cfs_h_load(&self, cfs: CfsRqId) -> u64 {
         let c = &self.cfs[cfs.index()];
         match c.my_se {
@@ -448,7 +450,7 @@ impl Kernel {
         }
     }
 
-    /// kernel: fair.c task_h_load()
+    /// kernel: fair.c task_h_load() @ v6.17: `p.load_avg · h_load(cfs_rq) / (cfs_rq.load_avg + 1)`.
     pub fn task_h_load(&self, t: TaskId) -> u64 {
         let se = &self.se[self.tasks[t.index()].se.index()];
         let cfs = se.cfs_rq;

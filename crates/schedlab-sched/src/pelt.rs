@@ -851,11 +851,13 @@ pub fn update_cfs_rq_load_avg(
 // later. The kernel instead marks `gcfs` (`propagate`, with the signed load_sum change in
 // `prop_runnable_sum`) and, at the next `update_load_avg()` of `ge`, copies util and runnable
 // from `gcfs` to `ge` and estimates `ge`'s new load, adding each difference to the parent.
-// The functions below are that arithmetic; fair_pelt.rs owns the flags and the walk.
+// The functions below are that arithmetic; fair_pelt.rs owns the flags and the walk. Read in a
+// v6.17 tree; as far as known the same in v6.12. The v7.0 fold (089d84203ad4) changes only the
+// floors, as elsewhere in this file (`fold`).
 
 /// `add_positive()` on a 32-bit field (`util_sum`): the C sum is taken at 64 bits and stored
 /// truncated to 32; a negative change that would wrap clamps to 0.
-/// kernel: fair.c add_positive() @ v6.12
+/// kernel: fair.c add_positive() @ v6.17
 #[inline]
 pub fn add_positive_u32(var: &mut u32, val: i64) {
     let res = (i64::from(*var) + val) as u32;
@@ -864,7 +866,7 @@ pub fn add_positive_u32(var: &mut u32, val: i64) {
 
 /// Record a load_sum change of `runnable_sum` in a cfs_rq, to be carried to its group entity
 /// (and from there up) at the entity's next update.
-/// kernel: fair.c add_tg_cfs_propagate() @ v6.12
+/// kernel: fair.c add_tg_cfs_propagate() @ v6.17
 #[inline]
 pub fn add_tg_cfs_propagate(propagate: &mut bool, prop_runnable_sum: &mut i64, runnable_sum: i64) {
     *propagate = true;
@@ -874,7 +876,7 @@ pub fn add_tg_cfs_propagate(propagate: &mut bool, prop_runnable_sum: &mut i64, r
 /// Copy the group cfs_rq's `util_avg` to its entity `se` and add the difference to the parent
 /// `cfs` (average and sum, clamped at 0 and floored). The entity's sum is rebuilt with the
 /// parent's divider: `se` and `cfs` share the period position. `util_sum` is 32-bit.
-/// kernel: fair.c update_tg_cfs_util() @ v6.12
+/// kernel: fair.c update_tg_cfs_util() @ v6.17
 pub fn update_tg_cfs_util(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg) {
     let delta_avg = gcfs.util_avg as i64 - se.util_avg as i64;
     if delta_avg == 0 {
@@ -893,7 +895,7 @@ pub fn update_tg_cfs_util(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg
 /// The same for `runnable_avg`. The rebuilt entity sum is computed in 32 bits as in the
 /// kernel (`u32 new_sum`), which only matters past ~90 runnable tasks in one group cfs_rq.
 /// `fold`: see [`floor_sum_to_avg`].
-/// kernel: fair.c update_tg_cfs_runnable() @ v6.12
+/// kernel: fair.c update_tg_cfs_runnable() @ v6.17
 pub fn update_tg_cfs_runnable(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg, fold: bool) {
     let delta_avg = gcfs.runnable_avg as i64 - se.runnable_avg as i64;
     if delta_avg == 0 {
@@ -925,7 +927,7 @@ pub fn update_tg_cfs_runnable(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &Sche
 /// The change is added to the parent `cfs` (clamped, floored); nothing happens when the
 /// average does not change. `gcfs_weight` is `scale_load_down(gcfs.load.weight)`,
 /// `se_weight` is `se_weight(se)`.
-/// kernel: fair.c update_tg_cfs_load() @ v6.12
+/// kernel: fair.c update_tg_cfs_load() @ v6.17
 pub fn update_tg_cfs_load(
     cfs: &mut SchedAvg,
     se: &mut SchedAvg,
@@ -968,7 +970,7 @@ pub fn update_tg_cfs_load(
 
 /// A group entity with no load or util left and nothing pending in its cfs_rq need not be
 /// updated by the blocked-load pass.
-/// kernel: fair.c skip_blocked_update() @ v6.12
+/// kernel: fair.c skip_blocked_update() @ v6.17
 pub fn skip_blocked_update(se: &SchedAvg, gcfs_propagate: bool) -> bool {
     se.load_avg == 0 && se.util_avg == 0 && !gcfs_propagate
 }
