@@ -1853,9 +1853,17 @@ impl Kernel {
             return;
         }
         let shares = self.calc_group_shares(gcfs);
-        if shares != self.se[se.index()].load.weight {
+        let old = self.se[se.index()].load.weight;
+        if shares != old {
             let cfs = self.se[se.index()].cfs_rq;
             self.reweight_entity(cfs, se, shares, 0);
+            // reweight_entity()'s load-average part (group entities only: a task's reweight
+            // keeps the first version's omission so that runs without groups are unchanged)
+            let fold = self.pelt_fold();
+            let (ow, nw) = (scale_load_down(old), scale_load_down(shares));
+            let mut sa = self.se[se.index()].avg;
+            crate::pelt::reweight_load_avg(&mut self.cfs[cfs.index()].avg, &mut sa, ow, nw, fold);
+            self.se[se.index()].avg = sa;
         }
     }
 

@@ -968,6 +968,26 @@ pub fn update_tg_cfs_load(
     cfs.load_sum = floor_sum_to_avg(cfs.load_sum, cfs.load_avg, fold);
 }
 
+/// The PELT part of a weight change: the entity's load leaves its cfs_rq at the old weight
+/// (`dequeue_load_avg`), its `load_avg` is recomputed from its unweighted `load_sum` at the new
+/// weight with its own divider, and it comes back (`enqueue_load_avg`). So an entity's load
+/// follows its weight at once; for a group entity, whose weight (its share) changes at nearly
+/// every enqueue, dequeue and tick, this keeps the parent's load in step. Weights are
+/// `scale_load_down` values.
+/// kernel: fair.c reweight_entity() @ v6.17 (its load-average lines)
+pub fn reweight_load_avg(
+    cfs: &mut SchedAvg,
+    se: &mut SchedAvg,
+    old_weight: u64,
+    new_weight: u64,
+    fold: bool,
+) {
+    dequeue_load_avg(cfs, se, old_weight, fold);
+    let divider = u64::from(get_pelt_divider(se));
+    se.load_avg = new_weight * se.load_sum / divider;
+    enqueue_load_avg(cfs, se, new_weight, fold);
+}
+
 /// A group entity with no load or util left and nothing pending in its cfs_rq need not be
 /// updated by the blocked-load pass.
 /// kernel: fair.c skip_blocked_update() @ v6.17
@@ -2062,6 +2082,33 @@ mod tests {
         );
         assert_eq!((ge.load_sum, ge.load_avg), (0, 0));
         assert_eq!((root.load_avg, root.load_sum), (0, 0));
+    }
+
+    #[test]
+    fn reweight_rebuilds_load_avg_at_the_new_weight() {
+        // a group entity at weight 1024, half runnable: load_sum 23359, load_avg 512
+        // (period_contrib 0: divider 46718); its parent holds only it.
+        let mut se = SchedAvg {
+            load_sum: 23_359,
+            load_avg: 512,
+            ..SchedAvg::default()
+        };
+        let mut cfs = SchedAvg {
+            load_avg: 512,
+            load_sum: 1024 * 23_359, // 23919616
+            ..SchedAvg::default()
+        };
+        reweight_load_avg(&mut cfs, &mut se, 1024, 2048, false);
+        // out: 512 - 512 = 0, 23919616 - 1024·23359 = 0; load_avg = 2048·23359/46718 = 1024;
+        // in: 1024 and 2048·23359 = 47839232
+        assert_eq!((se.load_sum, se.load_avg), (23_359, 1024));
+        assert_eq!((cfs.load_avg, cfs.load_sum), (1024, 47_839_232));
+        // and down to 3 (an idle group): 3·23359/46718 = 1.5 -> 1
+        reweight_load_avg(&mut cfs, &mut se, 2048, 3, false);
+        assert_eq!(
+            (se.load_avg, cfs.load_avg, cfs.load_sum),
+            (1, 1, 3 * 23_359)
+        );
     }
 
     #[test]
