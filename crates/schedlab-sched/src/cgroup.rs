@@ -516,6 +516,14 @@ mod tests {
         let ge = k.tgs[g.index()].se[0].unwrap();
         assert_eq!(k.cfs[q.index()].avg.util_avg, u);
         assert_eq!(k.se[ge.index()].avg.util_avg, u);
+        // test (c) in the kernel: /g was empty, so se(/g) keeps NICE_0_LOAD (66951e4860d3) and
+        // update_tg_cfs_load gives it 1024 · min(task load_sum, divider) / divider: the task's
+        // own load_avg L (1024 · load_sum / divider) up to the truncations; after the enqueue
+        // calc_group_shares still gives the full 1024 (the only load of /g is on this CPU).
+        let l = k.se[se_of(&k, t).index()].avg.load_avg;
+        let gl = k.se[ge.index()].avg.load_avg;
+        assert!((gl as i64 - l as i64).abs() <= 1, "se(/g) {gl}, task {l}");
+        assert_eq!(k.se[ge.index()].load.weight, NICE_0_LOAD);
         // and back to the root: se(/g) gives its util back at once (test (b))
         k.run_until(310_000_000);
         k.cgroup_attach(t, "/").unwrap();
