@@ -84,9 +84,10 @@ impl Kernel {
         }
     }
 
-    /// kernel: fair.c update_load_avg() — the entity (unless it has no history), then its cfs_rq (pending removals first), then a group entity takes
-    /// over its cfs_rq's pending change (`propagate_entity_load_avg`), then attach
-    /// (`DO_ATTACH`) or detach (`DO_DETACH`), then `tg->load_avg` (`UPDATE_TG`).
+    /// kernel: fair.c update_load_avg() — the entity (unless it has no history), then its
+    /// cfs_rq (pending removals first), then a group entity takes over its cfs_rq's pending
+    /// change (`propagate_entity_load_avg`), then attach (`DO_ATTACH`) or detach
+    /// (`DO_DETACH`), then `tg->load_avg` (`UPDATE_TG`).
     ///
     /// Deviation kept from the first version for a CPU's root cfs_rq: a task with no history
     /// (new, or migrated by a wakeup) is attached at its first update while queued (pick,
@@ -450,7 +451,8 @@ impl Kernel {
         }
     }
 
-    /// kernel: fair.c task_h_load() @ v6.17: `p.load_avg · h_load(cfs_rq) / (cfs_rq.load_avg + 1)`.
+    /// kernel: fair.c task_h_load() @ v6.17:
+    /// `p.load_avg · h_load(cfs_rq) / (cfs_rq.load_avg + 1)`.
     pub fn task_h_load(&self, t: TaskId) -> u64 {
         let se = &self.se[self.tasks[t.index()].se.index()];
         let cfs = se.cfs_rq;

@@ -1928,8 +1928,8 @@ mod tests {
             ..SchedAvg::default()
         };
         update_tg_cfs_util(&mut root, &mut ge, &gcfs);
-        assert_eq!((ge.util_avg, ge.util_sum), (300, 14_015_400)); // 300·46718
-                                                                   // 4671800 + 14015400 = 18687200 (= the floor 400·46718)
+        // 300·46718 = 14015400; parent 4671800 + 14015400 = 18687200 (= the floor 400·46718)
+        assert_eq!((ge.util_avg, ge.util_sum), (300, 14_015_400));
         assert_eq!((root.util_avg, root.util_sum), (400, 18_687_200));
         // the group empties: back to 100 / 4671800
         update_tg_cfs_util(&mut root, &mut ge, &SchedAvg::default());
@@ -2033,8 +2033,9 @@ mod tests {
         let mut prop = 23_359;
         update_tg_cfs_load(&mut root, &mut ge, 1024, &gcfs, 1024, &mut prop, false);
         assert_eq!((ge.load_sum, ge.load_avg), (46_718, 1024));
-        assert_eq!(root.load_avg, 1024 - 876); // 0 + 148
-                                               // no change of the average: nothing written but the pending sum is consumed
+        // parent: 0 + (1024 - 876) = 148
+        assert_eq!(root.load_avg, 1024 - 876);
+        // no change of the average: nothing written but the pending sum is consumed
         let mut ge = SchedAvg {
             load_sum: 23_359,
             load_avg: 512,
