@@ -671,4 +671,22 @@ mod tests {
             }
         }
     }
+
+    /// se_update_runnable(): se(/g)'s PELT runnable input is /g's runnable count as of the
+    /// last enqueue/dequeue walk through it: 2 with two hogs queued, 1 once the waiting one
+    /// sleeps (really dequeued: NO_DELAY_DEQUEUE).
+    #[test]
+    fn the_group_entity_runnable_input_follows_the_walks() {
+        let mut k = kern("v6.18 NO_DELAY_DEQUEUE", 1);
+        let a = hog(&mut k, "/g", 0, None);
+        let b = hog(&mut k, "/g", 0, None);
+        k.run_until(10_000_000);
+        let g = k.cgroup_lookup("/g").unwrap();
+        let ge = k.tgs[g.index()].se[0].unwrap();
+        assert_eq!(k.se[ge.index()].runnable_weight, 2);
+        let t = if k.rqs[0].curr == a { b } else { a };
+        k.update_rq_clock(0);
+        assert!(k.dequeue_task(0, t, DEQUEUE_SLEEP));
+        assert_eq!(k.se[ge.index()].runnable_weight, 1);
+    }
 }

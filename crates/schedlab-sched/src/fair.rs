@@ -573,6 +573,7 @@ impl Kernel {
         }
         self.update_curr(cfs);
         self.update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+        self.se_update_runnable(se);
         self.update_cfs_group(se);
         if !is_curr {
             self.place_entity(cfs, se, flags);
@@ -665,6 +666,7 @@ impl Kernel {
             }
         }
         self.update_load_avg(cfs, se, action);
+        self.se_update_runnable(se);
         self.update_entity_lag(cfs, se);
         if self.cfg.feat(F::PLACE_REL_DEADLINE) && flags & DEQUEUE_SLEEP == 0 {
             let e = &mut self.se[se.index()];
@@ -787,6 +789,7 @@ impl Kernel {
         while let Some(se) = e {
             let cfs = self.se[se.index()].cfs_rq;
             self.update_load_avg(cfs, se, UPDATE_TG);
+            self.se_update_runnable(se);
             self.update_cfs_group(se);
             if propagate {
                 self.se[se.index()].slice = slice;
@@ -883,6 +886,7 @@ impl Kernel {
             while let Some(se) = e {
                 let cfs = self.se[se.index()].cfs_rq;
                 self.update_load_avg(cfs, se, UPDATE_TG);
+                self.se_update_runnable(se);
                 self.update_cfs_group(se);
                 if propagate {
                     self.se[se.index()].slice = slice;

@@ -106,8 +106,7 @@ impl Kernel {
             let delayed_excluded = self.cfg.has(P::PeltTaskRunnableDelayed);
             (e.on_rq && !(delayed_excluded && e.sched_delayed)) as u64
         } else {
-            let q = e.my_q.unwrap();
-            self.cfs_nr_runnable(q)
+            u64::from(e.runnable_weight)
         };
         let on_rq = e.on_rq;
         let needs_attach = is_task && e.avg.last_update_time == 0;
@@ -278,6 +277,15 @@ impl Kernel {
             if let Some(se) = self.tgs[tg.index()].se[cpu] {
                 self.attach_entity_cfs_rq(se);
             }
+        }
+    }
+
+    /// kernel: sched.h se_update_runnable() — a group entity's PELT runnable input follows its
+    /// cfs_rq's runnable count only where the kernel refreshes it: after the entity's load
+    /// update in enqueue_entity/dequeue_entity and in the rest of the enqueue/dequeue walks.
+    pub(crate) fn se_update_runnable(&mut self, se: SeId) {
+        if let Some(q) = self.se[se.index()].my_q {
+            self.se[se.index()].runnable_weight = self.cfs_nr_runnable(q) as u32;
         }
     }
 

@@ -224,6 +224,9 @@ pub struct SchedEntity {
     pub my_q: Option<CfsRqId>,
     pub parent: Option<SeId>,
     pub depth: u32,
+    /// For group entities: the runnable count of `my_q` as of the last `se_update_runnable()`
+    /// (the group entity's PELT runnable input, `se_runnable()`).
+    pub runnable_weight: u32,
     /// For task entities: the task.
     pub task: Option<TaskId>,
     pub avg: SchedAvg,
@@ -262,6 +265,7 @@ impl SchedEntity {
             my_q: None,
             parent: None,
             depth: 0,
+            runnable_weight: 0,
             task: None,
             avg: SchedAvg::default(),
             rb_left: NIL,
