@@ -1873,10 +1873,11 @@ impl Kernel {
 
     // ===================================================================== task groups (§10)
 
-    /// kernel: fair.c alloc_fair_sched_group() + init_tg_cfs_entry() + online_fair_sched_group()
-    /// — per CPU, the group's cfs_rq and the entity that represents it on the parent's cfs_rq
-    /// of that CPU, at NICE_0_LOAD until the first `update_cfs_group`. A group entity starts
-    /// with no load signal (`init_entity_runnable_average` gives only tasks their weight).
+    /// kernel: fair.c alloc_fair_sched_group() + init_tg_cfs_entry() — per CPU, the group's
+    /// cfs_rq and the entity that represents it on the parent's cfs_rq of that CPU, at
+    /// NICE_0_LOAD until the first `update_cfs_group`. A group entity starts with no load
+    /// signal (`init_entity_runnable_average` gives only tasks their weight); it is attached
+    /// by `online_fair_sched_group` (fair_pelt.rs).
     /// Deviation: the entity's slice starts at the base slice (the kernel leaves it 0 until
     /// the first enqueue sets it; with min_slice propagation that is before it is placed).
     pub(crate) fn alloc_fair_sched_group(&mut self, tg: TgId, parent: TgId) {
