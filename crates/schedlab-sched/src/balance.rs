@@ -964,9 +964,13 @@ impl Kernel {
         for (_, g) in groups {
             let cfs = self.tgs[g].cfs_rq[cpu];
             self.update_cfs_rq_blocked(cfs);
+            // propagate pending load changes to the parent, if any
             if let Some(gse) = self.tgs[g].se[cpu] {
-                let pc = self.se[gse.index()].cfs_rq;
-                self.update_load_avg_se(pc, gse, true);
+                let pending = self.cfs[cfs.index()].propagate;
+                if !pelt::skip_blocked_update(&self.se[gse.index()].avg, pending) {
+                    let pc = self.se[gse.index()].cfs_rq;
+                    self.update_load_avg(pc, gse, crate::fair_pelt::UPDATE_TG);
+                }
             }
             let a = &self.cfs[cfs.index()].avg;
             has_blocked |= a.load_avg != 0 || a.util_avg != 0;
@@ -995,9 +999,13 @@ impl Kernel {
         let curr = c.curr.is_some();
         let c = &mut self.cfs[cfs.index()];
         let mut removed = c.removed;
-        let (decayed, _) =
+        let (decayed, prop) =
             pelt::update_cfs_rq_load_avg(now, &mut c.avg, &mut removed, lw, nr, curr, fold);
         c.removed = removed;
+        if let Some(r) = prop {
+            // removed load: its group entity follows at its update below
+            pelt::add_tg_cfs_propagate(&mut c.propagate, &mut c.prop_runnable_sum, r);
+        }
         if decayed {
             self.update_tg_load_avg(cfs);
         }

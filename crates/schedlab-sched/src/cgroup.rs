@@ -99,6 +99,7 @@ impl Kernel {
             usage_ns: 0,
         });
         self.alloc_fair_sched_group(tg, parent);
+        self.online_fair_sched_group(tg);
         tg
     }
 
@@ -1070,5 +1071,257 @@ mod tests {
         for &t in &ts[2..] {
             assert_eq!(runtime(&k, t), 300_000.0);
         }
+    }
+
+    fn se_of(k: &Kernel, t: TaskId) -> SeId {
+        k.tasks[t.index()].se
+    }
+
+    /// Issue #13 item 1, tests (a) and (b), balancer side (smp.md §5.6; fair.c
+    /// DO_DETACH/DO_ATTACH and propagate_entity_load_avg): two hogs of /g share CPU 0 for
+    /// 300 ms (≈ 512 of util each); the queued one is moved to the idle CPU 1. CPU 1's root
+    /// had nothing, so its util_avg becomes exactly the task's U in the same enqueue walk
+    /// (0 + U: the group entity copies its cfs_rq's util); CPU 0's root loses ≈ U at once
+    /// (only the ≤ 1 ms of aging since CPU 0's last update separates the two readings).
+    #[test]
+    fn a_migrated_group_task_moves_its_util_between_roots_at_once() {
+        let mut k = kern("v6.18", 2);
+        let a = hog(&mut k, "/g", 0, None);
+        let b = hog(&mut k, "/g", 0, None);
+        k.run_until(300_000_000);
+        let moved = if k.rqs[0].curr == a { b } else { a };
+        let (root0, root1) = (k.rqs[0].cfs, k.rqs[1].cfs);
+        let before0 = k.cfs[root0.index()].avg.util_avg;
+        assert_eq!(k.cfs[root1.index()].avg.util_avg, 0);
+        k.tasks[moved.index()].cpus_allowed = CpuMask::first_n(2);
+        k.tasks[moved.index()].nr_cpus_allowed = 2;
+        k.move_queued_task(0, 1, moved);
+        k.check_all_invariants();
+        let u = k.se[se_of(&k, moved).index()].avg.util_avg;
+        assert!((400..=620).contains(&u), "half a CPU: {u}");
+        assert_eq!(k.cfs[root1.index()].avg.util_avg, u);
+        let g = k.cgroup_lookup("/g").unwrap();
+        let ge1 = k.tgs[g.index()].se[1].unwrap();
+        assert_eq!(k.se[ge1.index()].avg.util_avg, u);
+        let after0 = k.cfs[root0.index()].avg.util_avg;
+        let drop = before0 as i64 - after0 as i64;
+        assert!((drop - u as i64).abs() <= 8, "CPU 0 lost {drop}, U = {u}");
+        // the group entity on CPU 0 now carries only the task left there
+        let q0 = k.tgs[g.index()].cfs_rq[0];
+        let ge0 = k.tgs[g.index()].se[0].unwrap();
+        assert_eq!(
+            k.se[ge0.index()].avg.util_avg,
+            k.cfs[q0.index()].avg.util_avg
+        );
+        k.run_until(400_000_000);
+    }
+
+    /// Test (a), cgroup side: a root hog with util U ≈ 1023 after 300 ms is moved into /g
+    /// (cgroup_attach → sched_move_task → task_change_group_fair): the root loses U on the
+    /// detach and gets it back through se(/g) in the same call (detach_entity_cfs_rq and
+    /// attach_entity_cfs_rq each propagate to the root), so its util_avg stays at U instead
+    /// of restarting from the group entity's 0.
+    #[test]
+    fn cgroup_attach_keeps_the_root_util_of_a_moved_task() {
+        let mut k = kern("v6.18", 1);
+        let root = k.rqs[0].cfs;
+        let t = {
+            let attrs = TaskAttrs {
+                cpus: Some(CpuMask::single(0)),
+                ..Default::default()
+            };
+            let t = k.create_task(Box::new(Hog), &attrs, None, false);
+            k.start_task(t);
+            t
+        };
+        k.cgroup_mkdir_p("/g").unwrap();
+        k.run_until(300_000_000);
+        let before = k.cfs[root.index()].avg.util_avg;
+        assert!(before > 1000, "{before}");
+        k.cgroup_attach(t, "/g").unwrap();
+        k.check_all_invariants();
+        let u = k.se[se_of(&k, t).index()].avg.util_avg;
+        let after = k.cfs[root.index()].avg.util_avg;
+        assert!(
+            (after as i64 - before as i64).abs() <= 4,
+            "{before} -> {after}"
+        );
+        let g = k.cgroup_lookup("/g").unwrap();
+        let q = k.tgs[g.index()].cfs_rq[0];
+        let ge = k.tgs[g.index()].se[0].unwrap();
+        assert_eq!(k.cfs[q.index()].avg.util_avg, u);
+        assert_eq!(k.se[ge.index()].avg.util_avg, u);
+        // test (c) in the kernel: /g was empty, so se(/g) keeps NICE_0_LOAD (66951e4860d3) and
+        // update_tg_cfs_load gives it 1024 · min(task load_sum, divider) / divider: the task's
+        // own load_avg L (1024 · load_sum / divider) up to the truncations; after the enqueue
+        // calc_group_shares still gives the full 1024 (the only load of /g is on this CPU).
+        let l = k.se[se_of(&k, t).index()].avg.load_avg;
+        let gl = k.se[ge.index()].avg.load_avg;
+        assert!((gl as i64 - l as i64).abs() <= 1, "se(/g) {gl}, task {l}");
+        assert_eq!(k.se[ge.index()].load.weight, NICE_0_LOAD);
+        // and back to the root: se(/g) gives its util back at once (test (b))
+        k.run_until(310_000_000);
+        k.cgroup_attach(t, "/").unwrap();
+        k.check_all_invariants();
+        assert_eq!(k.se[ge.index()].avg.util_avg, 0);
+        let back = k.cfs[root.index()].avg.util_avg;
+        let u = k.se[se_of(&k, t).index()].avg.util_avg;
+        assert!((back as i64 - u as i64).abs() <= 4, "root {back}, task {u}");
+    }
+
+    /// Test (d): task_h_load by smp.md §9.4 in a nested hierarchy on one CPU. Hog A in /p/c,
+    /// hog B in /p, run 2 s. Every level is always runnable, so each load_avg is close to
+    /// its weight: root ≈ 1024 (se(/p) alone, full shares), /p ≈ 2048 (se(/p/c) 1024 + B
+    /// 1024), /p/c ≈ 1024 (A). h(root) = 1024; h(/p) = 1024·1024/1025 ≈ 1023;
+    /// h(/p/c) = 1023·1024/2049 ≈ 511; task_h_load(A) = 1024·511/1025 ≈ 510 and
+    /// task_h_load(B) = 1024·1023/2049 ≈ 511: each task is half of the CPU's load. The
+    /// exact value is the same formula on the live averages.
+    #[test]
+    fn task_h_load_in_a_nested_group() {
+        let mut k = kern("v6.18", 1);
+        let a = hog(&mut k, "/p/c", 0, None);
+        let b = hog(&mut k, "/p", 0, None);
+        k.run_until(2_000_000_000);
+        let p = k.cgroup_lookup("/p").unwrap();
+        let c = k.cgroup_lookup("/p/c").unwrap();
+        let la = |k: &Kernel, q: CfsRqId| k.cfs[q.index()].avg.load_avg;
+        let root = la(&k, k.rqs[0].cfs);
+        let qp = la(&k, k.tgs[p.index()].cfs_rq[0]);
+        let qc = la(&k, k.tgs[c.index()].cfs_rq[0]);
+        let gp = k.se[k.tgs[p.index()].se[0].unwrap().index()].avg.load_avg;
+        let gc = k.se[k.tgs[c.index()].se[0].unwrap().index()].avg.load_avg;
+        let ta = k.se[se_of(&k, a).index()].avg.load_avg;
+        let tb = k.se[se_of(&k, b).index()].avg.load_avg;
+        let h_p = root * gp / (root + 1);
+        let h_c = h_p * gc / (qp + 1);
+        assert_eq!(k.task_h_load(a), ta * h_c / (qc + 1));
+        assert_eq!(k.task_h_load(b), tb * h_p / (qp + 1));
+        for t in [a, b] {
+            let h = k.task_h_load(t);
+            assert!((500..=515).contains(&h), "{h}");
+        }
+    }
+
+    /// Test (b), wakeup side (smp.md §5.6: remove_entity_load_avg): a sleeping /g task woken
+    /// on another CPU leaves its signals in /g's `removed` on CPU 0; the next blocked-load
+    /// update folds them out of /g's cfs_rq and, through se(/g) (not skipped: a change is
+    /// pending), out of CPU 0's root at once: no time passes, so the root drops by the task's
+    /// U up to se(/g)'s own rounding. On CPU 1 the enqueue attaches U to /g and the root
+    /// (0 + U).
+    #[test]
+    fn a_wakeup_migration_leaves_through_removed_and_the_blocked_update() {
+        let mut k = kern("v6.18 NO_DELAY_DEQUEUE", 2);
+        let a = hog(&mut k, "/g", 0, None);
+        let b = hog(&mut k, "/g", 0, None);
+        k.run_until(300_000_000);
+        let t = if k.rqs[0].curr == a { b } else { a };
+        let (root0, root1) = (k.rqs[0].cfs, k.rqs[1].cfs);
+        k.update_rq_clock(0);
+        assert!(k.dequeue_task(0, t, DEQUEUE_SLEEP));
+        k.tasks[t.index()].on_rq = OnRq::No;
+        k.tasks[t.index()].state = TaskState::Interruptible;
+        let before0 = k.cfs[root0.index()].avg.util_avg;
+        let u = k.se[se_of(&k, t).index()].avg.util_avg;
+        assert!((400..=620).contains(&u), "half a CPU: {u}");
+        k.tasks[t.index()].cpus_allowed = CpuMask::first_n(2);
+        k.tasks[t.index()].nr_cpus_allowed = 2;
+        k.set_task_cpu(t, 1, 0);
+        let g = k.cgroup_lookup("/g").unwrap();
+        let q0 = k.tgs[g.index()].cfs_rq[0];
+        assert_eq!(k.cfs[q0.index()].removed.util_avg, u);
+        assert_eq!(k.cfs[root0.index()].avg.util_avg, before0);
+        k.sched_balance_update_blocked_averages(0);
+        let drop = before0 as i64 - k.cfs[root0.index()].avg.util_avg as i64;
+        assert!((drop - u as i64).abs() <= 8, "CPU 0 lost {drop}, U = {u}");
+        k.update_rq_clock(1);
+        k.tasks[t.index()].state = TaskState::Running;
+        k.activate_task(1, t, ENQUEUE_WAKEUP | ENQUEUE_MIGRATED);
+        assert_eq!(k.cfs[root1.index()].avg.util_avg, u);
+        k.check_all_invariants();
+    }
+
+    /// Runs 2 ms, sleeps 3 ms, forever.
+    struct Sleeper(bool);
+    impl Program for Sleeper {
+        fn next(&mut self, _cx: &mut Ctx<'_>, _l: SysResult) -> Op {
+            self.0 = !self.0;
+            if self.0 {
+                Op::Run(2_000_000)
+            } else {
+                Op::Sleep(3_000_000)
+            }
+        }
+    }
+
+    /// Hierarchical PELT under churn: nested groups on 4 CPUs with hogs and sleepers that the
+    /// wakeup path and the balancer move around, plus cgroup moves. The invariants run after
+    /// every event; at the end every root's util_avg stays within what one CPU can hold
+    /// (1024 plus the rounding of the attach sums) and no group entity carries util its cfs_rq
+    /// has not got (after a propagation they are equal; in between they drift by at most a
+    /// few units).
+    #[test]
+    fn group_signals_stay_bounded_under_migrations() {
+        let mut k = kern("v6.18", 4);
+        let mut tasks = Vec::new();
+        for (i, path) in ["/a/b", "/a/c", "/d", "/a/b", "/d", "/a/c"]
+            .iter()
+            .enumerate()
+        {
+            let tg = k.cgroup_mkdir_p(path).unwrap();
+            let attrs = TaskAttrs {
+                tg: Some(tg),
+                ..Default::default()
+            };
+            let prog: Box<dyn Program> = if i % 2 == 0 {
+                Box::new(Hog)
+            } else {
+                Box::new(Sleeper(false))
+            };
+            let t = k.create_task(prog, &attrs, None, false);
+            k.start_task(t);
+            tasks.push(t);
+        }
+        for step in 1..=8u64 {
+            k.run_until(step * 100_000_000);
+            let t = tasks[(step as usize) % tasks.len()];
+            let to = ["/a/b", "/d", "/", "/a/c"][(step as usize) % 4];
+            k.cgroup_attach(t, to).unwrap();
+            k.check_all_invariants();
+        }
+        k.run_until(1_000_000_000);
+        for cpu in 0..4 {
+            let u = k.cfs[k.rqs[cpu].cfs.index()].avg.util_avg;
+            assert!(u <= 1024 + 16, "cpu {cpu}: root util {u}");
+        }
+        for g in 1..k.tgs.len() {
+            for cpu in 0..4 {
+                let ge = k.tgs[g].se[cpu].unwrap();
+                let q = k.tgs[g].cfs_rq[cpu];
+                let (gu, qu) = (k.se[ge.index()].avg.util_avg, k.cfs[q.index()].avg.util_avg);
+                assert!(
+                    gu <= qu + 16,
+                    "{} cpu {cpu}: se {gu}, cfs_rq {qu}",
+                    k.tgs[g].path
+                );
+            }
+        }
+    }
+
+    /// se_update_runnable(): se(/g)'s PELT runnable input is /g's runnable count as of the
+    /// last enqueue/dequeue walk through it: 2 with two hogs queued, 1 once the waiting one
+    /// sleeps (really dequeued: NO_DELAY_DEQUEUE).
+    #[test]
+    fn the_group_entity_runnable_input_follows_the_walks() {
+        let mut k = kern("v6.18 NO_DELAY_DEQUEUE", 1);
+        let a = hog(&mut k, "/g", 0, None);
+        let b = hog(&mut k, "/g", 0, None);
+        k.run_until(10_000_000);
+        let g = k.cgroup_lookup("/g").unwrap();
+        let ge = k.tgs[g.index()].se[0].unwrap();
+        assert_eq!(k.se[ge.index()].runnable_weight, 2);
+        let t = if k.rqs[0].curr == a { b } else { a };
+        k.update_rq_clock(0);
+        assert!(k.dequeue_task(0, t, DEQUEUE_SLEEP));
+        assert_eq!(k.se[ge.index()].runnable_weight, 1);
     }
 }

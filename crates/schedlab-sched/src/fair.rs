@@ -4,6 +4,7 @@
 //!
 //! SMP placement and balancing live in select.rs and balance.rs.
 
+use crate::fair_pelt::{DO_ATTACH, DO_DETACH, UPDATE_TG};
 use crate::features::Feature as F;
 use crate::patches::Patch as P;
 use crate::sched::*;
@@ -575,7 +576,8 @@ impl Kernel {
             self.place_entity(cfs, se, flags);
         }
         self.update_curr(cfs);
-        self.update_load_avg_se(cfs, se, true);
+        self.update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+        self.se_update_runnable(se);
         self.update_cfs_group(se);
         if !is_curr {
             self.place_entity(cfs, se, flags);
@@ -655,7 +657,7 @@ impl Kernel {
                 delay = false;
             }
             if self.cfg.feat(F::DELAY_DEQUEUE) && delay && !self.entity_eligible(cfs, se) {
-                self.update_load_avg_se(cfs, se, false);
+                self.update_load_avg(cfs, se, 0);
                 if self.cfg.has(P::DelayedNegativeLag) {
                     // record the lag at the moment of the delay (plain clamp)
                     self.update_entity_lag(cfs, se);
@@ -673,7 +675,14 @@ impl Kernel {
         if !self.cfg.has(P::FixNextBuddy) {
             self.clear_buddies(cfs, se);
         }
-        self.update_load_avg_se(cfs, se, false);
+        let mut action = UPDATE_TG;
+        if let Some(t) = self.se[se.index()].task {
+            if self.tasks[t.index()].on_rq == OnRq::Migrating {
+                action |= DO_DETACH;
+            }
+        }
+        self.update_load_avg(cfs, se, action);
+        self.se_update_runnable(se);
         self.update_entity_lag(cfs, se);
         if self.cfg.feat(F::PLACE_REL_DEADLINE) && flags & DEQUEUE_SLEEP == 0 {
             let e = &mut self.se[se.index()];
@@ -740,7 +749,7 @@ impl Kernel {
                 self.cfs[cfs.index()].nr_queued += 1;
             }
         }
-        self.update_load_avg_se(cfs, se, false);
+        self.update_load_avg(cfs, se, 0);
         self.clear_delayed(se);
         self.count_op(if replaced {
             FairOp::RequeueReplaced
@@ -806,7 +815,8 @@ impl Kernel {
         }
         while let Some(se) = e {
             let cfs = self.se[se.index()].cfs_rq;
-            self.update_load_avg_se(cfs, se, true);
+            self.update_load_avg(cfs, se, UPDATE_TG);
+            self.se_update_runnable(se);
             self.update_cfs_group(se);
             if propagate {
                 self.se[se.index()].slice = slice;
@@ -916,7 +926,8 @@ impl Kernel {
         if stopped_early {
             while let Some(se) = e {
                 let cfs = self.se[se.index()].cfs_rq;
-                self.update_load_avg_se(cfs, se, true);
+                self.update_load_avg(cfs, se, UPDATE_TG);
+                self.se_update_runnable(se);
                 self.update_cfs_group(se);
                 if propagate {
                     self.se[se.index()].slice = slice;
@@ -1294,7 +1305,7 @@ impl Kernel {
         self.check_cfs_rq_runtime(cfs);
         if self.se[prev.index()].on_rq {
             self.__enqueue_entity(cfs, prev);
-            self.update_load_avg_se(cfs, prev, false);
+            self.update_load_avg(cfs, prev, 0);
         }
         self.cfs[cfs.index()].curr = None;
     }
@@ -1304,7 +1315,7 @@ impl Kernel {
         self.clear_buddies(cfs, se);
         if self.se[se.index()].on_rq {
             self.__dequeue_entity(cfs, se);
-            self.update_load_avg_se(cfs, se, true);
+            self.update_load_avg(cfs, se, UPDATE_TG);
             if !self.cfg.has(P::ProtectAtPickOnly) || first {
                 self.set_protect_slice(cfs, se);
             }
@@ -1760,7 +1771,7 @@ impl Kernel {
         while let Some(se) = e {
             let cfs = self.se[se.index()].cfs_rq;
             self.update_curr(cfs);
-            self.update_load_avg_se(cfs, se, true);
+            self.update_load_avg(cfs, se, UPDATE_TG);
             self.update_cfs_group(se);
             e = self.se[se.index()].parent;
         }
@@ -1992,9 +2003,17 @@ impl Kernel {
             return;
         }
         let shares = self.calc_group_shares(gcfs);
-        if shares != self.se[se.index()].load.weight {
+        let old = self.se[se.index()].load.weight;
+        if shares != old {
             let cfs = self.se[se.index()].cfs_rq;
             self.reweight_entity(cfs, se, shares, 0);
+            // reweight_entity()'s load-average part (group entities only: a task's reweight
+            // keeps the first version's omission so that runs without groups are unchanged)
+            let fold = self.pelt_fold();
+            let (ow, nw) = (scale_load_down(old), scale_load_down(shares));
+            let mut sa = self.se[se.index()].avg;
+            crate::pelt::reweight_load_avg(&mut self.cfs[cfs.index()].avg, &mut sa, ow, nw, fold);
+            self.se[se.index()].avg = sa;
         }
     }
 
@@ -2078,7 +2097,7 @@ impl Kernel {
                     break;
                 }
                 let q = self.se[se.index()].cfs_rq;
-                self.update_load_avg_se(q, se, false);
+                self.update_load_avg(q, se, 0);
                 if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
                     idle_delta = queued_delta;
                 }
@@ -2159,7 +2178,7 @@ impl Kernel {
             if !stop {
                 while let Some(se) = e {
                     let q = self.se[se.index()].cfs_rq;
-                    self.update_load_avg_se(q, se, true);
+                    self.update_load_avg(q, se, UPDATE_TG);
                     if self.cfs[self.se[se.index()].my_q.unwrap().index()].idle {
                         idle_delta = queued_delta;
                     }
@@ -2275,10 +2294,11 @@ impl Kernel {
 
     // ===================================================================== task groups (§10)
 
-    /// kernel: fair.c alloc_fair_sched_group() + init_tg_cfs_entry() + online_fair_sched_group()
-    /// — per CPU, the group's cfs_rq and the entity that represents it on the parent's cfs_rq
-    /// of that CPU, at NICE_0_LOAD until the first `update_cfs_group`. A group entity starts
-    /// with no load signal (`init_entity_runnable_average` gives only tasks their weight).
+    /// kernel: fair.c alloc_fair_sched_group() + init_tg_cfs_entry() — per CPU, the group's
+    /// cfs_rq and the entity that represents it on the parent's cfs_rq of that CPU, at
+    /// NICE_0_LOAD until the first `update_cfs_group`. A group entity starts with no load
+    /// signal (`init_entity_runnable_average` gives only tasks their weight); it is attached
+    /// by `online_fair_sched_group` (fair_pelt.rs).
     /// Deviation: the entity's slice starts at the base slice (the kernel leaves it 0 until
     /// the first enqueue sets it; with min_slice propagation that is before it is placed).
     pub(crate) fn alloc_fair_sched_group(&mut self, tg: TgId, parent: TgId) {
@@ -2318,13 +2338,14 @@ impl Kernel {
                 continue;
             };
             self.update_rq_clock(cpu);
+            // propagate the new weight up: every level is updated and reweighted
             let mut e = Some(se);
             while let Some(x) = e {
                 let cfs = self.se[x.index()].cfs_rq;
-                self.update_load_avg_se(cfs, x, true);
+                self.update_load_avg(cfs, x, UPDATE_TG);
+                self.update_cfs_group(x);
                 e = self.se[x.index()].parent;
             }
-            self.update_cfs_group(se);
         }
     }
 
@@ -2393,20 +2414,19 @@ impl Kernel {
     }
 
     /// kernel: fair.c task_change_group_fair() — detach the task's PELT signals from its old
-    /// group's cfs_rq, point its entity at the new group's cfs_rq of its CPU (`set_task_rq`),
-    /// and attach them there (the caller has dequeued the task; it is enqueued again after).
+    /// group's cfs_rq (`detach_task_cfs_rq`), point its entity at the new group's cfs_rq of
+    /// its CPU (`set_task_rq`) and attach them there (`attach_task_cfs_rq`); both changes
+    /// propagate to the root at once. The caller has dequeued the task; it is enqueued
+    /// again after. A forked task not yet woken only changes group (wake_up_new_task
+    /// attaches it).
     pub(crate) fn task_change_group_fair(&mut self, t: TaskId, tg: TgId) {
         let se = self.tasks[t.index()].se;
         let cpu = self.tasks[t.index()].cpu;
-        // detach_task_cfs_rq() -> detach_entity_cfs_rq()
-        if self.se[se.index()].avg.last_update_time != 0 {
-            let cfs = self.se[se.index()].cfs_rq;
-            self.update_load_avg_se(cfs, se, false);
-            let fold = self.pelt_fold();
-            let w = scale_load_down(self.se[se.index()].load.weight);
-            let sa = self.se[se.index()].avg;
-            crate::pelt::detach_entity_load_avg(&mut self.cfs[cfs.index()].avg, &sa, w, fold);
-            self.update_tg_load_avg(cfs);
+        let new = self.tasks[t.index()].state == TaskState::New;
+        if !new {
+            self.detach_task_cfs_rq(t);
+            // "migrated"
+            self.se[se.index()].avg.last_update_time = 0;
         }
         // set_task_rq()
         self.tasks[t.index()].tg = tg;
@@ -2416,9 +2436,9 @@ impl Kernel {
         e.cfs_rq = self.tgs[tg.index()].cfs_rq[cpu];
         e.parent = parent;
         e.depth = depth;
-        // "migrated": attach at the next enqueue (attach_task_cfs_rq() for a queued task
-        // happens in its enqueue_task_fair's update_load_avg)
-        self.se[se.index()].avg.last_update_time = 0;
+        if !new {
+            self.attach_task_cfs_rq(t);
+        }
     }
 
     // ===================================================================== fork (§4.4)

@@ -1,16 +1,24 @@
 //! fair.c's use of PELT: `update_load_avg` for entities and cfs_rqs, attach/detach on
 //! migration, util_est at enqueue/dequeue, group shares (`calc_group_shares`) with
-//! `tg->load_avg`, and the CPU-level signals SMP placement reads (smp.md §5, §9).
-//!
-//! Deviation: the propagation of a child cfs_rq's load change to its group entity
-//! (`propagate_entity_load_avg`) is not modelled; group entities accumulate their own signals
-//! from their weight and queued state like task entities.
+//! `tg->load_avg`, the propagation of a group cfs_rq's attach/detach/removal to its group
+//! entity and up to the root (`propagate_entity_load_avg`, `*_entity_cfs_rq`), and the
+//! CPU-level signals SMP placement reads (smp.md §5, §9).
 
 use crate::features::Feature as F;
 use crate::patches::Patch as P;
 use crate::pelt;
 use crate::sched::*;
 use crate::Kernel;
+
+// Actions of update_load_avg() (fair.c's local flags).
+/// Publish `tg->load_avg` if the cfs_rq's load changed.
+pub(crate) const UPDATE_TG: u32 = 0x1;
+// SKIP_AGE_LOAD (0x2) is only used by attach_entity_cfs_rq() without ATTACH_AGE_LOAD, which is
+// on in every preset and not modelled.
+/// From `enqueue_entity()`: attach an entity with no history (new or migrated).
+pub(crate) const DO_ATTACH: u32 = 0x4;
+/// From `dequeue_entity()` of a task being migrated by the balancer: detach it.
+pub(crate) const DO_DETACH: u32 = 0x8;
 
 impl Kernel {
     /// `cfs_rq_clock_pelt()`: the PELT clock of the cfs_rq's CPU. With capacity and frequency
@@ -76,26 +84,32 @@ impl Kernel {
         }
     }
 
-    /// kernel: fair.c update_load_avg() — entity, then its cfs_rq; attach a new or migrated
-    /// entity; publish `tg->load_avg` when asked.
-    pub(crate) fn update_load_avg_se(&mut self, cfs: CfsRqId, se: SeId, update_tg: bool) {
+    /// kernel: fair.c update_load_avg() — the entity (unless it has no history), then its
+    /// cfs_rq (pending removals first), then a group entity takes over its cfs_rq's pending
+    /// change (`propagate_entity_load_avg`), then attach (`DO_ATTACH`) or detach
+    /// (`DO_DETACH`), then `tg->load_avg` (`UPDATE_TG`).
+    ///
+    /// Deviation kept from the first version for a CPU's root cfs_rq: a task with no history
+    /// (new, or migrated by a wakeup) is attached at its first update while queued (pick,
+    /// tick or dequeue), not by `enqueue_entity()`'s `DO_ATTACH`. Group cfs_rqs attach at
+    /// enqueue as the kernel does, so that the change reaches the root through the same
+    /// enqueue walk. A group entity is attached once, when its group comes online
+    /// ([`Self::online_fair_sched_group`]); a zero stamp on it is just time 0.
+    pub(crate) fn update_load_avg(&mut self, cfs: CfsRqId, se: SeId, flags: u32) {
         let now = self.cfs_rq_clock_pelt(cfs);
         let fold = self.pelt_fold();
         let e = &self.se[se.index()];
         let w = scale_load_down(e.load.weight);
         let running = self.cfs[cfs.index()].curr == Some(se);
-        let runnable: u64 = match e.task {
-            Some(_) => {
-                let delayed_excluded = self.cfg.has(P::PeltTaskRunnableDelayed);
-                (e.on_rq && !(delayed_excluded && e.sched_delayed)) as u64
-            }
-            None => {
-                let q = e.my_q.unwrap();
-                self.cfs_nr_runnable(q)
-            }
+        let is_task = e.task.is_some();
+        let runnable: u64 = if is_task {
+            let delayed_excluded = self.cfg.has(P::PeltTaskRunnableDelayed);
+            (e.on_rq && !(delayed_excluded && e.sched_delayed)) as u64
+        } else {
+            u64::from(e.runnable_weight)
         };
         let on_rq = e.on_rq;
-        let needs_attach = e.avg.last_update_time == 0;
+        let needs_attach = is_task && e.avg.last_update_time == 0;
         let util_est = self.cfg.feat(F::UTIL_EST);
         if !needs_attach {
             let sa = &mut self.se[se.index()].avg;
@@ -106,16 +120,179 @@ impl Kernel {
         let curr = self.cfs[cfs.index()].curr.is_some();
         let c = &mut self.cfs[cfs.index()];
         let mut removed = c.removed;
-        let (decayed, _) =
+        let had_removed = removed.nr != 0;
+        let (decayed, prop) =
             pelt::update_cfs_rq_load_avg(now, &mut c.avg, &mut removed, lw, nr, curr, fold);
         c.removed = removed;
-        if needs_attach && on_rq {
-            let mut sa = self.se[se.index()].avg;
-            pelt::attach_entity_load_avg(&mut self.cfs[cfs.index()].avg, &mut sa, w, fold);
-            self.se[se.index()].avg = sa;
+        if !is_task || needs_attach || had_removed || flags & DO_DETACH != 0 {
+            self.update_load_avg_tail(cfs, se, flags, decayed, prop, needs_attach && on_rq);
+        } else if decayed && flags & UPDATE_TG != 0 {
             self.update_tg_load_avg(cfs);
-        } else if decayed && update_tg {
+        }
+    }
+
+    /// The rest of [`Self::update_load_avg`] when there is anything to propagate, attach or
+    /// detach (kept out of line: a queued task's plain update skips it).
+    #[inline(never)]
+    fn update_load_avg_tail(
+        &mut self,
+        cfs: CfsRqId,
+        se: SeId,
+        flags: u32,
+        mut decayed: bool,
+        prop: Option<i64>,
+        attach_queued: bool,
+    ) {
+        if let Some(r) = prop {
+            let c = &mut self.cfs[cfs.index()];
+            pelt::add_tg_cfs_propagate(&mut c.propagate, &mut c.prop_runnable_sum, r);
+        }
+        if self.se[se.index()].task.is_none() {
+            decayed |= self.propagate_entity_load_avg(se);
+        }
+        let needs_attach =
+            self.se[se.index()].task.is_some() && self.se[se.index()].avg.last_update_time == 0;
+        let attach = attach_queued
+            || (needs_attach && flags & DO_ATTACH != 0 && self.cfs[cfs.index()].my_se.is_some());
+        if attach {
+            self.attach_entity_load_avg(cfs, se);
             self.update_tg_load_avg(cfs);
+        }
+        if flags & DO_DETACH != 0 {
+            // (an entity attached at time 0 still reads as unattached: leave it)
+            if self.se[se.index()].avg.last_update_time != 0 {
+                self.detach_entity_load_avg(cfs, se);
+                self.update_tg_load_avg(cfs);
+            }
+        } else if !attach && decayed && flags & UPDATE_TG != 0 {
+            self.update_tg_load_avg(cfs);
+        }
+    }
+
+    /// kernel: fair.c attach_entity_load_avg() — align the entity on the cfs_rq's window, add
+    /// its signals, and mark the load change for the group entity above.
+    fn attach_entity_load_avg(&mut self, cfs: CfsRqId, se: SeId) {
+        let fold = self.pelt_fold();
+        let w = scale_load_down(self.se[se.index()].load.weight);
+        let mut sa = self.se[se.index()].avg;
+        let c = &mut self.cfs[cfs.index()];
+        let r = pelt::attach_entity_load_avg(&mut c.avg, &mut sa, w, fold);
+        pelt::add_tg_cfs_propagate(&mut c.propagate, &mut c.prop_runnable_sum, r);
+        self.se[se.index()].avg = sa;
+    }
+
+    /// kernel: fair.c detach_entity_load_avg() — subtract the entity's signals and mark the
+    /// load change for the group entity above.
+    fn detach_entity_load_avg(&mut self, cfs: CfsRqId, se: SeId) {
+        let fold = self.pelt_fold();
+        let w = scale_load_down(self.se[se.index()].load.weight);
+        let sa = self.se[se.index()].avg;
+        let c = &mut self.cfs[cfs.index()];
+        let r = pelt::detach_entity_load_avg(&mut c.avg, &sa, w, fold);
+        pelt::add_tg_cfs_propagate(&mut c.propagate, &mut c.prop_runnable_sum, r);
+    }
+
+    /// kernel: fair.c propagate_entity_load_avg() — if the group entity's cfs_rq has a pending
+    /// change, pass it on to the parent cfs_rq's pending change, and bring the entity's util
+    /// and runnable (copied) and load (estimated) up to date, adjusting the parent by the
+    /// differences (pelt.rs `update_tg_cfs_*`). True if something was propagated.
+    fn propagate_entity_load_avg(&mut self, se: SeId) -> bool {
+        let Some(gcfs) = self.se[se.index()].my_q else {
+            return false;
+        };
+        if !self.cfs[gcfs.index()].propagate {
+            return false;
+        }
+        let fold = self.pelt_fold();
+        let g = &mut self.cfs[gcfs.index()];
+        g.propagate = false;
+        let (gavg, gw, mut prop) = (g.avg, scale_load_down(g.load.weight), g.prop_runnable_sum);
+        let cfs = self.se[se.index()].cfs_rq;
+        let w = scale_load_down(self.se[se.index()].load.weight);
+        let mut sa = self.se[se.index()].avg;
+        let c = &mut self.cfs[cfs.index()];
+        pelt::add_tg_cfs_propagate(&mut c.propagate, &mut c.prop_runnable_sum, prop);
+        pelt::update_tg_cfs_util(&mut c.avg, &mut sa, &gavg);
+        pelt::update_tg_cfs_runnable(&mut c.avg, &mut sa, &gavg, fold);
+        pelt::update_tg_cfs_load(&mut c.avg, &mut sa, w, &gavg, gw, &mut prop, fold);
+        self.cfs[gcfs.index()].prop_runnable_sum = prop;
+        self.se[se.index()].avg = sa;
+        true
+    }
+
+    /// kernel: fair.c propagate_entity_cfs_rq() — after an attach or detach outside the
+    /// enqueue/dequeue walks, update every ancestor entity so the change reaches the root
+    /// now. (No bandwidth throttling is modelled, so the walk never stops early.)
+    fn propagate_entity_cfs_rq(&mut self, se: SeId) {
+        // a throttled cfs_rq keeps the change until it is unthrottled
+        if self.cfs[self.se[se.index()].cfs_rq.index()].throttled {
+            return;
+        }
+        let mut e = self.se[se.index()].parent;
+        while let Some(x) = e {
+            let cfs = self.se[x.index()].cfs_rq;
+            self.update_load_avg(cfs, x, UPDATE_TG);
+            if self.cfs[cfs.index()].throttled {
+                break;
+            }
+            e = self.se[x.index()].parent;
+        }
+    }
+
+    /// kernel: fair.c detach_entity_cfs_rq() — catch up with the cfs_rq, remove the entity's
+    /// signals, publish `tg->load_avg`, propagate to the root. Nothing to do for an entity
+    /// that was never attached (a forked task not yet woken, a woken task not yet enqueued).
+    pub(crate) fn detach_entity_cfs_rq(&mut self, se: SeId) {
+        if self.se[se.index()].avg.last_update_time == 0 {
+            return;
+        }
+        let cfs = self.se[se.index()].cfs_rq;
+        self.update_load_avg(cfs, se, 0);
+        self.detach_entity_load_avg(cfs, se);
+        self.update_tg_load_avg(cfs);
+        self.propagate_entity_cfs_rq(se);
+    }
+
+    /// kernel: fair.c attach_entity_cfs_rq() — synchronise with the cfs_rq (aging the entity
+    /// first: `ATTACH_AGE_LOAD`, on in every preset; without it the kernel skips the aging, which
+    /// makes no difference here because every caller attaches an entity with a zero stamp),
+    /// add its signals, publish `tg->load_avg`, propagate to the root.
+    pub(crate) fn attach_entity_cfs_rq(&mut self, se: SeId) {
+        let cfs = self.se[se.index()].cfs_rq;
+        self.update_load_avg(cfs, se, 0);
+        self.attach_entity_load_avg(cfs, se);
+        self.update_tg_load_avg(cfs);
+        self.propagate_entity_cfs_rq(se);
+    }
+
+    /// kernel: fair.c detach_task_cfs_rq()
+    pub(crate) fn detach_task_cfs_rq(&mut self, p: TaskId) {
+        let se = self.tasks[p.index()].se;
+        self.detach_entity_cfs_rq(se);
+    }
+
+    /// kernel: fair.c attach_task_cfs_rq()
+    pub(crate) fn attach_task_cfs_rq(&mut self, p: TaskId) {
+        let se = self.tasks[p.index()].se;
+        self.attach_entity_cfs_rq(se);
+    }
+
+    /// kernel: fair.c online_fair_sched_group() — attach a new group's entity on every CPU
+    /// (its signals are zero; this aligns it on its parent cfs_rq's window).
+    pub(crate) fn online_fair_sched_group(&mut self, tg: TgId) {
+        for cpu in 0..self.ncpus {
+            if let Some(se) = self.tgs[tg.index()].se[cpu] {
+                self.attach_entity_cfs_rq(se);
+            }
+        }
+    }
+
+    /// kernel: sched.h se_update_runnable() — a group entity's PELT runnable input follows its
+    /// cfs_rq's runnable count only where the kernel refreshes it: after the entity's load
+    /// update in enqueue_entity/dequeue_entity and in the rest of the enqueue/dequeue walks.
+    pub(crate) fn se_update_runnable(&mut self, se: SeId) {
+        if let Some(q) = self.se[se.index()].my_q {
+            self.se[se.index()].runnable_weight = self.cfs_nr_runnable(q) as u32;
         }
     }
 
@@ -173,13 +350,16 @@ impl Kernel {
         self.se[se.index()].avg = sa;
     }
 
-    /// kernel: fair.c migrate_task_rq_fair() for a wakeup migration: sync the task's signals
-    /// to its old cfs_rq and queue them for removal there; it attaches at its next enqueue.
-    /// The saved lag is kept (lag is CPU-independent).
+    /// kernel: fair.c migrate_task_rq_fair() (from set_task_cpu()). A wakeup migration (the
+    /// task is not queued): sync the task's signals to its old cfs_rq and queue them for
+    /// removal there (`remove_entity_load_avg`). A balancer migration (`TASK_ON_RQ_MIGRATING`)
+    /// was already detached by `dequeue_entity()` (`DO_DETACH`). Either way the zero stamp
+    /// tells the new CPU to attach. The saved lag is kept (lag is CPU-independent).
     pub(crate) fn migrate_task_rq_fair(&mut self, p: TaskId, _new_cpu: usize) {
         let se = self.tasks[p.index()].se;
         let cfs = self.se[se.index()].cfs_rq;
-        if self.se[se.index()].avg.last_update_time != 0 {
+        let migrating = self.tasks[p.index()].on_rq == OnRq::Migrating;
+        if !migrating && self.se[se.index()].avg.last_update_time != 0 {
             let now = self.cfs[cfs.index()].avg.last_update_time;
             let w = scale_load_down(self.se[se.index()].load.weight);
             let sa = &mut self.se[se.index()].avg;
@@ -191,18 +371,11 @@ impl Kernel {
         self.se[se.index()].exec_start = 0;
     }
 
-    /// PELT side of a balancer migration (the task is queued: detach synchronously; its
-    /// signals attach at the destination enqueue). Deviation: modelled as remove + re-attach.
-    #[allow(dead_code)] // used by balance.rs
+    /// The "tell the new CPU we are migrated" part of `migrate_task_rq_fair()` for a task
+    /// moved while queued, called between its dequeue (which detached it, `DO_DETACH`) and
+    /// `set_task_cpu()`.
     pub(crate) fn migrate_task_rq_fair_lb(&mut self, p: TaskId) {
         let se = self.tasks[p.index()].se;
-        let cfs = self.se[se.index()].cfs_rq;
-        let fold = self.pelt_fold();
-        let w = scale_load_down(self.se[se.index()].load.weight);
-        let sa = self.se[se.index()].avg;
-        if sa.last_update_time != 0 {
-            pelt::detach_entity_load_avg(&mut self.cfs[cfs.index()].avg, &sa, w, fold);
-        }
         self.se[se.index()].avg.last_update_time = 0;
     }
 
@@ -275,9 +448,11 @@ impl Kernel {
         pelt::task_util_est(se.avg.util_avg, se.avg.util_est)
     }
 
-    /// `h_load` of a cfs_rq (smp.md §9.4): the root's load_avg, scaled down the hierarchy by
-    /// each group entity's share of its parent's load. Deviation: recomputed on every call
-    /// instead of being cached per jiffy.
+    /// `h_load` of a cfs_rq (smp.md §9.4; fair.c update_cfs_rq_h_load() @ v6.17): the root's
+    /// load_avg, scaled down the hierarchy by each group entity's share of its parent's load,
+    /// `h(child) = h(parent) · ge.load_avg / (parent.load_avg + 1)` at every level (checked on
+    /// a nested /p/c by a cgroup.rs test). Deviation: recomputed on every call instead of
+    /// being cached per jiffy (caching would change root-only runs too).
     fn cfs_h_load(&self, cfs: CfsRqId) -> u64 {
         let c = &self.cfs[cfs.index()];
         match c.my_se {
@@ -291,7 +466,8 @@ impl Kernel {
         }
     }
 
-    /// kernel: fair.c task_h_load()
+    /// kernel: fair.c task_h_load() @ v6.17:
+    /// `p.load_avg · h_load(cfs_rq) / (cfs_rq.load_avg + 1)`.
     pub fn task_h_load(&self, t: TaskId) -> u64 {
         let se = &self.se[self.tasks[t.index()].se.index()];
         let cfs = se.cfs_rq;

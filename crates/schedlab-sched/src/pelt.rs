@@ -842,6 +842,160 @@ pub fn update_cfs_rq_load_avg(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Propagation up the group hierarchy (fair.c, CONFIG_FAIR_GROUP_SCHED)
+// ---------------------------------------------------------------------------------------------
+//
+// A group entity `ge` stands for its cfs_rq `gcfs` in the parent cfs_rq. When an entity is
+// attached to or detached from `gcfs` (migration, cgroup move), `gcfs`'s sums jump at once;
+// without propagation `ge` would only follow through its own geometric series, tens of ms
+// later. The kernel instead marks `gcfs` (`propagate`, with the signed load_sum change in
+// `prop_runnable_sum`) and, at the next `update_load_avg()` of `ge`, copies util and runnable
+// from `gcfs` to `ge` and estimates `ge`'s new load, adding each difference to the parent.
+// The functions below are that arithmetic; fair_pelt.rs owns the flags and the walk. Read in a
+// v6.17 tree; as far as known the same in v6.12. The v7.0 fold (089d84203ad4) changes only the
+// floors, as elsewhere in this file (`fold`).
+
+/// `add_positive()` on a 32-bit field (`util_sum`): the C sum is taken at 64 bits and stored
+/// truncated to 32; a negative change that would wrap clamps to 0.
+/// kernel: fair.c add_positive() @ v6.17
+#[inline]
+pub fn add_positive_u32(var: &mut u32, val: i64) {
+    let res = (i64::from(*var) + val) as u32;
+    *var = if val < 0 && res > *var { 0 } else { res };
+}
+
+/// Record a load_sum change of `runnable_sum` in a cfs_rq, to be carried to its group entity
+/// (and from there up) at the entity's next update.
+/// kernel: fair.c add_tg_cfs_propagate() @ v6.17
+#[inline]
+pub fn add_tg_cfs_propagate(propagate: &mut bool, prop_runnable_sum: &mut i64, runnable_sum: i64) {
+    *propagate = true;
+    *prop_runnable_sum += runnable_sum;
+}
+
+/// Copy the group cfs_rq's `util_avg` to its entity `se` and add the difference to the parent
+/// `cfs` (average and sum, clamped at 0 and floored). The entity's sum is rebuilt with the
+/// parent's divider: `se` and `cfs` share the period position. `util_sum` is 32-bit.
+/// kernel: fair.c update_tg_cfs_util() @ v6.17
+pub fn update_tg_cfs_util(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg) {
+    let delta_avg = gcfs.util_avg as i64 - se.util_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let divider = u64::from(get_pelt_divider(cfs));
+    se.util_avg = gcfs.util_avg;
+    let new_sum = (se.util_avg * divider) as u32;
+    let delta_sum = i64::from(new_sum) - i64::from(se.util_sum);
+    se.util_sum = new_sum;
+    add_positive(&mut cfs.util_avg, delta_avg);
+    add_positive_u32(&mut cfs.util_sum, delta_sum);
+    cfs.util_sum = floor_util_sum(cfs.util_sum, cfs.util_avg);
+}
+
+/// The same for `runnable_avg`. The rebuilt entity sum is computed in 32 bits as in the
+/// kernel (`u32 new_sum`), which only matters past ~90 runnable tasks in one group cfs_rq.
+/// `fold`: see [`floor_sum_to_avg`].
+/// kernel: fair.c update_tg_cfs_runnable() @ v6.17
+pub fn update_tg_cfs_runnable(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg, fold: bool) {
+    let delta_avg = gcfs.runnable_avg as i64 - se.runnable_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let divider = u64::from(get_pelt_divider(cfs));
+    se.runnable_avg = gcfs.runnable_avg;
+    let new_sum = (se.runnable_avg * divider) as u32;
+    let delta_sum = i64::from(new_sum) - se.runnable_sum as i64;
+    se.runnable_sum = u64::from(new_sum);
+    add_positive(&mut cfs.runnable_avg, delta_avg);
+    add_positive(&mut cfs.runnable_sum, delta_sum);
+    cfs.runnable_sum = floor_sum_to_avg(cfs.runnable_sum, cfs.runnable_avg, fold);
+}
+
+/// The group entity's new load from the pending `prop_runnable_sum` of its cfs_rq (which is
+/// consumed). Load cannot be copied like util: the entity's load is its own weight (the
+/// group's share) times how runnable the group is, so the rule estimates an unweighted
+/// runnable sum `r` (0..=divider) and sets `se.load_sum = r`, `se.load_avg = se_weight · r /
+/// divider`:
+///
+/// ```text
+///   added load (prop > 0):    r = min(se.load_sum + prop, divider)    (no overlap assumed)
+///   removed load (prop < 0):  r = min(se.load_sum, gcfs.load_sum / gcfs_weight)
+///                             (every remaining task equally runnable; 0 if gcfs is empty)
+///   then                      r = max(r, se.util_sum >> 10)           (runnable >= running)
+/// ```
+///
+/// The change is added to the parent `cfs` (clamped, floored); nothing happens when the
+/// average does not change. `gcfs_weight` is `scale_load_down(gcfs.load.weight)`,
+/// `se_weight` is `se_weight(se)`.
+/// kernel: fair.c update_tg_cfs_load() @ v6.17
+pub fn update_tg_cfs_load(
+    cfs: &mut SchedAvg,
+    se: &mut SchedAvg,
+    se_weight: u64,
+    gcfs: &SchedAvg,
+    gcfs_weight: u64,
+    prop_runnable_sum: &mut i64,
+    fold: bool,
+) {
+    let mut runnable_sum = *prop_runnable_sum;
+    if runnable_sum == 0 {
+        return;
+    }
+    *prop_runnable_sum = 0;
+    let divider = u64::from(get_pelt_divider(cfs));
+    if runnable_sum >= 0 {
+        runnable_sum += se.load_sum as i64;
+        runnable_sum = runnable_sum.min(divider as i64);
+    } else {
+        // 0 for an empty group cfs_rq
+        let load_sum = gcfs.load_sum.checked_div(gcfs_weight).unwrap_or(0);
+        runnable_sum = se.load_sum.min(load_sum) as i64;
+    }
+    let running_sum = i64::from(se.util_sum >> SCHED_CAPACITY_SHIFT);
+    runnable_sum = runnable_sum.max(running_sum);
+
+    let load_sum = se_weight * runnable_sum as u64;
+    let load_avg = load_sum / divider;
+    let delta_avg = load_avg as i64 - se.load_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let delta_sum = load_sum as i64 - (se_weight * se.load_sum) as i64;
+    se.load_sum = runnable_sum as u64;
+    se.load_avg = load_avg;
+    add_positive(&mut cfs.load_avg, delta_avg);
+    add_positive(&mut cfs.load_sum, delta_sum);
+    cfs.load_sum = floor_sum_to_avg(cfs.load_sum, cfs.load_avg, fold);
+}
+
+/// The PELT part of a weight change: the entity's load leaves its cfs_rq at the old weight
+/// (`dequeue_load_avg`), its `load_avg` is recomputed from its unweighted `load_sum` at the new
+/// weight with its own divider, and it comes back (`enqueue_load_avg`). So an entity's load
+/// follows its weight at once; for a group entity, whose weight (its share) changes at nearly
+/// every enqueue, dequeue and tick, this keeps the parent's load in step. Weights are
+/// `scale_load_down` values.
+/// kernel: fair.c reweight_entity() @ v6.17 (its load-average lines)
+pub fn reweight_load_avg(
+    cfs: &mut SchedAvg,
+    se: &mut SchedAvg,
+    old_weight: u64,
+    new_weight: u64,
+    fold: bool,
+) {
+    dequeue_load_avg(cfs, se, old_weight, fold);
+    let divider = u64::from(get_pelt_divider(se));
+    se.load_avg = new_weight * se.load_sum / divider;
+    enqueue_load_avg(cfs, se, new_weight, fold);
+}
+
+/// A group entity with no load or util left and nothing pending in its cfs_rq need not be
+/// updated by the blocked-load pass.
+/// kernel: fair.c skip_blocked_update() @ v6.17
+pub fn skip_blocked_update(se: &SchedAvg, gcfs_propagate: bool) -> bool {
+    se.load_avg == 0 && se.util_avg == 0 && !gcfs_propagate
+}
+
+// ---------------------------------------------------------------------------------------------
 // Tests
 // ---------------------------------------------------------------------------------------------
 
@@ -1744,6 +1898,235 @@ mod tests {
             update_cfs_rq_load_avg(10 * 1024, &mut cfs, &mut removed, 1024, 1, true, false);
         assert!(!decayed);
         assert_eq!(prop, None);
+    }
+
+    // ----- propagation up the group hierarchy ----------------------------------------------
+
+    #[test]
+    fn add_positive_u32_wraps_up_and_clamps_down() {
+        let mut v = 10u32;
+        add_positive_u32(&mut v, 5);
+        assert_eq!(v, 15);
+        add_positive_u32(&mut v, -20); // 15 - 20 < 0 -> 0
+        assert_eq!(v, 0);
+        let mut v = u32::MAX - 1;
+        add_positive_u32(&mut v, 5); // (2^32 - 2 + 5) mod 2^32 = 3: positive changes wrap
+        assert_eq!(v, 3);
+    }
+
+    #[test]
+    fn tg_cfs_util_copies_the_group_util_and_adds_the_difference() {
+        // parent period_contrib 0: divider 46718
+        let mut root = SchedAvg {
+            util_avg: 100,
+            util_sum: 100 * 46718, // 4671800
+            ..SchedAvg::default()
+        };
+        let mut ge = SchedAvg::default();
+        let gcfs = SchedAvg {
+            util_avg: 300,
+            ..SchedAvg::default()
+        };
+        update_tg_cfs_util(&mut root, &mut ge, &gcfs);
+        // 300·46718 = 14015400; parent 4671800 + 14015400 = 18687200 (= the floor 400·46718)
+        assert_eq!((ge.util_avg, ge.util_sum), (300, 14_015_400));
+        assert_eq!((root.util_avg, root.util_sum), (400, 18_687_200));
+        // the group empties: back to 100 / 4671800
+        update_tg_cfs_util(&mut root, &mut ge, &SchedAvg::default());
+        assert_eq!((ge.util_avg, ge.util_sum), (0, 0));
+        assert_eq!((root.util_avg, root.util_sum), (100, 4_671_800));
+        // a parent holding less than the entity's share clamps at 0
+        ge.util_avg = 300;
+        ge.util_sum = 14_015_400;
+        update_tg_cfs_util(&mut root, &mut ge, &SchedAvg::default());
+        assert_eq!((root.util_avg, root.util_sum), (0, 0));
+    }
+
+    #[test]
+    fn tg_cfs_runnable_rebuilds_the_entity_sum_in_32_bits() {
+        // 100 runnable tasks in the group: runnable_avg 102400; 102400·46718 = 4783923200
+        // does not fit 32 bits: new_sum = 4783923200 - 2^32 = 488955904.
+        let gcfs = SchedAvg {
+            runnable_avg: 102_400,
+            ..SchedAvg::default()
+        };
+        for (fold, parent_sum) in [(false, 488_955_904u64), (true, 4_783_923_200)] {
+            let mut root = SchedAvg::default();
+            let mut ge = SchedAvg::default();
+            update_tg_cfs_runnable(&mut root, &mut ge, &gcfs, fold);
+            assert_eq!((ge.runnable_avg, ge.runnable_sum), (102_400, 488_955_904));
+            // parent: sum 488955904, floor 102400·46718 = 4783923200; pre-v7.0 the max is
+            // taken in u32 (both 488955904), v7.0 at 64 bits raises it to the floor.
+            assert_eq!(root.runnable_avg, 102_400);
+            assert_eq!(root.runnable_sum, parent_sum, "fold {fold}");
+        }
+    }
+
+    /// Test (c) of issue #13 item 1, by hand: a nice-0 task with load_avg 512 (util 300) is
+    /// attached to an empty group cfs_rq; the group entity's load follows update_tg_cfs_load.
+    #[test]
+    fn tg_cfs_load_after_attaching_a_task_to_an_empty_group() {
+        for (ge_weight, ge_load) in [(1024u64, 512u64), (2048, 1024)] {
+            // group cfs_rq and parent both at period_contrib 0: divider 46718
+            let mut gcfs = SchedAvg::default();
+            let mut task = SchedAvg {
+                load_avg: 512,
+                util_avg: 300,
+                runnable_avg: 300,
+                ..SchedAvg::default()
+            };
+            let prop = attach_entity_load_avg(&mut gcfs, &mut task, 1024, false);
+            // task load_sum = 512·46718/1024 = 23359 (exact)
+            assert_eq!(prop, 23_359);
+            let (mut propagate, mut prop_sum) = (false, 0i64);
+            add_tg_cfs_propagate(&mut propagate, &mut prop_sum, prop);
+            assert!(propagate);
+            let mut root = SchedAvg::default();
+            let mut ge = SchedAvg::default();
+            update_tg_cfs_util(&mut root, &mut ge, &gcfs);
+            update_tg_cfs_runnable(&mut root, &mut ge, &gcfs, false);
+            update_tg_cfs_load(
+                &mut root,
+                &mut ge,
+                ge_weight,
+                &gcfs,
+                1024,
+                &mut prop_sum,
+                false,
+            );
+            // r = min(0 + 23359, 46718) = 23359; running = 300·46718 >> 10 = 13686 < r;
+            // load_sum = w·23359, load_avg = w·23359/46718 = w/2: the task's 512 scaled to
+            // the entity's weight.
+            assert_eq!(prop_sum, 0);
+            assert_eq!((ge.load_sum, ge.load_avg), (23_359, ge_load));
+            assert_eq!(
+                (root.load_avg, root.load_sum),
+                (ge_load, ge_weight * 23_359)
+            );
+            assert_eq!((root.util_avg, root.runnable_avg), (300, 300));
+        }
+    }
+
+    #[test]
+    fn tg_cfs_load_added_runnable_is_clipped_and_at_least_running() {
+        let gcfs = SchedAvg::default();
+        // running floor: util_sum 800·46718 = 37374400 -> 36498 > 0 + 23359;
+        // load_avg = 1024·36498/46718 = 37373952/46718 = 799.99 -> 799
+        let mut root = SchedAvg::default();
+        let mut ge = SchedAvg {
+            util_sum: 800 * 46718,
+            ..SchedAvg::default()
+        };
+        let mut prop = 23_359;
+        update_tg_cfs_load(&mut root, &mut ge, 1024, &gcfs, 1024, &mut prop, false);
+        assert_eq!(
+            (ge.load_sum, ge.load_avg, root.load_avg),
+            (36_498, 799, 799)
+        );
+        // clip: 40000 + 23359 = 63359 > divider 46718 -> 46718, load_avg 1024
+        let mut root = SchedAvg::default();
+        let mut ge = SchedAvg {
+            load_sum: 40_000,
+            load_avg: 876, // 1024·40000/46718 = 876.75
+            ..SchedAvg::default()
+        };
+        let mut prop = 23_359;
+        update_tg_cfs_load(&mut root, &mut ge, 1024, &gcfs, 1024, &mut prop, false);
+        assert_eq!((ge.load_sum, ge.load_avg), (46_718, 1024));
+        // parent: 0 + (1024 - 876) = 148
+        assert_eq!(root.load_avg, 1024 - 876);
+        // no change of the average: nothing written but the pending sum is consumed
+        let mut ge = SchedAvg {
+            load_sum: 23_359,
+            load_avg: 512,
+            ..SchedAvg::default()
+        };
+        let mut root = SchedAvg::default();
+        let mut prop = 1; // 23360·1024/46718 = 512.02 -> 512
+        update_tg_cfs_load(&mut root, &mut ge, 1024, &gcfs, 1024, &mut prop, false);
+        assert_eq!((prop, ge.load_sum, root.load_avg), (0, 23_359, 0));
+    }
+
+    #[test]
+    fn tg_cfs_load_removed_assumes_equally_runnable_tasks() {
+        // remaining: one nice-0 task, gcfs load_sum 1024·20000 -> unweighted 20000
+        let gcfs = SchedAvg {
+            load_sum: 1024 * 20_000,
+            ..SchedAvg::default()
+        };
+        let mut ge = SchedAvg {
+            load_sum: 40_000,
+            load_avg: 876,
+            ..SchedAvg::default()
+        };
+        let mut root = SchedAvg {
+            load_avg: 876,
+            load_sum: 1024 * 40_000,
+            ..SchedAvg::default()
+        };
+        let mut prop = -15_000;
+        update_tg_cfs_load(&mut root, &mut ge, 1024, &gcfs, 1024, &mut prop, false);
+        // r = min(40000, 20000) = 20000; load_avg = 20480000/46718 = 438.37 -> 438
+        assert_eq!((ge.load_sum, ge.load_avg), (20_000, 438));
+        // parent: 876 - 438 = 438; 40960000 - 20480000 = 20480000 >= floor 438·46718
+        assert_eq!((root.load_avg, root.load_sum), (438, 20_480_000));
+        // the group empties (weight 0): its entity's load drops to 0 at once
+        let mut prop = -20_000;
+        update_tg_cfs_load(
+            &mut root,
+            &mut ge,
+            1024,
+            &SchedAvg::default(),
+            0,
+            &mut prop,
+            false,
+        );
+        assert_eq!((ge.load_sum, ge.load_avg), (0, 0));
+        assert_eq!((root.load_avg, root.load_sum), (0, 0));
+    }
+
+    #[test]
+    fn reweight_rebuilds_load_avg_at_the_new_weight() {
+        // a group entity at weight 1024, half runnable: load_sum 23359, load_avg 512
+        // (period_contrib 0: divider 46718); its parent holds only it.
+        let mut se = SchedAvg {
+            load_sum: 23_359,
+            load_avg: 512,
+            ..SchedAvg::default()
+        };
+        let mut cfs = SchedAvg {
+            load_avg: 512,
+            load_sum: 1024 * 23_359, // 23919616
+            ..SchedAvg::default()
+        };
+        reweight_load_avg(&mut cfs, &mut se, 1024, 2048, false);
+        // out: 512 - 512 = 0, 23919616 - 1024·23359 = 0; load_avg = 2048·23359/46718 = 1024;
+        // in: 1024 and 2048·23359 = 47839232
+        assert_eq!((se.load_sum, se.load_avg), (23_359, 1024));
+        assert_eq!((cfs.load_avg, cfs.load_sum), (1024, 47_839_232));
+        // and down to 3 (an idle group): 3·23359/46718 = 1.5 -> 1
+        reweight_load_avg(&mut cfs, &mut se, 2048, 3, false);
+        assert_eq!(
+            (se.load_avg, cfs.load_avg, cfs.load_sum),
+            (1, 1, 3 * 23_359)
+        );
+    }
+
+    #[test]
+    fn skip_blocked_update_only_for_an_empty_entity_with_nothing_pending() {
+        let zero = SchedAvg::default();
+        assert!(skip_blocked_update(&zero, false));
+        assert!(!skip_blocked_update(&zero, true));
+        let util = SchedAvg {
+            util_avg: 1,
+            ..SchedAvg::default()
+        };
+        assert!(!skip_blocked_update(&util, false));
+        let load = SchedAvg {
+            load_avg: 1,
+            ..SchedAvg::default()
+        };
+        assert!(!skip_blocked_update(&load, false));
     }
 
     #[test]

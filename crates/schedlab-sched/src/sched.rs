@@ -226,6 +226,9 @@ pub struct SchedEntity {
     pub my_q: Option<CfsRqId>,
     pub parent: Option<SeId>,
     pub depth: u32,
+    /// For group entities: the runnable count of `my_q` as of the last `se_update_runnable()`
+    /// (the group entity's PELT runnable input, `se_runnable()`).
+    pub runnable_weight: u32,
     /// For task entities: the task.
     pub task: Option<TaskId>,
     pub avg: SchedAvg,
@@ -264,6 +267,7 @@ impl SchedEntity {
             my_q: None,
             parent: None,
             depth: 0,
+            runnable_weight: 0,
             task: None,
             avg: SchedAvg::default(),
             rb_left: NIL,
@@ -314,6 +318,11 @@ pub struct CfsRq {
     pub util_est: u32,
     /// PELT "removed" accumulators (wakeup migrations away from this cfs_rq).
     pub removed: crate::pelt::RemovedLoad,
+    /// `cfs_rq->propagate`: an attach, detach or removal changed this group cfs_rq's sums;
+    /// its group entity and the parent follow at the entity's next `update_load_avg()`.
+    pub propagate: bool,
+    /// `cfs_rq->prop_runnable_sum`: the pending signed change of load_sum (unweighted).
+    pub prop_runnable_sum: i64,
     /// `h_load` cache for task_h_load and its jiffy stamp.
     pub h_load: u64,
     pub last_h_load_update: u64,
@@ -355,6 +364,8 @@ impl CfsRq {
             last_update_tg_load_avg: 0,
             util_est: 0,
             removed: Default::default(),
+            propagate: false,
+            prop_runnable_sum: 0,
             h_load: 0,
             last_h_load_update: 0,
             runtime_enabled: false,
