@@ -112,13 +112,14 @@ impl Kernel {
         self.rqs[cpu].tick_armed = true;
         let next = (self.now / self.tick_nsec + 1) * self.tick_nsec;
         let gen = self.rqs[cpu].tick_gen;
-        self.push_event(
-            next,
-            Ev::Tick {
-                cpu: cpu as u32,
-                gen,
-            },
-        );
+        let ev = Ev::Tick {
+            cpu: cpu as u32,
+            gen,
+        };
+        // the next boundary never goes back: the ticks (and the stale ones a stopped tick
+        // leaves, hundreds per period on a machine that idles briefly) join a FIFO lane
+        self.events
+            .push_monotone(schedlab_engine::SimTime(next), ev.rank(), ev);
     }
 
     /// NO_HZ_IDLE: the tick stops when the CPU enters idle (a pending one never fires).
