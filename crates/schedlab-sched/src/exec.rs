@@ -602,7 +602,10 @@ impl Kernel {
             if mean == 0 {
                 0
             } else {
-                (c as u128 * x as u128 / mean as u128) as u64
+                match c.checked_mul(x) {
+                    Some(p) => p / mean,
+                    None => (c as u128 * x as u128 / mean as u128) as u64,
+                }
             }
         };
         // Under full preemption a waker is switched out at its wakeup and runs the exit when

@@ -86,6 +86,10 @@ impl Kernel {
         if hz == 1_000_000_000 {
             return self.now;
         }
+        // the same value as the u128 arithmetic, without a 128-bit division while it fits
+        if let Some(p) = self.now.checked_mul(hz) {
+            return (p / 1_000_000_000) * 1_000_000_000 / hz;
+        }
         let cyc = self.now as u128 * hz as u128 / 1_000_000_000;
         (cyc * 1_000_000_000 / hz as u128) as u64
     }
@@ -141,7 +145,10 @@ impl Kernel {
                 if speed == 1024 {
                     seg.rem
                 } else {
-                    (seg.rem as u128 * 1024).div_ceil(speed as u128) as u64
+                    match seg.rem.checked_mul(1024) {
+                        Some(p) => p.div_ceil(speed),
+                        None => (seg.rem as u128 * 1024).div_ceil(speed as u128) as u64,
+                    }
                 }
             }
             _ => seg.rem,
