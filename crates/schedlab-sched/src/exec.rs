@@ -261,10 +261,11 @@ impl Kernel {
                     None => seg.rem > 0,
                 };
                 if unfinished {
-                    if self.run_ahead_to_segment_end(cpu, &seg) {
+                    let wall = self.seg_wall(cpu, &seg);
+                    if self.run_ahead_to_segment_end(cpu, &seg, wall) {
                         continue;
                     }
-                    self.arm_segment(cpu);
+                    self.arm_segment_wall(cpu, &seg, wall);
                     break;
                 }
                 self.tasks[t.index()].exec.segs.pop();
@@ -379,11 +380,12 @@ impl Kernel {
     /// the clock, and finish the segment as `on_seg_end` does. Only at the tail of a SegEnd,
     /// IPI or tick handler (`run_ahead`), never from a nested continuation, and only when the
     /// end is strictly earlier than the next event, so the order of events is unchanged.
-    fn run_ahead_to_segment_end(&mut self, cpu: usize, seg: &Seg) -> bool {
+    /// `wall` is `seg_wall(cpu, seg)`.
+    fn run_ahead_to_segment_end(&mut self, cpu: usize, seg: &Seg, wall: u64) -> bool {
         if !self.run_ahead || self.cont_depth != 1 || seg.kind == SegKind::Spin {
             return false;
         }
-        let end = self.now + self.seg_wall(cpu, seg);
+        let end = self.now + wall;
         if self.events.peek_time().is_none_or(|next| end >= next.0) {
             return false;
         }

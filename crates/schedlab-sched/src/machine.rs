@@ -190,6 +190,13 @@ impl Kernel {
         let curr = self.rqs[cpu].curr;
         let seg = *self.tasks[curr.index()].exec.segs.last().unwrap();
         let wall = self.seg_wall(cpu, &seg);
+        self.arm_segment_wall(cpu, &seg, wall);
+    }
+
+    /// `arm_segment` for the running task's top segment `seg`, whose `seg_wall` the caller
+    /// has computed (`wall`).
+    #[inline]
+    pub(crate) fn arm_segment_wall(&mut self, cpu: usize, seg: &Seg, wall: u64) {
         self.rqs[cpu].gen += 1;
         self.rqs[cpu].seg_start = self.now;
         if seg.kind == SegKind::Spin && seg.rem > 0 {
