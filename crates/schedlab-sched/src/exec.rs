@@ -424,11 +424,19 @@ impl Kernel {
 
     fn plan_op(&mut self, cpu: usize, t: TaskId, op: Op) {
         use Step::*;
+        if let Op::Run(w) = op {
+            // one step into the empty plan: no scratch buffer to fill and reverse
+            self.tasks[t.index()]
+                .exec
+                .plan
+                .push_front(Cpu(w, Mode::User));
+            return;
+        }
         // a reused buffer: planning an operation allocates nothing
         let mut buf = std::mem::take(&mut self.plan_scratch);
         let plan = &mut buf;
         match op {
-            Op::Run(w) => plan.push(Cpu(w, Mode::User)),
+            Op::Run(w) => plan.push(Cpu(w, Mode::User)), // (taken above)
             Op::RunWall(d) => plan.push(Wall(self.now + d)),
             Op::Syscall(c) => {
                 plan.push(Cpu(c, Mode::Kernel));
