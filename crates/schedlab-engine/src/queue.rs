@@ -79,6 +79,9 @@ pub struct EventQueue<E> {
     front: Vec<Entry<E>>,
     heap: BinaryHeap<Entry<E>>,
     lane: VecDeque<Entry<E>>,
+    /// The key at the head of `lane`, `u128::MAX` when it is empty (keys never reach it: the
+    /// sequence number stays below `2^56 - 1`).
+    lane_min: u128,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -96,6 +99,7 @@ impl<E> EventQueue<E> {
             front: Vec::with_capacity(FRONT_CAP + 1),
             heap: BinaryHeap::new(),
             lane: VecDeque::new(),
+            lane_min: u128::MAX,
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -113,7 +117,10 @@ impl<E> EventQueue<E> {
         );
         let seq = self.next_seq;
         self.next_seq += 1;
-        assert!(seq < 1 << SEQ_BITS, "event sequence numbers exhausted");
+        assert!(
+            seq < (1 << SEQ_BITS) - 1,
+            "event sequence numbers exhausted"
+        );
         let key = ((time.0 as u128) << 64) | ((rank as u128) << SEQ_BITS) | seq as u128;
         (key, seq)
     }
@@ -134,6 +141,9 @@ impl<E> EventQueue<E> {
         let (key, seq) = self.key(time, rank);
         let e = Entry { key, payload };
         if self.lane.back().is_none_or(|b| key > b.key) {
+            if self.lane.is_empty() {
+                self.lane_min = key;
+            }
             self.lane.push_back(e);
         } else {
             self.push_entry(e);
@@ -191,13 +201,14 @@ impl<E> EventQueue<E> {
         if self.front.is_empty() && !self.heap.is_empty() {
             self.refill();
         }
-        let from_lane = match (self.front.last(), self.lane.front()) {
-            (Some(f), Some(l)) => l.key < f.key,
-            (None, Some(_)) => true,
-            (_, None) => false,
+        let from_lane = match self.front.last() {
+            Some(f) => self.lane_min < f.key,
+            None => true,
         };
         let e = if from_lane {
-            self.lane.pop_front()?
+            let e = self.lane.pop_front()?;
+            self.lane_min = self.lane.front().map_or(u128::MAX, |l| l.key);
+            e
         } else {
             self.front.pop()?
         };
@@ -216,10 +227,10 @@ impl<E> EventQueue<E> {
             .last()
             .or_else(|| self.heap.peek())
             .map(|e| e.key);
-        let lane = self.lane.front().map(|e| e.key);
-        let key = match (main, lane) {
-            (Some(a), Some(b)) => a.min(b),
-            (a, b) => a.or(b)?,
+        let key = match main {
+            Some(a) => a.min(self.lane_min),
+            None if self.lane.is_empty() => return None,
+            None => self.lane_min,
         };
         Some(SimTime((key >> 64) as u64))
     }
