@@ -225,13 +225,7 @@ impl Kernel {
             return;
         }
         self.executing = Some(cpu);
-        self.progress_segment(cpu);
-        let curr = self.rqs[cpu].curr;
-        if let Some(seg) = self.tasks[curr.index()].exec.segs.last_mut() {
-            // rounding on slow CPUs can leave a few ns of work: the segment is done
-            seg.rem = 0;
-            seg.until = None;
-        }
+        self.finish_segment(cpu);
         self.cpu_continue(cpu);
     }
 
@@ -394,12 +388,7 @@ impl Kernel {
             self.check_all_invariants();
         }
         self.now = end;
-        self.progress_segment(cpu);
-        let curr = self.rqs[cpu].curr;
-        if let Some(seg) = self.tasks[curr.index()].exec.segs.last_mut() {
-            seg.rem = 0;
-            seg.until = None;
-        }
+        self.finish_segment(cpu);
         true
     }
 

@@ -186,6 +186,31 @@ impl Kernel {
         seg.rem = seg.rem.saturating_sub(done);
     }
 
+    /// The running segment has reached its end: `progress_segment` (the time accounting, a
+    /// stale end event) and the segment marked done (`rem` 0, no wall-time end) in one pass.
+    #[inline]
+    pub(crate) fn finish_segment(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        let elapsed = self.now - self.rqs[cpu].seg_start;
+        self.rqs[cpu].seg_start = self.now;
+        self.rqs[cpu].gen += 1;
+        let account = elapsed != 0 && !self.tasks[curr.index()].is_idle_task;
+        let task = &mut self.tasks[curr.index()];
+        let Some(seg) = task.exec.segs.last_mut() else {
+            return;
+        };
+        if account {
+            if seg.mode == Mode::User {
+                task.stats.user_ns += elapsed;
+            } else {
+                task.stats.sys_ns += elapsed;
+            }
+        }
+        // rounding on slow CPUs can leave a few ns of work: the segment is done
+        seg.rem = 0;
+        seg.until = None;
+    }
+
     pub(crate) fn arm_segment(&mut self, cpu: usize) {
         let curr = self.rqs[cpu].curr;
         let seg = *self.tasks[curr.index()].exec.segs.last().unwrap();
