@@ -598,13 +598,11 @@ impl Kernel {
         let mean = base + Self::copy_beyond(costs.c_copy_per_KB.0, bytes, 512);
         let half = (costs.c_syscall.0 / 2).min(base / 2);
         let share = |x: u64| {
-            if mean == 0 {
-                0
-            } else {
-                match c.checked_mul(x) {
-                    Some(p) => p / mean,
-                    None => (c as u128 * x as u128 / mean as u128) as u64,
-                }
+            // 0 for a zero mean; without a 128-bit division while the product fits
+            match c.checked_mul(x) {
+                Some(p) => p.checked_div(mean).unwrap_or(0),
+                None if mean == 0 => 0,
+                None => (c as u128 * x as u128 / mean as u128) as u64,
             }
         };
         // Under full preemption a waker is switched out at its wakeup and runs the exit when
