@@ -10,6 +10,7 @@ use crate::Kernel;
 use schedlab_platform::cost::CostModel;
 
 impl Kernel {
+    #[inline]
     pub(crate) fn push_event(&mut self, at: u64, ev: Ev) {
         self.events
             .push(schedlab_engine::SimTime(at), ev.rank(), ev);
