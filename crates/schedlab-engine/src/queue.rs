@@ -24,7 +24,7 @@
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// `(time, rank, seq)` packed into one integer: time in the high 64 bits, then the rank in
 /// 8 bits and the sequence number in the low 56 bits, so that one `u128` comparison is the
@@ -56,7 +56,10 @@ impl<E> Ord for Entry<E> {
 }
 
 /// How many of the earliest events are kept in the sorted front array.
-const FRONT_CAP: usize = 32;
+const FRONT_CAP: usize = 64;
+
+/// How many events a pop moves from the heap to an empty front array at once.
+const REFILL: usize = 16;
 
 /// A min-queue of events with a deterministic total order. See the module docs.
 ///
@@ -64,11 +67,21 @@ const FRONT_CAP: usize = 32;
 /// key, the rest in a binary heap. A simulation mostly pushes the next event of the CPU it is
 /// processing, which is among the earliest: a binary search and a short move, and the pop
 /// takes the array's last entry. A machine with few CPUs keeps all its events in the array;
-/// thousands of sleepers' timers live in the heap.
-/// Invariant: every key in `front` is below every key in `heap`.
+/// thousands of sleepers' timers live in the heap. When the array runs empty, a pop moves the
+/// next [`REFILL`] events from the heap into it, so that later pushes of near events are
+/// array inserts again.
+///
+/// Events pushed with [`EventQueue::push_monotone`] whose key is above every key pushed that
+/// way before (periodic ticks: the next tick boundary never goes back) are appended to a
+/// FIFO lane instead, which costs nothing however many of them are pending.
+/// Invariant: every key in `front` is below every key in `heap`; `lane` is sorted.
 pub struct EventQueue<E> {
     front: Vec<Entry<E>>,
     heap: BinaryHeap<Entry<E>>,
+    lane: VecDeque<Entry<E>>,
+    /// The key at the head of `lane`, `u128::MAX` when it is empty (keys never reach it: the
+    /// sequence number stays below `2^56 - 1`).
+    lane_min: u128,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -85,16 +98,17 @@ impl<E> EventQueue<E> {
         EventQueue {
             front: Vec::with_capacity(FRONT_CAP + 1),
             heap: BinaryHeap::new(),
+            lane: VecDeque::new(),
+            lane_min: u128::MAX,
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
         }
     }
 
-    /// Schedules `payload` at `time` with the given kind rank. Returns its sequence number.
-    /// Panics if `time` is before the time of the last popped event.
+    /// The packed key of a new event (and its sequence number).
     #[inline]
-    pub fn push(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
+    fn key(&mut self, time: SimTime, rank: u8) -> (u128, u64) {
         assert!(
             time >= self.now,
             "event scheduled in the past: {:?} < now {:?}",
@@ -103,9 +117,43 @@ impl<E> EventQueue<E> {
         );
         let seq = self.next_seq;
         self.next_seq += 1;
-        assert!(seq < 1 << SEQ_BITS, "event sequence numbers exhausted");
+        assert!(
+            seq < (1 << SEQ_BITS) - 1,
+            "event sequence numbers exhausted"
+        );
         let key = ((time.0 as u128) << 64) | ((rank as u128) << SEQ_BITS) | seq as u128;
+        (key, seq)
+    }
+
+    /// Schedules `payload` at `time` with the given kind rank. Returns its sequence number.
+    /// Panics if `time` is before the time of the last popped event.
+    #[inline]
+    pub fn push(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
+        let (key, seq) = self.key(time, rank);
+        self.push_entry(Entry { key, payload });
+        seq
+    }
+
+    /// As [`EventQueue::push`], for a kind of event whose times mostly do not decrease from
+    /// one push to the next (the order of the events is the same as with `push`).
+    #[inline]
+    pub fn push_monotone(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
+        let (key, seq) = self.key(time, rank);
         let e = Entry { key, payload };
+        if self.lane.back().is_none_or(|b| key > b.key) {
+            if self.lane.is_empty() {
+                self.lane_min = key;
+            }
+            self.lane.push_back(e);
+        } else {
+            self.push_entry(e);
+        }
+        seq
+    }
+
+    #[inline]
+    fn push_entry(&mut self, e: Entry<E>) {
+        let key = e.key;
         // the key belongs in front if it is below the heap's minimum; with a non-empty front
         // that is the case when it is below the front's maximum (front < heap)
         let to_front = match self.front.first() {
@@ -114,24 +162,55 @@ impl<E> EventQueue<E> {
         };
         if !to_front {
             self.heap.push(e);
-            return seq;
+            return;
         }
-        let i = self.front.partition_point(|x| x.key > key);
+        // most pushes are of the next few events: look from the earliest end first
+        let f = &self.front;
+        let mut i = f.len();
+        let stop = i.saturating_sub(8);
+        while i > stop && f[i - 1].key < key {
+            i -= 1;
+        }
+        if i == stop && i > 0 && f[i - 1].key < key {
+            i = f[..i].partition_point(|x| x.key > key);
+        }
         self.front.insert(i, e);
         if self.front.len() > FRONT_CAP {
             // the largest front key is below every heap key: it becomes the heap's minimum
             let max = self.front.remove(0);
             self.heap.push(max);
         }
-        seq
+    }
+
+    /// Refills an empty front array with the heap's smallest entries.
+    #[cold]
+    fn refill(&mut self) {
+        debug_assert!(self.front.is_empty());
+        while self.front.len() < REFILL {
+            match self.heap.pop() {
+                Some(e) => self.front.push(e),
+                None => break,
+            }
+        }
+        self.front.reverse();
     }
 
     /// Removes and returns the earliest event. Time never goes backwards.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = match self.front.pop() {
-            Some(f) => f,
-            None => self.heap.pop()?,
+        if self.front.is_empty() && !self.heap.is_empty() {
+            self.refill();
+        }
+        let from_lane = match self.front.last() {
+            Some(f) => self.lane_min < f.key,
+            None => true,
+        };
+        let e = if from_lane {
+            let e = self.lane.pop_front()?;
+            self.lane_min = self.lane.front().map_or(u128::MAX, |l| l.key);
+            e
+        } else {
+            self.front.pop()?
         };
         let t = SimTime((e.key >> 64) as u64);
         assert!(t >= self.now, "time went backwards in the event queue");
@@ -143,10 +222,17 @@ impl<E> EventQueue<E> {
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.front
+        let main = self
+            .front
             .last()
             .or_else(|| self.heap.peek())
-            .map(|e| SimTime((e.key >> 64) as u64))
+            .map(|e| e.key);
+        let key = match main {
+            Some(a) => a.min(self.lane_min),
+            None if self.lane.is_empty() => return None,
+            None => self.lane_min,
+        };
+        Some(SimTime((key >> 64) as u64))
     }
 
     /// Time of the most recently popped event (the simulation's "now").
@@ -161,11 +247,11 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.front.len()
+        self.heap.len() + self.front.len() + self.lane.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.front.is_empty() && self.heap.is_empty()
+        self.front.is_empty() && self.heap.is_empty() && self.lane.is_empty()
     }
 }
 
@@ -221,11 +307,24 @@ mod tests {
         let mut now = 0u64;
         let mut seq = 0u64;
         for i in 0..50_000u64 {
-            match r.below(5) {
+            match r.below(6) {
                 0 | 1 => {
                     let t = now + (r.next_u64() >> (24 + r.below(40)));
                     let rank = r.below(6) as u8;
                     q.push(SimTime(t), rank, seq);
+                    reference.insert((t, rank, seq));
+                    seq += 1;
+                }
+                5 => {
+                    // the monotone lane: mostly the next "tick boundary" at or after now,
+                    // sometimes a time below the lane's last one (the event goes elsewhere)
+                    let t = if r.below(8) == 0 {
+                        now + r.below(1 << 10)
+                    } else {
+                        ((now >> 20) + 1) << 20
+                    };
+                    let rank = 3;
+                    q.push_monotone(SimTime(t), rank, seq);
                     reference.insert((t, rank, seq));
                     seq += 1;
                 }

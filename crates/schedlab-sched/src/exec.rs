@@ -225,13 +225,7 @@ impl Kernel {
             return;
         }
         self.executing = Some(cpu);
-        self.progress_segment(cpu);
-        let curr = self.rqs[cpu].curr;
-        if let Some(seg) = self.tasks[curr.index()].exec.segs.last_mut() {
-            // rounding on slow CPUs can leave a few ns of work: the segment is done
-            seg.rem = 0;
-            seg.until = None;
-        }
+        self.finish_segment(cpu);
         self.cpu_continue(cpu);
     }
 
@@ -272,10 +266,11 @@ impl Kernel {
                         self.__schedule(cpu, true);
                         continue;
                     }
-                    if self.run_ahead_to_segment_end(cpu, &seg) {
+                    let wall = self.seg_wall(cpu, &seg);
+                    if self.run_ahead_to_segment_end(cpu, &seg, wall) {
                         continue;
                     }
-                    self.arm_segment(cpu);
+                    self.arm_segment_wall(cpu, &seg, wall);
                     break;
                 }
                 self.tasks[t.index()].exec.segs.pop();
@@ -393,11 +388,12 @@ impl Kernel {
     /// the clock, and finish the segment as `on_seg_end` does. Only at the tail of a SegEnd,
     /// IPI or tick handler (`run_ahead`), never from a nested continuation, and only when the
     /// end is strictly earlier than the next event, so the order of events is unchanged.
-    fn run_ahead_to_segment_end(&mut self, cpu: usize, seg: &Seg) -> bool {
+    /// `wall` is `seg_wall(cpu, seg)`.
+    fn run_ahead_to_segment_end(&mut self, cpu: usize, seg: &Seg, wall: u64) -> bool {
         if !self.run_ahead || self.cont_depth != 1 || seg.kind == SegKind::Spin {
             return false;
         }
-        let end = self.now + self.seg_wall(cpu, seg);
+        let end = self.now + wall;
         if self.events.peek_time().is_none_or(|next| end >= next.0) {
             return false;
         }
@@ -406,12 +402,7 @@ impl Kernel {
             self.check_all_invariants();
         }
         self.now = end;
-        self.progress_segment(cpu);
-        let curr = self.rqs[cpu].curr;
-        if let Some(seg) = self.tasks[curr.index()].exec.segs.last_mut() {
-            seg.rem = 0;
-            seg.until = None;
-        }
+        self.finish_segment(cpu);
         true
     }
 
@@ -436,11 +427,19 @@ impl Kernel {
 
     fn plan_op(&mut self, cpu: usize, t: TaskId, op: Op) {
         use Step::*;
+        if let Op::Run(w) = op {
+            // one step into the empty plan: no scratch buffer to fill and reverse
+            self.tasks[t.index()]
+                .exec
+                .plan
+                .push_front(Cpu(w, Mode::User));
+            return;
+        }
         // a reused buffer: planning an operation allocates nothing
         let mut buf = std::mem::take(&mut self.plan_scratch);
         let plan = &mut buf;
         match op {
-            Op::Run(w) => plan.push(Cpu(w, Mode::User)),
+            Op::Run(w) => plan.push(Cpu(w, Mode::User)), // (taken above)
             Op::RunWall(d) => plan.push(Wall(self.now + d)),
             Op::Syscall(c) => {
                 plan.push(Cpu(c, Mode::Kernel));
@@ -613,10 +612,11 @@ impl Kernel {
         let mean = base + Self::copy_beyond(costs.c_copy_per_KB.0, bytes, 512);
         let half = (costs.c_syscall.0 / 2).min(base / 2);
         let share = |x: u64| {
-            if mean == 0 {
-                0
-            } else {
-                (c as u128 * x as u128 / mean as u128) as u64
+            // 0 for a zero mean; without a 128-bit division while the product fits
+            match c.checked_mul(x) {
+                Some(p) => p.checked_div(mean).unwrap_or(0),
+                None if mean == 0 => 0,
+                None => (c as u128 * x as u128 / mean as u128) as u64,
             }
         };
         // Under full preemption a waker is switched out at its wakeup and runs the exit when

@@ -10,6 +10,7 @@ use crate::Kernel;
 use schedlab_platform::cost::CostModel;
 
 impl Kernel {
+    #[inline]
     pub(crate) fn push_event(&mut self, at: u64, ev: Ev) {
         self.events
             .push(schedlab_engine::SimTime(at), ev.rank(), ev);
@@ -86,6 +87,10 @@ impl Kernel {
         if hz == 1_000_000_000 {
             return self.now;
         }
+        // the same value as the u128 arithmetic, without a 128-bit division while it fits
+        if let Some(p) = self.now.checked_mul(hz) {
+            return (p / 1_000_000_000) * 1_000_000_000 / hz;
+        }
         let cyc = self.now as u128 * hz as u128 / 1_000_000_000;
         (cyc * 1_000_000_000 / hz as u128) as u64
     }
@@ -112,13 +117,14 @@ impl Kernel {
         self.rqs[cpu].tick_armed = true;
         let next = (self.now / self.tick_nsec + 1) * self.tick_nsec;
         let gen = self.rqs[cpu].tick_gen;
-        self.push_event(
-            next,
-            Ev::Tick {
-                cpu: cpu as u32,
-                gen,
-            },
-        );
+        let ev = Ev::Tick {
+            cpu: cpu as u32,
+            gen,
+        };
+        // the next boundary never goes back: the ticks (and the stale ones a stopped tick
+        // leaves, hundreds per period on a machine that idles briefly) join a FIFO lane
+        self.events
+            .push_monotone(schedlab_engine::SimTime(next), ev.rank(), ev);
     }
 
     /// NO_HZ_IDLE: the tick stops when the CPU enters idle (a pending one never fires).
@@ -140,7 +146,10 @@ impl Kernel {
                 if speed == 1024 {
                     seg.rem
                 } else {
-                    (seg.rem as u128 * 1024).div_ceil(speed as u128) as u64
+                    match seg.rem.checked_mul(1024) {
+                        Some(p) => p.div_ceil(speed),
+                        None => (seg.rem as u128 * 1024).div_ceil(speed as u128) as u64,
+                    }
                 }
             }
             _ => seg.rem,
@@ -178,10 +187,42 @@ impl Kernel {
         seg.rem = seg.rem.saturating_sub(done);
     }
 
+    /// The running segment has reached its end: `progress_segment` (the time accounting, a
+    /// stale end event) and the segment marked done (`rem` 0, no wall-time end) in one pass.
+    #[inline]
+    pub(crate) fn finish_segment(&mut self, cpu: usize) {
+        let curr = self.rqs[cpu].curr;
+        let elapsed = self.now - self.rqs[cpu].seg_start;
+        self.rqs[cpu].seg_start = self.now;
+        self.rqs[cpu].gen += 1;
+        let account = elapsed != 0 && !self.tasks[curr.index()].is_idle_task;
+        let task = &mut self.tasks[curr.index()];
+        let Some(seg) = task.exec.segs.last_mut() else {
+            return;
+        };
+        if account {
+            if seg.mode == Mode::User {
+                task.stats.user_ns += elapsed;
+            } else {
+                task.stats.sys_ns += elapsed;
+            }
+        }
+        // rounding on slow CPUs can leave a few ns of work: the segment is done
+        seg.rem = 0;
+        seg.until = None;
+    }
+
     pub(crate) fn arm_segment(&mut self, cpu: usize) {
         let curr = self.rqs[cpu].curr;
         let seg = *self.tasks[curr.index()].exec.segs.last().unwrap();
         let wall = self.seg_wall(cpu, &seg);
+        self.arm_segment_wall(cpu, &seg, wall);
+    }
+
+    /// `arm_segment` for the running task's top segment `seg`, whose `seg_wall` the caller
+    /// has computed (`wall`).
+    #[inline]
+    pub(crate) fn arm_segment_wall(&mut self, cpu: usize, seg: &Seg, wall: u64) {
         self.rqs[cpu].gen += 1;
         self.rqs[cpu].seg_start = self.now;
         if seg.kind == SegKind::Spin && seg.rem > 0 {
