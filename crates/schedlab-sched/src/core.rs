@@ -528,7 +528,7 @@ impl Kernel {
         self.tasks[prev.index()].on_cpu = false;
         self.tasks[next.index()].on_cpu = true;
         if self.tasks[next.index()].observe {
-            self.record_wakeup_ran(next);
+            self.record_wakeup_ran(next, voluntary);
         }
         self.mutex_switch_out(prev);
         self.trace_switch(cpu, prev, next);
@@ -1258,16 +1258,19 @@ impl Kernel {
             curr_entity: entity,
             verdict,
             ran_at: None,
+            prev_blocked: false,
         });
     }
 
     /// An observed task got the CPU: closes its open wakeup record.
-    fn record_wakeup_ran(&mut self, t: TaskId) {
+    /// `voluntary`: the task switched out blocked (else it was preempted).
+    fn record_wakeup_ran(&mut self, t: TaskId, voluntary: bool) {
         let pid = self.tasks[t.index()].pid;
         let now = self.now;
         if let Some(r) = self.wakeup_log.iter_mut().rev().find(|r| r.pid == pid) {
             if r.ran_at.is_none() {
                 r.ran_at = Some(now);
+                r.prev_blocked = voluntary;
             }
         }
     }

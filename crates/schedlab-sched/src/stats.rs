@@ -182,4 +182,6 @@ pub struct WakeupRecord {
     pub verdict: WakeupVerdict,
     /// When it was switched in (None: not yet at the end of the run).
     pub ran_at: Option<u64>,
+    /// The task switched out for it blocked (a voluntary switch); false: it was preempted.
+    pub prev_blocked: bool,
 }

@@ -11,17 +11,18 @@ pub fn latency(r: &WakeupRecord) -> Option<u64> {
     r.ran_at.map(|t| t.saturating_sub(r.woke_at))
 }
 
-/// Per reason: (reason, wakeups, of which long, mean latency ns, max latency ns).
+/// Per reason: (reason, wakeups, of which long, mean latency ns, max latency ns, long ones
+/// that ended because the running task blocked rather than being preempted).
 pub struct Summary {
     pub total: usize,
     pub long_ns: u64,
     pub long: usize,
-    pub by_reason: Vec<(&'static str, usize, usize, f64, u64)>,
+    pub by_reason: Vec<(&'static str, usize, usize, f64, u64, usize)>,
 }
 
 /// Groups the records by verdict; `long_ns` is the wait from which a wakeup counts as long.
 pub fn summarise(recs: &[WakeupRecord], long_ns: u64) -> Summary {
-    let mut by: Vec<(&'static str, usize, usize, f64, u64)> = Vec::new();
+    let mut by: Vec<(&'static str, usize, usize, f64, u64, usize)> = Vec::new();
     let mut long = 0;
     for r in recs {
         let Some(l) = latency(r) else { continue };
@@ -29,7 +30,7 @@ pub fn summarise(recs: &[WakeupRecord], long_ns: u64) -> Summary {
         let i = match by.iter().position(|b| b.0 == name) {
             Some(i) => i,
             None => {
-                by.push((name, 0, 0, 0.0, 0));
+                by.push((name, 0, 0, 0.0, 0, 0));
                 by.len() - 1
             }
         };
@@ -39,6 +40,7 @@ pub fn summarise(recs: &[WakeupRecord], long_ns: u64) -> Summary {
         b.4 = b.4.max(l);
         if l >= long_ns {
             b.2 += 1;
+            b.5 += r.prev_blocked as usize;
             long += 1;
         }
     }
@@ -68,20 +70,25 @@ pub fn text(comm: &str, recs: &[WakeupRecord], long_ns: u64, top: usize) -> Stri
     );
     let _ = writeln!(
         s,
-        "    {:<18} {:>9} {:>6} {:>14} {:>12}",
-        "REASON", "WAKEUPS", "LONG", "MEAN_WAIT(us)", "MAX_WAIT(us)"
+        "    {:<18} {:>9} {:>6} {:>14} {:>12} {:>14}",
+        "REASON", "WAKEUPS", "LONG", "MEAN_WAIT(us)", "MAX_WAIT(us)", "LONG_ENDED_BY"
     );
-    for (name, n, nl, mean, max) in &sm.by_reason {
+    for (name, n, nl, mean, max, nb) in &sm.by_reason {
         let _ = writeln!(
             s,
-            "    {:<18} {:>9} {:>6} {:>14.1} {:>12.1}",
+            "    {:<18} {:>9} {:>6} {:>14.1} {:>12.1} {:>14}",
             name,
             n,
             nl,
             mean / 1000.0,
-            *max as f64 / 1000.0
+            *max as f64 / 1000.0,
+            format!("{nb} blk {} pre", nl - nb)
         );
     }
+    let _ = writeln!(
+        s,
+        "    (LONG_ENDED_BY: how a long wait ended — the task running before it blocked, or was preempted)"
+    );
     let mut longest: Vec<&WakeupRecord> = recs.iter().filter(|r| r.ran_at.is_some()).collect();
     longest.sort_by(|a, b| latency(b).cmp(&latency(a)).then(a.woke_at.cmp(&b.woke_at)));
     longest.truncate(top);
@@ -96,13 +103,14 @@ pub fn text(comm: &str, recs: &[WakeupRecord], long_ns: u64, top: usize) -> Stri
             };
             let _ = writeln!(
                 s,
-                "      t={:.6} s cpu {} waited {:.1} us: {}-{} ran{at}; {}",
+                "      t={:.6} s cpu {} waited {:.1} us: {}-{} ran{at}; {}; it got the CPU when the task before it {}",
                 r.woke_at as f64 / 1e9,
                 r.cpu,
                 lat as f64 / 1000.0,
                 r.curr_comm,
                 r.curr_pid,
-                r.verdict.explain()
+                r.verdict.explain(),
+                if r.prev_blocked { "blocked" } else { "was preempted" }
             );
         }
     }
@@ -120,13 +128,14 @@ pub fn json(comm: &str, recs: &[WakeupRecord], long_ns: u64, top: usize) -> Valu
         "wakeups": sm.total,
         "long_ns": long_ns,
         "long": sm.long,
-        "by_reason": sm.by_reason.iter().map(|(n, c, l, m, x)| json!({
-            "reason": n, "wakeups": c, "long": l, "mean_wait_ns": m, "max_wait_ns": x
+        "by_reason": sm.by_reason.iter().map(|(n, c, l, m, x, b)| json!({
+            "reason": n, "wakeups": c, "long": l, "mean_wait_ns": m, "max_wait_ns": x,
+            "long_ended_by_block": b
         })).collect::<Vec<_>>(),
         "longest": longest.iter().map(|r| json!({
             "woke_at_ns": r.woke_at, "cpu": r.cpu, "wait_ns": latency(r),
             "curr_pid": r.curr_pid, "curr_comm": r.curr_comm, "curr_entity": r.curr_entity,
-            "reason": r.verdict.name(),
+            "reason": r.verdict.name(), "prev_blocked": r.prev_blocked,
         })).collect::<Vec<_>>(),
     })
 }
@@ -146,6 +155,7 @@ mod tests {
             curr_entity: "/a".into(),
             verdict: v,
             ran_at: ran,
+            prev_blocked: false,
         }
     }
 
@@ -169,8 +179,11 @@ mod tests {
         ];
         let s = summarise(&recs, 500_000);
         assert_eq!((s.total, s.long), (3, 2));
-        assert_eq!(s.by_reason[0], ("self_buddy", 2, 2, 2_500_000.0, 3_000_000));
-        assert_eq!(s.by_reason[1], ("preempted", 1, 0, 5_000.0, 5_000));
+        assert_eq!(
+            s.by_reason[0],
+            ("self_buddy", 2, 2, 2_500_000.0, 3_000_000, 0)
+        );
+        assert_eq!(s.by_reason[1], ("preempted", 1, 0, 5_000.0, 5_000, 0));
         let t = text("ct", &recs, 500_000, 1);
         assert!(t.contains("waited 3000.0 us: hog-2 ran, entity /a"), "{t}");
     }
