@@ -90,7 +90,6 @@ impl Kernel {
             path,
             parent: Some(parent),
             shares: NICE_0_LOAD,
-            saved_shares: NICE_0_LOAD,
             idle: false,
             cfs_rq: Vec::with_capacity(self.ncpus),
             se: Vec::with_capacity(self.ncpus),
@@ -465,47 +464,57 @@ mod tests {
         assert!(k.se[a.index()].custom_slice && k.se[b.index()].custom_slice);
     }
 
-    /// fair.md §5.6 / §6.8 step by step with real groups: two hogs in /test-A on one CPU,
-    /// one runs. (1) The other sleeps (DEQUEUE_SLEEP, really dequeued: NO_DELAY_DEQUEUE) while
-    /// /test-A keeps load → root `next` = se(/test-A), which is the root's curr. (2) The next
-    /// pick keeps /test-A at the root and does not clear it. (3) A shorter-slice task of
-    /// /test-B wakes: v7.0's short probe returns the eligible buddy → no preemption; v7.1's
-    /// ignores it → preempts and clears the self-buddy.
+    /// Steps 1 and 2 of fair.md §6.8 with real groups, and the wakee of step 3: two hogs in
+    /// /test-A on one CPU (20 ms slices), one runs; the other sleeps (DEQUEUE_SLEEP, really
+    /// dequeued: NO_DELAY_DEQUEUE) while /test-A keeps load, so the root's `next` becomes
+    /// se(/test-A), the root's curr (step 1); the next pick keeps /test-A at the root and does
+    /// not clear it (step 2). Returns the kernel, se(/test-A) and a /test-B task `comm` with an
+    /// 8 ms slice, enqueued as woken (placed with no lag: eligible, and due before /test-A's
+    /// 20 ms request), before the wakeup-preemption check.
+    fn self_buddy_state(v: &str, comm: &str) -> (Kernel, SeId, TaskId) {
+        let mut k = kern(&format!("{v} NO_DELAY_DEQUEUE"), 1);
+        k.observe_comm = Some(comm.into());
+        let a1 = hog(&mut k, "/test-A", 0, Some(20_000_000));
+        let a2 = hog(&mut k, "/test-A", 0, Some(20_000_000));
+        k.run_until(1_000_000);
+        let root = k.rqs[0].cfs;
+        let sa = k.tgs[k.cgroup_lookup("/test-A").unwrap().index()].se[0].unwrap();
+        assert_eq!(k.cfs[root.index()].curr, Some(sa), "{v}");
+        let running = k.rqs[0].curr;
+        let other = if running == a1 { a2 } else { a1 };
+        k.update_rq_clock(0);
+        assert!(k.dequeue_task(0, other, DEQUEUE_SLEEP));
+        k.tasks[other.index()].on_rq = OnRq::No;
+        assert_eq!(k.cfs[root.index()].next, Some(sa), "{v}: step 1");
+        assert_eq!(k.pick_task_fair(0), Some(running));
+        assert_eq!(k.cfs[root.index()].next, Some(sa), "{v}: step 2");
+        let tb = k.cgroup_mkdir_p("/test-B").unwrap();
+        let attrs = TaskAttrs {
+            comm: Some(comm.into()),
+            tg: Some(tb),
+            cpus: Some(CpuMask::single(0)),
+            slice_ns: Some(8_000_000),
+            ..Default::default()
+        };
+        let b = k.create_task(Box::new(Hog), &attrs, None, false);
+        k.enqueue_task_fair(b, ENQUEUE_WAKEUP);
+        k.tasks[b.index()].on_rq = OnRq::Queued;
+        k.tasks[b.index()].state = TaskState::Running;
+        k.rqs[0].resched = Resched::None;
+        (k, sa, b)
+    }
+
+    /// fair.md §6.8 step 3: the short-slice wakee of /test-B: v7.0's short probe returns the
+    /// eligible self-buddy → no preemption, the buddy stays; v7.1's ignores it → preempts and
+    /// clears the self-buddy.
     #[test]
     fn the_self_buddy_of_a_group_blocks_preempt_short_until_v7_1() {
         for (v, preempts) in [("v7.0", false), ("v7.1", true)] {
-            let mut k = kern(&format!("{v} NO_DELAY_DEQUEUE"), 1);
-            let a1 = hog(&mut k, "/test-A", 0, Some(20_000_000));
-            let a2 = hog(&mut k, "/test-A", 0, Some(20_000_000));
-            k.run_until(1_000_000);
-            let root = k.rqs[0].cfs;
-            let sa = k.tgs[k.cgroup_lookup("/test-A").unwrap().index()].se[0].unwrap();
-            assert_eq!(k.cfs[root.index()].curr, Some(sa), "{v}");
-            let running = k.rqs[0].curr;
-            let other = if running == a1 { a2 } else { a1 };
-            k.update_rq_clock(0);
-            assert!(k.dequeue_task(0, other, DEQUEUE_SLEEP));
-            k.tasks[other.index()].on_rq = OnRq::No;
-            assert_eq!(k.cfs[root.index()].next, Some(sa), "{v}: step 1");
-            assert_eq!(k.pick_task_fair(0), Some(running));
-            assert_eq!(k.cfs[root.index()].next, Some(sa), "{v}: step 2");
-            // step 3: /test-B's 8 ms task wakes (placed with no lag; eligible, earlier
-            // deadline than /test-A's 20 ms request)
-            let tb = k.cgroup_mkdir_p("/test-B").unwrap();
-            let attrs = TaskAttrs {
-                tg: Some(tb),
-                cpus: Some(CpuMask::single(0)),
-                slice_ns: Some(8_000_000),
-                ..Default::default()
-            };
-            let b = k.create_task(Box::new(Hog), &attrs, None, false);
-            k.enqueue_task_fair(b, ENQUEUE_WAKEUP);
-            k.tasks[b.index()].on_rq = OnRq::Queued;
-            k.tasks[b.index()].state = TaskState::Running;
-            k.rqs[0].resched = Resched::None;
+            let (mut k, sa, b) = self_buddy_state(v, "probe");
             k.check_preempt_wakeup_fair(0, b, WF_TTWU, true);
             assert_eq!(k.rqs[0].resched != Resched::None, preempts, "{v}: step 3");
             let expect_next = if preempts { None } else { Some(sa) };
+            let root = k.rqs[0].cfs;
             assert_eq!(k.cfs[root.index()].next, expect_next, "{v}: buddy after");
         }
     }
@@ -522,29 +531,7 @@ mod tests {
             ),
             ("v7.1", crate::stats::WakeupVerdict::Preempted),
         ] {
-            let mut k = kern(&format!("{v} NO_DELAY_DEQUEUE"), 1);
-            k.observe_comm = Some("probe".into());
-            let a1 = hog(&mut k, "/test-A", 0, Some(20_000_000));
-            let a2 = hog(&mut k, "/test-A", 0, Some(20_000_000));
-            k.run_until(1_000_000);
-            let other = if k.rqs[0].curr == a1 { a2 } else { a1 };
-            k.update_rq_clock(0);
-            k.dequeue_task(0, other, DEQUEUE_SLEEP);
-            k.tasks[other.index()].on_rq = OnRq::No;
-            k.pick_task_fair(0);
-            let tb = k.cgroup_mkdir_p("/test-B").unwrap();
-            let attrs = TaskAttrs {
-                comm: Some("probe".into()),
-                tg: Some(tb),
-                cpus: Some(CpuMask::single(0)),
-                slice_ns: Some(8_000_000),
-                ..Default::default()
-            };
-            let b = k.create_task(Box::new(Hog), &attrs, None, false);
-            k.enqueue_task_fair(b, ENQUEUE_WAKEUP);
-            k.tasks[b.index()].on_rq = OnRq::Queued;
-            k.tasks[b.index()].state = TaskState::Running;
-            k.rqs[0].resched = Resched::None;
+            let (mut k, _, b) = self_buddy_state(v, "probe");
             k.wakeup_preempt(0, b, WF_TTWU, true);
             assert_eq!(k.wakeup_log.len(), 1, "{v}");
             let r = &k.wakeup_log[0];

@@ -2833,7 +2833,6 @@ mod tests {
             path: "/g".into(),
             parent: Some(TgId(0)),
             shares: NICE_0_LOAD,
-            saved_shares: NICE_0_LOAD,
             idle: false,
             cfs_rq: vec![],
             se: vec![],

@@ -385,8 +385,6 @@ pub struct TaskGroup {
     pub parent: Option<TgId>,
     /// `tg->shares` at full resolution (cpu.weight 100 -> 1 048 576).
     pub shares: u64,
-    /// Shares before `cpu.idle = 1`, restored on 0.
-    pub saved_shares: u64,
     pub idle: bool,
     /// Per CPU: the group's cfs_rq and its entity in the parent (None for the root group).
     pub cfs_rq: Vec<CfsRqId>,

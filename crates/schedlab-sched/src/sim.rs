@@ -377,7 +377,6 @@ impl Kernel {
             path: "/".to_string(),
             parent: None,
             shares: scale_load(1024),
-            saved_shares: scale_load(1024),
             idle: false,
             cfs_rq: root_cfs.clone(),
             se: vec![None; ncpus],
