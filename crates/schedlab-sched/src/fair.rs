@@ -3095,4 +3095,99 @@ mod tests {
             }
         }
     }
+
+    /// A task B in the tree at (v, d) with a 3 ms slice, queued and runnable, then the
+    /// wakeup-preemption check with `wf`; returns (B, preempted).
+    fn wake_at(k: &mut Kernel, v: u64, d: u64, wf: u32) -> (TaskId, bool) {
+        let tb = k.create_task(Box::new(Idle), &TaskAttrs::default(), None, false);
+        let sb = k.tasks[tb.index()].se;
+        put(k, sb, v, d, false);
+        k.tasks[tb.index()].on_rq = crate::sched::OnRq::Queued;
+        k.tasks[tb.index()].state = TaskState::Running;
+        let root = k.rqs[0].cfs;
+        k.cfs[root.index()].h_nr_queued += 1;
+        k.cfs[root.index()].h_nr_runnable += 1;
+        k.rqs[0].nr_running += 1;
+        k.check_preempt_wakeup_fair(0, tb, wf, true);
+        (tb, k.rqs[0].resched != Resched::None)
+    }
+
+    /// Issue #14 / fair.md §6.7, the NEXT_BUDDY reimplementation as posted (v5:
+    /// e837456fdca8 with the forced-resched block) and after 15257cc2f905. A curr at v 2 ms
+    /// (d 3 ms, protected to 3 ms), C in the tree at v 1 ms (d 4 ms): V = 1.5 ms, so A is
+    /// ineligible. B wakes at V (v 1.5 ms, d 4.5 ms). NEXT_BUDDY off in both, to isolate the
+    /// block (with it on, B would become the buddy and win the probe either way).
+    /// v5: an ineligible waker in task context → resched. With 15257cc2f905: the probe runs
+    /// and returns C (A ineligible, hence unprotected; C's 4 ms before B's 4.5 ms) → none.
+    #[test]
+    fn next_buddy_v5_reschedules_an_ineligible_waker_and_the_revert_does_not() {
+        for (spec, resched) in [
+            ("v6.18+aceccac58ad7+e837456fdca8", true),
+            ("v6.18+aceccac58ad7+e837456fdca8+15257cc2f905", false),
+        ] {
+            let mut k = kern(&format!("{spec} NO_NEXT_BUDDY base_slice_ns=3000000"));
+            setup_ac(
+                &mut k,
+                (2_000_000, 3_000_000, 3_000_000),
+                (1_000_000, 4_000_000),
+            );
+            let (_, pre) = wake_at(&mut k, 1_500_000, 4_500_000, WF_TTWU);
+            assert_eq!(pre, resched, "{spec}");
+        }
+    }
+
+    /// fair.md §6.7 preempt_sync: A curr at v 1 ms (d 4 ms, protected), C at v 2 ms (d 5 ms):
+    /// V = 1.5 ms, A eligible. B wakes with WF_SYNC at v 0 (d 3 ms, before A's 4 ms), NEXT_BUDDY
+    /// on: set_preempt_buddy makes B the buddy; preempt_sync measures A's run time since the
+    /// hook's update_curr, 0 < 500 us → Action::None: no resched, B stays the buddy.
+    #[test]
+    fn next_buddy_sync_wakee_becomes_the_buddy_without_a_resched() {
+        let mut k = kern("v6.18+aceccac58ad7+e837456fdca8+15257cc2f905 base_slice_ns=3000000");
+        setup_ac(
+            &mut k,
+            (1_000_000, 4_000_000, 4_000_000),
+            (2_000_000, 5_000_000),
+        );
+        let (b, pre) = wake_at(&mut k, 0, 3_000_000, WF_TTWU | WF_SYNC);
+        assert!(!pre);
+        let root = k.rqs[0].cfs;
+        assert_eq!(k.cfs[root.index()].next, Some(k.tasks[b.index()].se));
+    }
+
+    /// fair.md §6.7 set_preempt_buddy: C (v 1 ms, d 3 ms) is already the buddy; B wakes at
+    /// v 1.5 ms with d 4.5 ms, later than C's: the older buddy is kept, the probe returns it
+    /// (eligible: v 1 ms ≤ V) and B does not preempt A (v 2 ms, d 5 ms).
+    #[test]
+    fn next_buddy_keeps_an_older_buddy_with_an_earlier_deadline() {
+        let mut k = kern("v6.18+aceccac58ad7+e837456fdca8+15257cc2f905 base_slice_ns=3000000");
+        let (_, c) = setup_ac(
+            &mut k,
+            (2_000_000, 5_000_000, 5_000_000),
+            (1_000_000, 3_000_000),
+        );
+        let root = k.rqs[0].cfs;
+        let sc = k.tasks[c.index()].se;
+        k.cfs[root.index()].next = Some(sc);
+        let (_, pre) = wake_at(&mut k, 1_500_000, 4_500_000, WF_TTWU);
+        assert!(!pre);
+        assert_eq!(k.cfs[root.index()].next, Some(sc));
+    }
+
+    /// fair.md §6.7 / §6.9 "fork, parent unprotected, child earlier deadline": A curr at
+    /// v 1 ms (d 3.5 ms, protection used up: vprot = v), C at v 2 ms (d 6 ms); the child B at
+    /// V = 1.5 ms with half a slice, d 3 ms. v6.18: the probe picks B (earliest eligible
+    /// deadline) → preempt. v6.19 / v7.0: WF_FORK returns before the probe → never.
+    #[test]
+    fn a_forked_child_preempts_until_v6_19_and_never_after() {
+        for (v, preempts) in [("v6.18", true), ("v6.19", false), ("v7.0", false)] {
+            let mut k = kern(&format!("{v} base_slice_ns=3000000"));
+            setup_ac(
+                &mut k,
+                (1_000_000, 3_500_000, 1_000_000),
+                (2_000_000, 6_000_000),
+            );
+            let (_, pre) = wake_at(&mut k, 1_500_000, 3_000_000, WF_FORK);
+            assert_eq!(pre, preempts, "{v}");
+        }
+    }
 }
