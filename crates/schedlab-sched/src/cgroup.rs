@@ -282,11 +282,6 @@ pub fn sched_weight_from_cgroup(w: u64) -> u64 {
     (w * 1024 + 50) / 100
 }
 
-/// kernel: sched.h sched_weight_to_cgroup() — what reading cpu.weight shows.
-pub fn sched_weight_to_cgroup(shares: u64) -> u64 {
-    (shares * 100 + 512) / 1024
-}
-
 fn canonical(path: &str) -> String {
     let t = path.trim_end_matches('/');
     if t.is_empty() {

@@ -911,13 +911,9 @@ impl Kernel {
 
     /// Moves a task's cpu field and its entity onto that CPU's cfs_rq of its group.
     pub(crate) fn set_task_cpu_raw(&mut self, t: TaskId, cpu: usize) {
-        let tg = self.tasks[t.index()].tg;
-        let se = self.tasks[t.index()].se;
         self.tasks[t.index()].cpu = cpu;
         self.tasks[t.index()].wake_cpu = cpu;
-        let e = &mut self.se[se.index()];
-        e.cfs_rq = self.tgs[tg.index()].cfs_rq[cpu];
-        e.parent = self.tgs[tg.index()].se[cpu];
+        self.set_task_rq(t);
     }
 
     pub fn task_by_pid(&self, pid: i32) -> Option<TaskId> {
@@ -1297,12 +1293,9 @@ impl Kernel {
         if class.has_task_change_group() {
             class.task_change_group(self, t, tg);
         } else {
-            // set_task_rq(): the fair entity follows the group for a later switch to fair
+            // the fair entity follows the group for a later switch to fair
             self.tasks[t.index()].tg = tg;
-            self.set_task_cpu_raw(t, cpu);
-            let se = self.tasks[t.index()].se;
-            let depth = self.tgs[tg.index()].se[cpu].map_or(0, |p| self.se[p.index()].depth + 1);
-            self.se[se.index()].depth = depth;
+            self.set_task_rq(t);
         }
         if queued {
             self.enqueue_task(cpu, t, queue_flags);

@@ -2305,9 +2305,7 @@ impl Kernel {
         for cpu in 0..self.ncpus {
             let parent_cfs = self.tgs[parent.index()].cfs_rq[cpu];
             let parent_se = self.tgs[parent.index()].se[cpu];
-            let mut cfs = CfsRq::new(cpu, tg);
-            cfs.idle = false;
-            self.cfs.push(cfs);
+            self.cfs.push(CfsRq::new(cpu, tg));
             let q = CfsRqId::new(self.cfs.len() - 1);
             let mut se = SchedEntity::new(parent_cfs);
             se.my_q = Some(q);
@@ -2356,10 +2354,10 @@ impl Kernel {
         shares: u64,
     ) -> Result<(), &'static str> {
         if tg.index() == 0 {
-            return Err("the root group's weight cannot be changed (EINVAL)");
+            return Err("the root group's weight cannot be changed");
         }
         if self.tgs[tg.index()].idle {
-            return Err("the group is idle (cpu.idle = 1): its weight is fixed (EINVAL)");
+            return Err("the group is idle (cpu.idle = 1): its weight is fixed");
         }
         self.__sched_group_set_shares(tg, shares);
         Ok(())
@@ -2376,7 +2374,7 @@ impl Kernel {
         idle: bool,
     ) -> Result<(), &'static str> {
         if tg.index() == 0 {
-            return Err("the root group cannot be made idle (EINVAL)");
+            return Err("the root group cannot be made idle");
         }
         if self.tgs[tg.index()].idle == idle {
             return Ok(());
@@ -2421,21 +2419,14 @@ impl Kernel {
     /// attaches it).
     pub(crate) fn task_change_group_fair(&mut self, t: TaskId, tg: TgId) {
         let se = self.tasks[t.index()].se;
-        let cpu = self.tasks[t.index()].cpu;
         let new = self.tasks[t.index()].state == TaskState::New;
         if !new {
             self.detach_task_cfs_rq(t);
             // "migrated"
             self.se[se.index()].avg.last_update_time = 0;
         }
-        // set_task_rq()
         self.tasks[t.index()].tg = tg;
-        let parent = self.tgs[tg.index()].se[cpu];
-        let depth = parent.map_or(0, |p| self.se[p.index()].depth + 1);
-        let e = &mut self.se[se.index()];
-        e.cfs_rq = self.tgs[tg.index()].cfs_rq[cpu];
-        e.parent = parent;
-        e.depth = depth;
+        self.set_task_rq(t);
         if !new {
             self.attach_task_cfs_rq(t);
         }

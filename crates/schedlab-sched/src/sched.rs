@@ -575,6 +575,21 @@ pub struct Rq {
 }
 
 impl Kernel {
+    /// kernel: sched.h set_task_rq() — a task's fair entity sits on its group's cfs_rq of
+    /// its CPU, below that group's entity there.
+    pub(crate) fn set_task_rq(&mut self, t: TaskId) {
+        let (tg, cpu, se) = {
+            let task = &self.tasks[t.index()];
+            (task.tg, task.cpu, task.se)
+        };
+        let parent = self.tgs[tg.index()].se[cpu];
+        let depth = parent.map_or(0, |p| self.se[p.index()].depth + 1);
+        let e = &mut self.se[se.index()];
+        e.cfs_rq = self.tgs[tg.index()].cfs_rq[cpu];
+        e.parent = parent;
+        e.depth = depth;
+    }
+
     /// `need_resched()`: the hard flag is set on this CPU's current task.
     pub(crate) fn need_resched(&self, cpu: usize) -> bool {
         self.rqs[cpu].resched == Resched::Full

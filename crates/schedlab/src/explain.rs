@@ -57,6 +57,15 @@ pub fn summarise(recs: &[WakeupRecord], long_ns: u64) -> Summary {
     }
 }
 
+/// The `top` longest waits that ended before the run stopped, longest first (earlier
+/// wakeups first on a tie).
+fn longest(recs: &[WakeupRecord], top: usize) -> Vec<&WakeupRecord> {
+    let mut v: Vec<&WakeupRecord> = recs.iter().filter(|r| r.ran_at.is_some()).collect();
+    v.sort_by(|a, b| latency(b).cmp(&latency(a)).then(a.woke_at.cmp(&b.woke_at)));
+    v.truncate(top);
+    v
+}
+
 /// The text section: the summary table and the `top` longest waits.
 pub fn text(comm: &str, recs: &[WakeupRecord], long_ns: u64, top: usize) -> String {
     let mut s = String::new();
@@ -89,9 +98,7 @@ pub fn text(comm: &str, recs: &[WakeupRecord], long_ns: u64, top: usize) -> Stri
         s,
         "    (LONG_ENDED_BY: how a long wait ended — the task running before it blocked, or was preempted)"
     );
-    let mut longest: Vec<&WakeupRecord> = recs.iter().filter(|r| r.ran_at.is_some()).collect();
-    longest.sort_by(|a, b| latency(b).cmp(&latency(a)).then(a.woke_at.cmp(&b.woke_at)));
-    longest.truncate(top);
+    let longest = longest(recs, top);
     if !longest.is_empty() {
         let _ = writeln!(s, "    the {} longest waits:", longest.len());
         for r in longest {
@@ -120,9 +127,7 @@ pub fn text(comm: &str, recs: &[WakeupRecord], long_ns: u64, top: usize) -> Stri
 /// The JSON object: the summary and the `top` longest waits.
 pub fn json(comm: &str, recs: &[WakeupRecord], long_ns: u64, top: usize) -> Value {
     let sm = summarise(recs, long_ns);
-    let mut longest: Vec<&WakeupRecord> = recs.iter().filter(|r| r.ran_at.is_some()).collect();
-    longest.sort_by(|a, b| latency(b).cmp(&latency(a)).then(a.woke_at.cmp(&b.woke_at)));
-    longest.truncate(top);
+    let longest = longest(recs, top);
     json!({
         "comm": comm,
         "wakeups": sm.total,
