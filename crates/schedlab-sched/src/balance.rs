@@ -842,7 +842,7 @@ impl Kernel {
     }
 
     /// Cost model: one cache-line transfer from `from`'s point of view to data of `to`.
-    fn line_cost(&self, from: usize, to: usize) -> u64 {
+    pub(crate) fn line_cost(&self, from: usize, to: usize) -> u64 {
         if from == to {
             return 0;
         }

@@ -5,7 +5,7 @@
 
 use crate::core::{Point, Woken};
 use crate::features::SimFeature;
-use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId};
+use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId, PIPE_MUTEX_LINES};
 use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::sim::Ev;
@@ -967,7 +967,9 @@ impl Kernel {
     /// kernel: mutex.c __mutex_lock_common() @ v6.12 — trylock (or pick up a handoff), else
     /// optimistic spinning while the owner runs on a CPU, else sleep on the FIFO wait list in
     /// TASK_UNINTERRUPTIBLE. A spinner or a woken waiter comes back here to retry.
-    /// Deviation: the osq is the `spinners` FIFO; the lock-word cache-line transfers are free.
+    /// Deviation: the osq is the `spinners` FIFO. The cache-line transfers are charged once per
+    /// acquisition from a CPU other than the last owner's (`PIPE_MUTEX_LINES` lines: every
+    /// kernel mutex of the model is a `pipe->mutex`).
     fn do_mutex_lock(&mut self, cpu: usize, t: TaskId, m: MutexId) -> Outcome {
         let mx = &mut self.ipc.mutexes[m.index()];
         if let Some(i) = mx.spinners.iter().position(|&s| s == t) {
@@ -988,7 +990,18 @@ impl Kernel {
                     mx.handoff = false;
                 }
             }
+            let prev = mx.last_cpu.replace(cpu);
             self.tasks[t.index()].exec.lock_held = Some(m);
+            // The lock word and the data it protects were last written on `prev`: the new
+            // owner's first accesses miss and pull those lines from that CPU's cache,
+            // inside the critical section.
+            if let Some(p) = prev.filter(|&p| p != cpu) {
+                let x = PIPE_MUTEX_LINES * self.line_cost(cpu, p);
+                if x > 0 {
+                    self.ipc.mutexes[m.index()].transfers += 1;
+                    self.push_front(t, &[Step::Cpu(x, Mode::Kernel)]);
+                }
+            }
             return Outcome::Continue;
         };
         mx.contended += 1;
@@ -2293,6 +2306,29 @@ pub(crate) mod tests {
         assert_eq!(at(&l, "A-"), 350);
         assert_eq!(k.tasks[a.index()].stats.sys_ns, 350);
         assert_eq!(pipe_mutex(&k, p).owner, None);
+    }
+
+    #[test]
+    fn pipe_mutex_from_another_cpu_pulls_the_pipes_lines() {
+        // c_pipe_write 350 ns, c_line_llc 50 ns. A writes on CPU 0 at 0 (first owner: nothing
+        // to pull), ends at 350. A2 writes on CPU 0 at 1 µs: same CPU, ends at 1 350. B writes
+        // on CPU 1 at 2 µs: the last owner ran on CPU 0, so B pulls PIPE_MUTEX_LINES = 5 lines
+        // × 50 ns = 250 ns inside the critical section: ends at 2 000 + 350 + 250 = 2 600.
+        let mut k = kernel(2, |c| {
+            c.c_pipe_write = Nanos(350);
+            c.c_line_llc = Some(Nanos(50));
+        });
+        let p = k.ipc.new_pipe(false, 16, 4096);
+        let l: Log = Rc::default();
+        start(&mut k, "A", 0, writer(&l, "A", p, 0));
+        start(&mut k, "A2", 0, writer(&l, "A2", p, 1_000));
+        let b = start(&mut k, "B", 1, writer(&l, "B", p, 2_000));
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "A-"), 350);
+        assert_eq!(at(&l, "B-"), 2_600);
+        assert_eq!(k.tasks[b.index()].stats.sys_ns, 600);
+        let m = pipe_mutex(&k, p);
+        assert_eq!((m.acquisitions, m.transfers), (3, 1));
     }
 
     #[test]

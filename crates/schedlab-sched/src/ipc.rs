@@ -150,8 +150,13 @@ pub struct KMutex {
     pub waiters: VecDeque<TaskId>,
     /// Tasks spinning on the owner, in osq (arrival) order; only the head is told of an unlock.
     pub spinners: VecDeque<TaskId>,
-    /// Statistics: acquisitions, attempts that found the lock taken, sleeps, handoffs.
+    /// The CPU of the last owner: the lock word and the data it protects are in that CPU's
+    /// cache (None before the first acquisition).
+    pub last_cpu: Option<usize>,
+    /// Statistics: acquisitions, attempts that found the lock taken, sleeps, handoffs,
+    /// acquisitions from another CPU than the last owner's (cache-line transfers).
     pub acquisitions: u64,
+    pub transfers: u64,
     pub contended: u64,
     pub sleeps: u64,
     pub handoffs: u64,
@@ -272,6 +277,14 @@ pub struct Futex {
     /// PI futex (FUTEX_LOCK_PI): the owner of its rt_mutex.
     pub pi_owner: Option<TaskId>,
 }
+
+/// Cache lines a pipe read or write of one small message touches that the previous owner of
+/// `pipe->mutex` wrote (include/linux/pipe_fs_i.h, fs/pipe.c): the head of `struct
+/// pipe_inode_info` — the mutex, `rd_wait`, `wr_wait`, `head`/`tail` — spans two lines, the
+/// `pipe_buffer` being filled or drained one, and the message's bytes (100 B at an arbitrary
+/// offset of the page) two on average. An acquisition from another CPU than the last owner's
+/// pays these transfers (`Kernel::line_cost` each) inside the critical section.
+pub const PIPE_MUTEX_LINES: u64 = 5;
 
 /// All kernel objects of one simulation.
 #[derive(Clone, Debug, Default)]
