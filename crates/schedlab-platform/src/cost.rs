@@ -185,7 +185,7 @@ cost_model! {
     c_line_cross_llc: opt = "cache-line transfer to another LLC of the same socket (docs/model.md S§8.2)",
     c_line_remote: opt = "cache-line transfer to another socket (docs/model.md S§8.2)",
     // schedlab's own (issue #14, not in the spec's tables): the wake-up path's idle-CPU scan.
-    c_select_idle_per_cpu: opt = "waker CPU time per CPU the wake-up's idle scan tests (select_idle_cpu/_core/_smt/_capacity); absent or 0 charges nothing (docs/model.md SMP)",
+    c_select_idle_per_cpu: opt = "waker CPU time per CPU the wake-up's idle scan tests (select_idle_cpu/_core/_smt/_capacity); absent or 0 charges nothing (docs/model.md S§2.6)",
 }
 
 /// Fields that are latencies, not CPU work: they are not scaled by capacity or frequency.
