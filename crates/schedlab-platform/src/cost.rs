@@ -184,6 +184,8 @@ cost_model! {
     c_line_llc: opt = "cache-line transfer between CPUs of one LLC (docs/model.md S§8.2)",
     c_line_cross_llc: opt = "cache-line transfer to another LLC of the same socket (docs/model.md S§8.2)",
     c_line_remote: opt = "cache-line transfer to another socket (docs/model.md S§8.2)",
+    // schedlab's own (issue #14, not in the spec's tables): the wake-up path's idle-CPU scan.
+    c_select_idle_per_cpu: opt = "waker CPU time per CPU the wake-up's idle scan tests (select_idle_cpu/_core/_smt/_capacity); absent or 0 charges nothing (docs/model.md S§2.6)",
 }
 
 /// Fields that are latencies, not CPU work: they are not scaled by capacity or frequency.
@@ -333,8 +335,9 @@ mod tests {
         assert_eq!(c.get("c_migrate_cold"), Some(None));
         // Table 1.11-A: 19 required + c_migrate_cold, c_xfer_per_KB (same node / remote node);
         // Table 1.11-B: 16 required + c_cil_push (fixed + per item); the two pipe time-update
-        // shares (docs/validation/pipe-atime.md); smp.md §8.2: 3 figures.
-        assert_eq!(COST_FIELDS.len(), 45);
+        // shares (docs/validation/pipe-atime.md); smp.md §8.2: 3 figures; the idle scan's
+        // per-CPU cost (issue #14).
+        assert_eq!(COST_FIELDS.len(), 46);
     }
 
     #[test]

@@ -924,6 +924,8 @@ impl Kernel {
             self.sched_balance_softirq(cpu, idle);
             let c = self.take_lb_cost();
             if c > 0 && !self.cpu_is_idle(cpu) {
+                self.stats.paths.periodic_lb_charged += 1;
+                self.stats.paths.periodic_lb_ns += c;
                 self.push_irq(cpu, c);
             }
         }
@@ -2021,6 +2023,7 @@ impl Kernel {
                     let t1 = self.lb.cost_acc;
                     let mut domain_cost = t1.saturating_sub(t0).max(1);
                     curr_cost += domain_cost;
+                    self.stats.paths.newidle_passes += 1;
                     t0 = t1;
                     if bump && pulled == 0 {
                         // v6.17-v6.18: a failing newidle balance is not effective
@@ -2034,6 +2037,7 @@ impl Kernel {
                 }
             }
             charge = self.take_lb_cost();
+            self.stats.paths.newidle_cost_ns += charge;
             if curr_cost > self.rqs[cpu].max_idle_balance_cost {
                 self.rqs[cpu].max_idle_balance_cost = curr_cost;
             }
@@ -2073,6 +2077,8 @@ impl Kernel {
         if self.se[self.tasks[t.index()].se.index()].sched_delayed {
             return; // it will not run before it is woken
         }
+        self.stats.paths.newidle_charged += 1;
+        self.stats.paths.newidle_charged_ns += cost;
         self.tasks[t.index()].exec.segs.push(Seg {
             rem: cost,
             mode: Mode::NoPreempt,
@@ -2740,6 +2746,33 @@ mod tests {
         // PKG reads all 7 other CPUs of its span: 21 lines; the other LLC's lines cost
         // c_line_cross_llc, absent here → c_line_llc: 84 µs
         assert_eq!(k.lb.sd[0][1].max_newidle_lb_cost, 84 * US);
+    }
+
+    #[test]
+    fn newidle_pass_cost_grows_with_the_domain_span_on_x86_2s_80() {
+        // Issue #14 item 2. x86-2s-80: SMT{2}, MC{40}, NUMA{80}; c_line_llc 50 ns,
+        // c_line_remote 200 ns, c_atomic 20 ns. An idle machine (nothing to pull) on v6.12
+        // (measured costs, no bump), rd overloaded and avg_idle large enough for every level:
+        // each level's pass reads LB_LINES_PER_CPU = 3 lines of every other CPU of its span,
+        //   SMT:  2 × c_atomic (lock bounce) + 1 root cfs_rq blocked update (50) + 1 × 3 × 50
+        //         = 40 + 50 + 150 = 240 ns
+        //   MC:   39 × 3 × 50 = 5 850 ns
+        //   NUMA: 39 × 3 × 50 + 40 × 3 × 200 = 5 850 + 24 000 = 29 850 ns
+        // i.e. linear in the span as the kernel's update_sd_lb_stats() walk, 36 µs for a whole
+        // failed balance: far below the 0.5 ms that gate 2 compares with avg_idle.
+        let p = Platform::builtin("x86-2s-80").unwrap();
+        let mut k = kernel("v6.12", MachineDesc::from_platform(&p));
+        let rd = k.lb.rd_of[0];
+        k.lb.rd_overloaded[rd] = true;
+        k.rqs[0].avg_idle = 10 * MS;
+        assert_eq!(k.lb.sd[0].len(), 3, "SMT, MC, NUMA");
+        assert_eq!(k.sched_balance_newidle(0), 0);
+        let costs: Vec<u64> = k.lb.sd[0].iter().map(|d| d.max_newidle_lb_cost).collect();
+        assert_eq!(costs, vec![240, 5_850, 29_850]);
+        assert_eq!(k.stats.paths.newidle_passes, 3);
+        assert_eq!(k.stats.paths.newidle_cost_ns, 240 + 5_850 + 29_850);
+        // nothing pulled: the CPU idles, no CPU time is charged
+        assert_eq!(k.stats.paths.newidle_charged_ns, 0);
     }
 
     #[test]

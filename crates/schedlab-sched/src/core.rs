@@ -73,6 +73,8 @@ impl Kernel {
         in_task: bool,
     ) -> Woken {
         let mut wf = wake_flags | WF_TTWU;
+        // the idle scan's CPUs are charged to this wake-up's waker (take_select_idle_cost)
+        self.sel.scan_visited = 0;
         let state = self.tasks[p.index()].state;
         if !matches!(state, TaskState::Interruptible | TaskState::Uninterruptible) {
             return Woken::No;

@@ -717,7 +717,8 @@ impl Kernel {
             }
             return;
         }
-        let ttwu = self.cost(cpu, |c| c.c_ttwu.0);
+        // select_task_rq() ran first in ttwu: its idle scan, then the enqueue work
+        let ttwu = self.take_select_idle_cost(cpu) + self.cost(cpu, |c| c.c_ttwu.0);
         match w {
             Woken::No => {}
             Woken::Local => self.push_front(waker, &[Step::Cpu(ttwu, Mode::Kernel)]),
@@ -730,6 +731,8 @@ impl Kernel {
             ),
             Woken::RemoteDirect | Woken::RemoteQueued => {
                 let ipi = self.cost(cpu, |c| c.c_ipi_send.0);
+                self.stats.paths.ipi_sends += 1;
+                self.stats.paths.ipi_send_ns += ipi;
                 self.push_front(waker, &[Step::Cpu(ttwu + ipi, Mode::Kernel)]);
             }
         }
@@ -1483,6 +1486,11 @@ impl Kernel {
             // hrtimer handler runs up to the wakeup (c_hrtimer_irq, and c_ttwu for the wakeup
             // itself, workloads.md §1.6 and §5.2); the expiry happens at its end.
             let exit = self.machine.idle_exit_ns[cpu];
+            if !self.machine.idle_polling[cpu] {
+                self.stats.paths.idle_exits += 1;
+                self.stats.paths.idle_exit_ns += exit;
+            }
+            // (the wake-up's idle scan, if any, is not charged here: it is not known yet)
             let irq = self.cost(cpu, |c| c.c_hrtimer_irq.0) + self.cost(cpu, |c| c.c_ttwu.0);
             if exit + irq > 0 {
                 self.push_event(self.now + exit + irq, Ev::TimerIrq { id, gen });
@@ -1567,6 +1575,7 @@ impl Kernel {
             // charged to it (on an idle CPU both were paid before the expiry, see on_timer)
             let mut c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
             if w != Woken::No {
+                c += self.take_select_idle_cost(cpu);
                 c += self.cost(cpu, |c| c.c_ttwu.0);
             }
             self.push_irq(cpu, c);

@@ -75,6 +75,8 @@ impl Kernel {
         let curr = self.rqs[cpu].curr;
         if self.tasks[curr.index()].is_idle_task && !self.machine.idle_polling[cpu] {
             at += self.machine.idle_exit_ns[cpu];
+            self.stats.paths.idle_exits += 1;
+            self.stats.paths.idle_exit_ns += self.machine.idle_exit_ns[cpu];
         }
         self.stats.ipis += 1;
         self.push_event(at, Ev::Ipi { cpu: cpu as u32 });

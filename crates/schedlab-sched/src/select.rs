@@ -58,6 +58,22 @@ fn first_in_wrap_order(cpus: &CpuMask, ok: &CpuMask, target: usize) -> Option<(u
     ))
 }
 
+/// A `for_each_cpu_wrap(cpu, cpus, target + 1)` scan with the SIS_UTIL budget `nr` (the
+/// kernel's `if (--nr <= 0) return -1;` before each test) that stops at the first CPU of `ok`:
+/// the CPU it returns and how many CPUs it tests. Without a hit within the budget it tests
+/// `min(|cpus|, nr − 1)` CPUs. Simulator-side helper of `select_idle_cpu`.
+fn budgeted_wrap_scan(
+    cpus: &CpuMask,
+    ok: &CpuMask,
+    target: usize,
+    nr: i64,
+) -> (Option<usize>, u32) {
+    match first_in_wrap_order(cpus, ok, target) {
+        Some((cpu, pos)) if (pos as i64) < nr => (Some(cpu), pos as u32),
+        _ => (None, (cpus.weight() as i64).min(nr - 1).max(0) as u32),
+    }
+}
+
 /// `SCHED_CAPACITY_SCALE`
 const SCHED_CAPACITY_SCALE: u64 = 1024;
 /// `NUMA_IMBALANCE_MIN`: idle-CPU difference tolerated between nodes for a lightly loaded
@@ -92,6 +108,10 @@ pub struct SelectState {
     /// Simulator-side index like `idle_cpus`: the CPUs for which `sched_idle_rq()` holds
     /// (only SCHED_IDLE work queued; inputs `rq->nr_running` and the root `h_nr_idle`).
     pub sched_idle_cpus: CpuMask,
+    /// Simulator-side accumulator, not a kernel structure: the CPUs the idle scanners have
+    /// tested since the current `try_to_wake_up()` began (reset there), which the waker is
+    /// charged for by [`Kernel::take_select_idle_cost`].
+    pub scan_visited: u32,
 }
 
 /// A sched domain: the `idx`-th level (bottom-up) of CPU `cpu`'s hierarchy.
@@ -259,6 +279,7 @@ impl Kernel {
             smt_active,
             idle_cpus: CpuMask::new(),
             sched_idle_cpus: CpuMask::new(),
+            scan_visited: 0,
         };
         for cpu in 0..self.ncpus {
             self.update_idle_masks(cpu);
@@ -1033,6 +1054,26 @@ impl Kernel {
         shallowest_idle_cpu.unwrap_or(least_loaded_cpu)
     }
 
+    /// The waker's CPU time for the idle-CPU scan of the wake-up being charged: the CPUs the
+    /// scanners tested since `try_to_wake_up()` began × the platform's
+    /// `c_select_idle_per_cpu` on `cpu` (issue #14; counted in the run's path totals). A
+    /// platform without the constant (or with 0) is charged nothing and draws no jitter, so
+    /// its cost streams are those of a model without the charge.
+    pub(crate) fn take_select_idle_cost(&mut self, cpu: usize) -> u64 {
+        let k = std::mem::take(&mut self.sel.scan_visited);
+        if k == 0 {
+            return 0;
+        }
+        let ns = self.cost(cpu, |c| {
+            c.c_select_idle_per_cpu.map_or(0, |v| v.0) * u64::from(k)
+        });
+        let t = &mut self.stats.paths;
+        t.idle_scans += 1;
+        t.idle_scan_cpus += u64::from(k);
+        t.idle_scan_ns += ns;
+        ns
+    }
+
     // ===================================================================== fast path (§2.5)
 
     /// The wakeup fast path: an idle (or idle-enough) CPU sharing the LLC with `target`,
@@ -1105,7 +1146,10 @@ impl Kernel {
             let pcd = &self.machine.domains.per_cpu[target];
             if let Some(idx) = pcd.sd_asym_cpucapacity {
                 let sd = SdRef { cpu: target, idx };
-                return self.select_idle_capacity(p, sd, target).unwrap_or(target);
+                let mut visited = 0;
+                let c = self.select_idle_capacity(p, sd, target, &mut visited);
+                self.sel.scan_visited += visited;
+                return c.unwrap_or(target);
             }
         }
         // 6. the LLC
@@ -1121,7 +1165,10 @@ impl Kernel {
         if self.sel.smt_active {
             has_idle_core = self.test_idle_cores(target);
             if !has_idle_core && self.cpus_share_cache(prev, target) {
-                if let Some(i) = self.select_idle_smt(p, sd, prev) {
+                let mut visited = 0;
+                let c = self.select_idle_smt(p, sd, prev, &mut visited);
+                self.sel.scan_visited += visited;
+                if let Some(i) = c {
                     return i;
                 }
             }
@@ -1148,7 +1195,7 @@ impl Kernel {
 
     /// Scans the SMT siblings of `core`: `core` if all are idle; otherwise records the first
     /// usable idle (or SCHED_IDLE-only fallback) sibling in `idle_cpu` and removes the core
-    /// from `cpus` (smp.md §2.6.1).
+    /// from `cpus` (smp.md §2.6.1). Adds the siblings it tests to `visited`.
     /// kernel: fair.c select_idle_core() @ v7.1 (fd54d81c2c0e switchable)
     fn select_idle_core(
         &self,
@@ -1156,10 +1203,12 @@ impl Kernel {
         core: usize,
         cpus: &mut CpuMask,
         idle_cpu: &mut Option<usize>,
+        visited: &mut u32,
     ) -> Option<usize> {
         let mut idle = true;
         let smt = &self.machine.smt_mask[core];
         for cpu in smt.iter() {
+            *visited += 1;
             if !self.available_idle_cpu(cpu) {
                 idle = false;
                 if idle_cpu.is_none() {
@@ -1183,19 +1232,30 @@ impl Kernel {
     }
 
     /// The first idle-enough SMT sibling of `target` (≠ target) in `sd` (smp.md §2.6.2).
+    /// Adds the siblings it tests to `visited`.
     /// kernel: fair.c select_idle_smt() @ v7.1 (fd54d81c2c0e switchable)
-    fn select_idle_smt(&self, p: TaskId, sd: SdRef, target: usize) -> Option<usize> {
+    fn select_idle_smt(
+        &self,
+        p: TaskId,
+        sd: SdRef,
+        target: usize,
+        visited: &mut u32,
+    ) -> Option<usize> {
         let span = &self.sd(sd).span;
         let allowed = &self.tasks[p.index()].cpus_allowed;
         self.machine.smt_mask[target]
             .and(allowed)
             .iter()
             .filter(|&c| c != target && span.contains(c))
-            .find(|&c| self.sis_idle_ok(c, p))
+            .find(|&c| {
+                *visited += 1;
+                self.sis_idle_ok(c, p)
+            })
     }
 
     /// Scans the LLC for an idle core (when the hint says there is one) or an idle CPU,
-    /// starting after `target` and bounded by the SIS_UTIL budget (smp.md §2.6.3).
+    /// starting after `target` and bounded by the SIS_UTIL budget (smp.md §2.6.3). The CPUs it
+    /// tests are added to `sel.scan_visited` (the waker's charge, issue #14).
     /// kernel: fair.c select_idle_cpu() @ v7.1
     fn select_idle_cpu(
         &mut self,
@@ -1203,6 +1263,22 @@ impl Kernel {
         sd: SdRef,
         has_idle_core: bool,
         target: usize,
+    ) -> Option<usize> {
+        let mut visited = 0u32;
+        let c = self.select_idle_cpu_scan(p, sd, has_idle_core, target, &mut visited);
+        self.sel.scan_visited += visited;
+        c
+    }
+
+    /// [`Self::select_idle_cpu`]'s body; `visited` counts the CPUs whose idleness the kernel's
+    /// loops test (`__select_idle_cpu()` calls, and each sibling `select_idle_core()` reads).
+    fn select_idle_cpu_scan(
+        &mut self,
+        p: TaskId,
+        sd: SdRef,
+        has_idle_core: bool,
+        target: usize,
+        visited: &mut u32,
     ) -> Option<usize> {
         let mut cpus = self.sd(sd).span.and(&self.tasks[p.index()].cpus_allowed);
         let mut idle_cpu: Option<usize> = None;
@@ -1224,37 +1300,53 @@ impl Kernel {
         }
         // Without an idle-core hint every CPU of the scan costs one unit of the budget and the
         // scan stops at the first idle-enough one: find that CPU through the idle masks
-        // (simulator-side index) and charge the budget for the CPUs the kernel's loop tests
-        // before it, which gives the loop's result without testing each CPU.
-        let ok = if has_idle_core {
-            CpuMask::new()
-        } else {
-            self.sis_idle_ok_mask(p)
-        };
+        // (simulator-side index) and charge the budget, and the scan's cost, for the CPUs the
+        // kernel's loop tests up to it (`budgeted_wrap_scan`), which gives the loop's result
+        // without testing each CPU.
+        if !has_idle_core {
+            let ok = self.sis_idle_ok_mask(p);
+            #[cfg(debug_assertions)]
+            let reference = self.select_idle_cpu_literal(p, &cpus, target, nr);
+            let mut cluster_visits = 0u32;
+            let mut found = None;
+            let mut done = false;
+            // v6.7+: first scan the target's cluster (the LLC's first group, when it is one)
+            if self.machine.domains.sched_cluster_active {
+                let g = &self.sd(sd).groups[0];
+                if g.flags & SD_CLUSTER != 0 {
+                    let sg_span = g.span.clone();
+                    let in_cluster = cpus.and(&sg_span);
+                    let (c, v) = budgeted_wrap_scan(&in_cluster, &ok, target, nr);
+                    cluster_visits = v;
+                    if c.is_some() || in_cluster.weight() as i64 >= nr {
+                        // found, or the budget ran out inside the cluster
+                        found = c;
+                        done = true;
+                    } else {
+                        nr -= v as i64;
+                        cpus = cpus.andnot(&sg_span);
+                    }
+                }
+            }
+            if !done {
+                let (c, v) = budgeted_wrap_scan(&cpus, &ok, target, nr);
+                found = c;
+                cluster_visits += v;
+            }
+            *visited += cluster_visits;
+            #[cfg(debug_assertions)]
+            assert_eq!(
+                (found, cluster_visits),
+                reference,
+                "select_idle_cpu: the idle-mask scan and the kernel's loop disagree (target {target})"
+            );
+            return found;
+        }
         // v6.7+: first scan the target's cluster (the LLC's first group, when it is one)
         if self.machine.domains.sched_cluster_active {
             let g = &self.sd(sd).groups[0];
             if g.flags & SD_CLUSTER != 0 {
                 let sg_span = g.span.clone();
-                if !has_idle_core {
-                    let in_cluster = cpus.and(&sg_span);
-                    match first_in_wrap_order(&in_cluster, &ok, target) {
-                        // the scan reaches it within the budget
-                        Some((cpu, pos)) if (pos as i64) < nr => return Some(cpu),
-                        Some(_) => return None,
-                        None => {
-                            let visited = in_cluster.weight() as i64;
-                            if visited >= nr {
-                                return None;
-                            }
-                            nr -= visited;
-                        }
-                    }
-                    cpus = cpus.andnot(&sg_span);
-                    return first_in_wrap_order(&cpus, &ok, target)
-                        .filter(|&(_, pos)| (pos as i64) < nr)
-                        .map(|(cpu, _)| cpu);
-                }
                 // cpu = (target + 1 + k) % n for k in 0..n, without a division per CPU
                 let mut cpu = target;
                 for _ in 0..n {
@@ -1262,28 +1354,14 @@ impl Kernel {
                     if !sg_span.contains(cpu) || !cpus.contains(cpu) {
                         continue;
                     }
-                    if has_idle_core {
-                        if let Some(i) = self.select_idle_core(p, cpu, &mut cpus, &mut idle_cpu) {
-                            return Some(i);
-                        }
-                    } else {
-                        nr -= 1;
-                        if nr <= 0 {
-                            return None;
-                        }
-                        idle_cpu = self.__select_idle_cpu(cpu, p);
-                        if idle_cpu.is_some() {
-                            return idle_cpu;
-                        }
+                    if let Some(i) =
+                        self.select_idle_core(p, cpu, &mut cpus, &mut idle_cpu, visited)
+                    {
+                        return Some(i);
                     }
                 }
                 cpus = cpus.andnot(&sg_span);
             }
-        }
-        if !has_idle_core {
-            return first_in_wrap_order(&cpus, &ok, target)
-                .filter(|&(_, pos)| (pos as i64) < nr)
-                .map(|(cpu, _)| cpu);
         }
         // for_each_cpu_wrap(cpu, cpus, target + 1), reading the mask live: select_idle_core
         // removes the siblings it has looked at
@@ -1293,38 +1371,85 @@ impl Kernel {
             if !cpus.contains(cpu) {
                 continue;
             }
-            if has_idle_core {
-                if let Some(i) = self.select_idle_core(p, cpu, &mut cpus, &mut idle_cpu) {
-                    return Some(i);
-                }
-            } else {
-                nr -= 1;
-                if nr <= 0 {
-                    return None;
-                }
-                idle_cpu = self.__select_idle_cpu(cpu, p);
-                if idle_cpu.is_some() {
-                    break;
-                }
+            if let Some(i) = self.select_idle_core(p, cpu, &mut cpus, &mut idle_cpu, visited) {
+                return Some(i);
             }
         }
         // the hint was stale
-        if has_idle_core {
-            self.set_idle_cores(target, false);
-        }
+        self.set_idle_cores(target, false);
         idle_cpu
     }
 
+    /// Debug-build check of the idle-mask jumps: the kernel's `select_idle_cpu()` loops
+    /// without an idle-core hint, CPU by CPU (cluster pass first), returning the CPU found and
+    /// the number of CPUs tested.
+    #[cfg(debug_assertions)]
+    fn select_idle_cpu_literal(
+        &self,
+        p: TaskId,
+        cpus: &CpuMask,
+        target: usize,
+        mut nr: i64,
+    ) -> (Option<usize>, u32) {
+        let n = self.ncpus;
+        let mut cpus = cpus.clone();
+        let mut tested = 0u32;
+        let pass = |span: &CpuMask, nr: &mut i64, tested: &mut u32| -> Option<Option<usize>> {
+            let mut cpu = target;
+            for _ in 0..n {
+                cpu = if cpu + 1 == n { 0 } else { cpu + 1 };
+                if !span.contains(cpu) {
+                    continue;
+                }
+                *nr -= 1;
+                if *nr <= 0 {
+                    return Some(None);
+                }
+                *tested += 1;
+                if let Some(c) = self.__select_idle_cpu(cpu, p) {
+                    return Some(Some(c));
+                }
+            }
+            None
+        };
+        if self.machine.domains.sched_cluster_active {
+            let sd = SdRef {
+                cpu: target,
+                idx: self.machine.domains.per_cpu[target].sd_llc.unwrap(),
+            };
+            let g = &self.sd(sd).groups[0];
+            if g.flags & SD_CLUSTER != 0 {
+                let in_cluster = cpus.and(&g.span);
+                if let Some(r) = pass(&in_cluster, &mut nr, &mut tested) {
+                    return (r, tested);
+                }
+                cpus = cpus.andnot(&g.span);
+            }
+        }
+        match pass(&cpus, &mut nr, &mut tested) {
+            Some(r) => (r, tested),
+            None => (None, tested),
+        }
+    }
+
     /// Asymmetric machines: the first idle-enough CPU of `sd` (from `target`, inclusive) that
-    /// fits `p`, else the best of those that do not (larger capacity) (smp.md §6.3).
+    /// fits `p`, else the best of those that do not (larger capacity) (smp.md §6.3). Adds the
+    /// CPUs it tests to `visited`.
     /// kernel: fair.c select_idle_capacity() @ v7.1 (fd54d81c2c0e switchable)
-    fn select_idle_capacity(&self, p: TaskId, sd: SdRef, target: usize) -> Option<usize> {
+    fn select_idle_capacity(
+        &self,
+        p: TaskId,
+        sd: SdRef,
+        target: usize,
+        visited: &mut u32,
+    ) -> Option<usize> {
         let cpus = self.sd(sd).span.and(&self.tasks[p.index()].cpus_allowed);
         let task_util = self.task_util_est(p);
         let mut best_cap = 0u64;
         let mut best_fits = 0i32;
         let mut best_cpu = None;
         for cpu in cpus.iter_wrap(target) {
+            *visited += 1;
             let cpu_cap = self.capacity_of(cpu);
             if !self.sis_idle_ok(cpu, p) {
                 continue;
@@ -1899,6 +2024,216 @@ core = [0, 1, 2, 3, 0, 1, 2, 3]
         let p = task(&mut k, "P", Policy::Normal);
         sleep_on(&mut k, p, 1);
         assert_eq!(k.select_idle_sibling(p, 1, 0, 0, true), 5);
+    }
+
+    // ------------------------------------------- issue #14: the idle scan's cost
+
+    /// The CPUs the scanners test in one `select_idle_sibling()` from a fresh count.
+    fn scan_visits(k: &mut Kernel, p: TaskId, prev: usize, target: usize) -> (usize, u32) {
+        k.sel.scan_visited = 0;
+        let c = k.select_idle_sibling(p, prev, target, target, true);
+        (c, k.sel.scan_visited)
+    }
+
+    /// smp:`n` with every CPU but `idle` running a task, and P asleep on CPU `prev`.
+    fn busy_but(spec: &str, n: usize, idle: &[usize], prev: usize) -> (Kernel, TaskId) {
+        let mut k = smp(spec, n);
+        for c in (0..n).filter(|c| !idle.contains(c)) {
+            let t = task(&mut k, "busy", Policy::Normal);
+            queue(&mut k, t, c, true, false);
+        }
+        let p = task(&mut k, "P", Policy::Normal);
+        sleep_on(&mut k, p, prev);
+        (k, p)
+    }
+
+    #[test]
+    fn idle_scan_counts_the_cpus_the_kernel_loop_tests() {
+        // smp.md §2.6.3: for_each_cpu_wrap(cpu, cpus, target + 1) { if (--nr <= 0) return -1;
+        // test cpu; } with nr = nr_idle_scan + 1. Rules 1–4 fail (target 0 = prev busy).
+        // nr_idle_scan 10 (Σ util 8192 on 16 CPUs, TV-09), idle CPU 10: CPUs 1..10 tested.
+        let (mut k, p) = busy_but("v6.18", 16, &[10], 0);
+        k.update_idle_cpu_scan(0, 8192);
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (10, 10));
+        // idle CPU 11 is beyond the budget: nr = 11 allows 10 tests (CPUs 1..10), then fails
+        let (mut k, p) = busy_but("v6.18", 16, &[11], 0);
+        k.update_idle_cpu_scan(0, 8192);
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (0, 10));
+        // without SIS_UTIL: no budget, CPUs 1..11 tested
+        let (mut k, p) = busy_but("v6.18 NO_SIS_UTIL", 16, &[11], 0);
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (11, 11));
+        // wrap-around: target 5 on 8 CPUs, idle CPU 2 → 6, 7, 0, 1, 2 = 5 tests
+        let (mut k, p) = busy_but("v6.18", 8, &[2], 5);
+        assert_eq!(scan_visits(&mut k, p, 5, 5), (2, 5));
+        // nothing idle, budget 8 (initial nr_idle_scan = LLC size): nr = 9 allows 8 tests,
+        // i.e. the whole LLC including the target last; the wakee stays on the target
+        let (mut k, p) = busy_but("v6.18", 8, &[], 5);
+        assert_eq!(scan_visits(&mut k, p, 5, 5), (5, 8));
+        // an LLC too busy to scan (nr_idle_scan 0): no test at all
+        let (mut k, p) = busy_but("v6.18", 8, &[], 5);
+        k.set_nr_idle_scan(5, 0);
+        assert_eq!(scan_visits(&mut k, p, 5, 5), (5, 0));
+    }
+
+    #[test]
+    fn idle_scan_counts_select_idle_core_and_smt_siblings() {
+        // TV-10 machine, idle-core hint set, target 0. select_idle_core(1) tests CPU 1 (busy,
+        // continue) and CPU 5 (idle, recorded) = 2; select_idle_core(2) tests 2 and 6, both
+        // idle → CPU 2: 4 CPUs in all.
+        let setup = |cpu6_busy: bool| {
+            let mut k = from_toml("v6.18", SMT8);
+            let mut busy = vec![0, 1, 3, 4, 7];
+            if cpu6_busy {
+                busy.push(6);
+            }
+            for c in busy {
+                let t = task(&mut k, "busy", Policy::Normal);
+                queue(&mut k, t, c, true, false);
+            }
+            k.set_idle_cores(0, true);
+            let p = task(&mut k, "P", Policy::Normal);
+            sleep_on(&mut k, p, 0);
+            (k, p)
+        };
+        let (mut k, p) = setup(false);
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (2, 4));
+        // CPU 6 busy: core {1,5} 2 tests (5 recorded); core {2,6}: 2 idle, 6 busy with a CPU
+        // recorded → break, 2 tests; core {3,7}: 3 busy → break, 1; the next CPU in wrap
+        // order still in the mask is 4: core {0,4}: 0 busy → break, 1. 6 tests, CPU 5 returned.
+        let (mut k, p) = setup(true);
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (5, 6));
+        // no hint: select_idle_smt(prev 1) tests its sibling 5 (the only one ≠ prev): 1 test
+        let mut k = from_toml("v6.18", SMT8);
+        for c in [0, 1, 2, 3, 4, 6, 7] {
+            let t = task(&mut k, "busy", Policy::Normal);
+            queue(&mut k, t, c, true, false);
+        }
+        k.set_idle_cores(0, false);
+        let p = task(&mut k, "P", Policy::Normal);
+        sleep_on(&mut k, p, 1);
+        k.sel.scan_visited = 0;
+        assert_eq!(k.select_idle_sibling(p, 1, 0, 0, true), 5);
+        assert_eq!(k.sel.scan_visited, 1);
+    }
+
+    /// Two 4-CPU clusters sharing one LLC: CLS{4} below MC{8} (cluster scan active).
+    const CLUSTER8: &str = r#"
+name = "cls8"
+description = "8 CPUs, two clusters of 4, one LLC"
+extends = "smp:8"
+[topology]
+cpus = 8
+cluster = [0, 0, 0, 0, 1, 1, 1, 1]
+"#;
+
+    #[test]
+    fn idle_scan_counts_the_cluster_pass_first() {
+        // smp.md §2.6.3 (v6.7+): the target's cluster {0..3} first, from target + 1 (1, 2, 3,
+        // 0: 4 tests, none idle, nr 9 → 5), then the rest {4..7} from target + 1: 4, 5, 6 →
+        // idle CPU 6 at the 3rd test. 7 tests.
+        let setup = || {
+            let mut k = from_toml("v6.18", CLUSTER8);
+            assert!(k.machine.domains.sched_cluster_active);
+            for c in [0, 1, 2, 3, 4, 5, 7] {
+                let t = task(&mut k, "busy", Policy::Normal);
+                queue(&mut k, t, c, true, false);
+            }
+            let p = task(&mut k, "P", Policy::Normal);
+            sleep_on(&mut k, p, 0);
+            (k, p)
+        };
+        let (mut k, p) = setup();
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (6, 7));
+        // budget 5 (nr 6): the cluster's 4 tests leave nr 2, one more test (CPU 4) → fail
+        // after exactly nr_idle_scan = 5 tests
+        let (mut k, p) = setup();
+        k.set_nr_idle_scan(0, 5);
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (0, 5));
+        // budget 3 (nr 4): the budget runs out inside the cluster after 3 tests
+        let (mut k, p) = setup();
+        k.set_nr_idle_scan(0, 3);
+        assert_eq!(scan_visits(&mut k, p, 0, 0), (0, 3));
+    }
+
+    /// smp:16 as a platform file with the idle-scan constant `per_cpu` (a `[costs]` value,
+    /// or nothing) and the jitter `sigma`.
+    fn scan_platform(per_cpu: Option<&str>, sigma: &str) -> Kernel {
+        let line = per_cpu.map_or(String::new(), |v| format!("c_select_idle_per_cpu = {v}\n"));
+        let text = format!(
+            "name = \"scan16\"\ndescription = \"t\"\nextends = \"smp:16\"\n[costs]\njitter_sigma = {sigma}\n{line}"
+        );
+        from_toml("v6.18", &text)
+    }
+
+    /// W runs on CPU 0 and wakes P (asleep on CPU 0); CPUs 1..15 are busy except 10, the
+    /// LLC budget is 10 (TV-09): the scan tests CPUs 1..10 and P goes to CPU 10. Returns
+    /// the waker's charged kernel step.
+    fn wake_with_scan(k: &mut Kernel) -> u64 {
+        let w = task(k, "W", Policy::Normal);
+        queue(k, w, 0, true, false);
+        for c in (1..16).filter(|&c| c != 10) {
+            let t = task(k, "busy", Policy::Normal);
+            queue(k, t, c, true, false);
+        }
+        k.update_idle_cpu_scan(0, 8192);
+        let p = task(k, "P", Policy::Normal);
+        sleep_on(k, p, 0);
+        let woken = k.try_to_wake_up(p, 0, 0, true);
+        assert_eq!(k.tasks[p.index()].cpu, 10);
+        k.after_wake_from_task(0, p, 0, woken);
+        match k.tasks[w.index()].exec.plan.pop_front() {
+            Some(crate::exec::Step::Cpu(ns, _)) => ns,
+            s => panic!("waker's first step {s:?}"),
+        }
+    }
+
+    #[test]
+    fn a_wakeup_is_charged_k_times_the_constant_on_the_wakers_cpu() {
+        // 10 CPUs tested × 0.1 µs = 1 µs, before c_ttwu 0.35 + c_ipi_send 0.30 (smp.toml's
+        // x86 column; remote wake-up), no jitter: 1.65 µs
+        let mut k = scan_platform(Some("0.1"), "0");
+        assert_eq!(wake_with_scan(&mut k), 1_000 + 350 + 300);
+        let t = &k.stats.paths;
+        assert_eq!(
+            (t.idle_scans, t.idle_scan_cpus, t.idle_scan_ns),
+            (1, 10, 1_000)
+        );
+        assert_eq!((t.ipi_sends, t.ipi_send_ns), (1, 300));
+        // absent or 0: nothing charged (the CPUs are still counted)
+        for v in [None, Some("0")] {
+            let mut k = scan_platform(v, "0");
+            assert_eq!(wake_with_scan(&mut k), 350 + 300, "{v:?}");
+            let t = &k.stats.paths;
+            assert_eq!((t.idle_scans, t.idle_scan_cpus, t.idle_scan_ns), (1, 10, 0));
+        }
+    }
+
+    #[test]
+    fn a_zero_constant_draws_no_jitter() {
+        // With jitter on, the waker's charge under a zero (or absent) constant is exactly the
+        // c_ttwu and c_ipi_send draws of a kernel that charges no scan, and the CPU's jitter
+        // stream is left where those two draws leave it.
+        let reference = |k: &mut Kernel| {
+            let ttwu = k.cost(0, |c| c.c_ttwu.0);
+            let ipi = k.cost(0, |c| c.c_ipi_send.0);
+            (ttwu + ipi, k.cost(0, |c| c.c_ctxsw_thread.0))
+        };
+        let mut fresh = scan_platform(None, "0.10");
+        let (want, next) = reference(&mut fresh);
+        assert_ne!(want, 350 + 300, "jitter is on");
+        for v in [None, Some("0")] {
+            let mut k = scan_platform(v, "0.10");
+            let charged = wake_with_scan(&mut k);
+            assert_eq!(
+                (charged, k.cost(0, |c| c.c_ctxsw_thread.0)),
+                (want, next),
+                "{v:?}"
+            );
+        }
+        // a nonzero constant draws once more (the scan first, then c_ttwu)
+        let mut k = scan_platform(Some("0.1"), "0.10");
+        let charged = wake_with_scan(&mut k);
+        assert_ne!(charged, want);
     }
 
     // ---------------------------------------------------------------- TV-18

@@ -87,6 +87,46 @@ pub struct KernelStats {
     pub newidle_balances: u64,
     /// NOHZ idle-balance kicks (IPIs to an idle CPU).
     pub nohz_kicks: u64,
+    /// Per-path totals of the scheduler's own costs (the run summary's `path` lines).
+    pub paths: PathTotals,
+}
+
+/// What the scheduler's own paths cost over a run, summed over CPUs: the CPU time charged to
+/// tasks (and interrupted tasks) for each path, and how often it ran. Counters only: nothing
+/// here feeds back into the simulation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathTotals {
+    /// Wake-ups whose idle-CPU scan (`select_idle_cpu` / `_core` / `_smt` / `_capacity`)
+    /// tested at least one CPU, counted where the waker is charged for it (a task's wake-up or
+    /// a timer interrupt on a busy CPU).
+    pub idle_scans: u64,
+    /// CPUs those scans tested (one per `available_idle_cpu()` / `sched_idle_cpu()` probe of a
+    /// CPU).
+    pub idle_scan_cpus: u64,
+    /// CPU time charged for them on the wakers' CPUs (`c_select_idle_per_cpu` per CPU tested).
+    pub idle_scan_ns: u64,
+    /// `sched_balance_rq()` passes run by newidle balancing (levels not skipped by the gates or
+    /// the NI_RANDOM dice).
+    pub newidle_passes: u64,
+    /// The modelled (`sched_clock`-measured) cost of those passes, charged or not.
+    pub newidle_cost_ns: u64,
+    /// Newidle balances whose cost was charged (a pass that pulled a task delays it; one that
+    /// pulled nothing leaves the CPU idle and is not charged).
+    pub newidle_charged: u64,
+    /// CPU time charged for them.
+    pub newidle_charged_ns: u64,
+    /// Periodic balance softirqs charged to the interrupted task of a busy CPU.
+    pub periodic_lb_charged: u64,
+    /// CPU time charged for them.
+    pub periodic_lb_ns: u64,
+    /// Remote wake-ups whose waker paid `c_ipi_send`.
+    pub ipi_sends: u64,
+    /// CPU time charged for them.
+    pub ipi_send_ns: u64,
+    /// Wake-ups of an idle CPU out of a non-polling idle state (IPI or timer interrupt).
+    pub idle_exits: u64,
+    /// Their exit latencies: time before the CPU runs, not CPU time charged to a task.
+    pub idle_exit_ns: u64,
 }
 
 #[cfg(test)]

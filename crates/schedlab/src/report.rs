@@ -152,6 +152,7 @@ pub fn text(r: &RunResult) -> String {
     );
     let ops: Vec<String> = r.fair_ops.iter().map(|(n, v)| format!("{n} {v}")).collect();
     let _ = writeln!(s, "  fair: {}", ops.join(", "));
+    s.push_str(&path_lines(r));
     if !r.cgroups.is_empty() {
         // each non-root group's cpu.stat at the end of the run, in the kernel's key order
         let _ = writeln!(s);
@@ -174,6 +175,88 @@ pub fn text(r: &RunResult) -> String {
         let _ = writeln!(s, "  trace written to {}", p.display());
     }
     s
+}
+
+/// `ns` as µs with three decimals (exact: integer arithmetic).
+fn us3(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// The per-path lines of the text summary: CPU time charged by the scheduler's own paths,
+/// summed over CPUs, with how often each ran (docs/model.md, SMP: per-path totals).
+pub fn path_lines(r: &RunResult) -> String {
+    let p = &r.paths;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "  path idle_scan: {} us charged, {} scans, {} CPUs tested",
+        us3(p.idle_scan_ns),
+        p.idle_scans,
+        p.idle_scan_cpus
+    );
+    let _ = writeln!(
+        s,
+        "  path newidle: {} us charged on {} pulls; {} balances, {} passes, {} us modelled cost",
+        us3(p.newidle_charged_ns),
+        p.newidle_charged,
+        r.newidle_balances,
+        p.newidle_passes,
+        us3(p.newidle_cost_ns)
+    );
+    let _ = writeln!(
+        s,
+        "  path periodic_balance: {} us charged on {} passes",
+        us3(p.periodic_lb_ns),
+        p.periodic_lb_charged
+    );
+    let _ = writeln!(
+        s,
+        "  path ipi: {} us charged on {} sends; {} IPIs, {} avoided (polling idle)",
+        us3(p.ipi_send_ns),
+        p.ipi_sends,
+        r.ipis,
+        r.ipi_avoided
+    );
+    let _ = writeln!(
+        s,
+        "  path idle_exit: {} us of exit latency (not CPU time) in {} exits",
+        us3(p.idle_exit_ns),
+        p.idle_exits
+    );
+    s
+}
+
+/// The `paths` object of `--json`'s `sched` counters (the text summary's `path` lines).
+fn paths_json(r: &RunResult) -> Value {
+    let p = &r.paths;
+    json!({
+        "idle_scan": {
+            "charged_ns": p.idle_scan_ns,
+            "scans": p.idle_scans,
+            "cpus_tested": p.idle_scan_cpus,
+        },
+        "newidle": {
+            "charged_ns": p.newidle_charged_ns,
+            "pulls_charged": p.newidle_charged,
+            "balances": r.newidle_balances,
+            "passes": p.newidle_passes,
+            "modelled_cost_ns": p.newidle_cost_ns,
+        },
+        "periodic_balance": {
+            "charged_ns": p.periodic_lb_ns,
+            "passes_charged": p.periodic_lb_charged,
+        },
+        "ipi": {
+            "charged_ns": p.ipi_send_ns,
+            "sends": p.ipi_sends,
+            "ipis": r.ipis,
+            "avoided": r.ipi_avoided,
+        },
+        "idle_exit": {
+            "latency_ns": p.idle_exit_ns,
+            "exits": p.idle_exits,
+        },
+    })
 }
 
 /// The percentile summary of a latency histogram (cyclictest -h): the table seed 004's
@@ -320,6 +403,7 @@ pub fn json(r: &RunResult) -> Value {
             "ttwu_delayed_requeue_busy_while_idle": r.ttwu_delayed_requeue_busy_while_idle,
             "ipis": r.ipis,
             "ticks": r.ticks,
+            "paths": paths_json(r),
             "fair_ops": ops,
             "invariant_warnings": r.warnings,
         },
@@ -500,5 +584,51 @@ mod tests {
         let d = json(&r);
         assert_eq!(d["cgroups"]["/a/b"]["nr_throttled"], 19);
         assert_eq!(d["cgroups"]["/a/b"]["throttled_usec"], 950_000);
+    }
+
+    #[test]
+    fn per_path_lines_and_json() {
+        // One hog on smp:1: no wake-up scans, IPIs or balancing at all.
+        let mut r = one_hog();
+        assert_eq!(r.paths, schedlab_sched::stats::PathTotals::default());
+        let t = text(&r);
+        assert!(t.contains("  path idle_scan: 0.000 us charged, 0 scans, 0 CPUs tested\n"));
+        // the format, on values set by hand (ns printed as µs with three decimals)
+        r.paths = schedlab_sched::stats::PathTotals {
+            idle_scans: 3,
+            idle_scan_cpus: 25,
+            idle_scan_ns: 2_500,
+            newidle_passes: 9,
+            newidle_cost_ns: 1_234_567,
+            newidle_charged: 2,
+            newidle_charged_ns: 40_001,
+            periodic_lb_charged: 4,
+            periodic_lb_ns: 999,
+            ipi_sends: 7,
+            ipi_send_ns: 2_100,
+            idle_exits: 5,
+            idle_exit_ns: 665_000,
+        };
+        r.newidle_balances = 6;
+        r.ipis = 8;
+        r.ipi_avoided = 1;
+        assert_eq!(
+            path_lines(&r),
+            "  path idle_scan: 2.500 us charged, 3 scans, 25 CPUs tested\n\
+             \x20 path newidle: 40.001 us charged on 2 pulls; 6 balances, 9 passes, 1234.567 us modelled cost\n\
+             \x20 path periodic_balance: 0.999 us charged on 4 passes\n\
+             \x20 path ipi: 2.100 us charged on 7 sends; 8 IPIs, 1 avoided (polling idle)\n\
+             \x20 path idle_exit: 665.000 us of exit latency (not CPU time) in 5 exits\n"
+        );
+        assert!(text(&r).contains(&path_lines(&r)));
+        let d = json(&r)["sched"]["paths"].clone();
+        assert_eq!(d["idle_scan"]["charged_ns"], 2_500);
+        assert_eq!(d["idle_scan"]["cpus_tested"], 25);
+        assert_eq!(d["newidle"]["balances"], 6);
+        assert_eq!(d["newidle"]["modelled_cost_ns"], 1_234_567);
+        assert_eq!(d["ipi"]["sends"], 7);
+        assert_eq!(d["ipi"]["avoided"], 1);
+        assert_eq!(d["idle_exit"]["latency_ns"], 665_000);
+        assert_eq!(d["periodic_balance"]["charged_ns"], 999);
     }
 }

@@ -227,6 +227,13 @@ pub struct RunResult {
     pub ttwu_delayed_requeue_busy_while_idle: u64,
     pub fair_ops: Vec<(String, u64)>,
     pub ipis: u64,
+    /// Wake-ups of an idle CPU that needed no IPI (polling idle).
+    pub ipi_avoided: u64,
+    /// Newidle balances that passed the first gate.
+    pub newidle_balances: u64,
+    /// Per-path totals of the scheduler's own costs (idle scan, newidle and periodic
+    /// balancing, IPI sends, idle exits), summed over CPUs.
+    pub paths: schedlab_sched::stats::PathTotals,
     pub ticks: u64,
     /// Time-average of `nr_running` per CPU (delayed tasks included).
     pub mean_nr_running: Vec<f64>,
@@ -801,6 +808,9 @@ fn collect(
             .map(|op| (op.name().to_string(), k.stats.fair_ops[*op as usize]))
             .collect(),
         ipis: k.stats.ipis,
+        ipi_avoided: k.stats.ipi_avoided,
+        newidle_balances: k.stats.newidle_balances,
+        paths: k.stats.paths.clone(),
         ticks: k.stats.ticks,
         mean_nr_running: (0..k.ncpus).map(|c| k.mean_nr_running(c)).collect(),
         warnings: k.warnings,
