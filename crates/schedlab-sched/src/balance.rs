@@ -2230,7 +2230,7 @@ impl Kernel {
             return;
         }
         self.stats.nohz_kicks += 1;
-        let polling = self.cpu_is_idle(ilb) && self.machine.idle_polling[ilb];
+        let polling = self.cpu_is_idle(ilb) && self.idle_exit_latency(ilb).1;
         let lat = if polling {
             0
         } else {

@@ -163,7 +163,7 @@ impl Kernel {
             self.rqs[cpu].wake_list.push((p, wf & WF_MIGRATED));
             self.tasks[p.index()].on_rq = OnRq::Migrating; // in flight; not yet enqueued
             let lat = self.cost(cpu, |c| c.lat_ipi.0);
-            let polling = self.cpu_is_idle(cpu) && self.machine.idle_polling[cpu];
+            let polling = self.cpu_is_idle(cpu) && self.idle_exit_latency(cpu).1;
             self.schedule_ipi(cpu, if polling { 0 } else { lat });
             return Woken::RemoteQueued;
         }

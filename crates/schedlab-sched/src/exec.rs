@@ -208,8 +208,7 @@ pub(crate) struct Exec {
 pub(crate) struct HrTimer {
     pub task: TaskId,
     pub soft: u64,
-    /// Hard expiry (its event is in the queue); kept for state dumps.
-    #[allow(dead_code)]
+    /// Hard expiry (its event is in the queue; the cpuidle governor's next timer event).
     pub hard: u64,
     pub cpu: usize,
     pub active: bool,
@@ -1471,6 +1470,7 @@ impl Kernel {
         if hard > soft {
             self.rqs[cpu].range_timers.push(id);
         }
+        self.rqs[cpu].hrtimers.push(id);
         let gen = self.timers[id as usize].gen;
         self.push_event(hard, Ev::Timer { id, gen });
     }
@@ -1485,8 +1485,8 @@ impl Kernel {
             // The interrupt takes the CPU out of its idle state (exit latency), then the
             // hrtimer handler runs up to the wakeup (c_hrtimer_irq, and c_ttwu for the wakeup
             // itself, workloads.md §1.6 and §5.2); the expiry happens at its end.
-            let exit = self.machine.idle_exit_ns[cpu];
-            if !self.machine.idle_polling[cpu] {
+            let (exit, polling) = self.idle_exit_latency(cpu);
+            if !polling {
                 self.stats.paths.idle_exits += 1;
                 self.stats.paths.idle_exit_ns += exit;
             }
@@ -1546,6 +1546,9 @@ impl Kernel {
         // the slot is free again (a range timer also leaves its CPU's list now)
         if let Some(i) = self.rqs[cpu].range_timers.iter().position(|&r| r == id) {
             self.rqs[cpu].range_timers.remove(i);
+        }
+        if let Some(i) = self.rqs[cpu].hrtimers.iter().position(|&r| r == id) {
+            self.rqs[cpu].hrtimers.swap_remove(i);
         }
         self.free_timers.push(id);
         let p = tm.task;
@@ -2315,6 +2318,97 @@ pub(crate) mod tests {
         assert_eq!(at(&l, "A-"), 350);
         assert_eq!(k.tasks[a.index()].stats.sys_ns, 350);
         assert_eq!(pipe_mutex(&k, p).owner, None);
+    }
+
+    /// One CPU with the Skylake-SP states of x86-2s-80 (POLL, C1 2/2, C1E 10/20, C6 133/600 µs).
+    fn skx_kernel() -> Kernel {
+        use schedlab_platform::platform::IdleState;
+        let mut k = kernel(1, |_| {});
+        let st = |name: &str, exit_us: u64, res_us: u64, polling: bool| IdleState {
+            name: name.into(),
+            exit_latency_ns: Nanos(exit_us * 1000),
+            target_residency_ns: Nanos(res_us * 1000),
+            entry_latency_ns: Nanos(0),
+            polling,
+        };
+        k.machine.idle_states[0] = vec![
+            st("POLL", 0, 0, true),
+            st("C1", 2, 2, false),
+            st("C1E", 10, 20, false),
+            st("C6", 133, 600, false),
+        ];
+        k
+    }
+
+    /// Sleeps `d` ns `n` times, logging "wN" when it runs again after sleep N.
+    fn sleeper(l: &Log, d: u64, n: u32) -> Box<Script> {
+        let l = l.clone();
+        script(move |i, cx, _| {
+            if i > 0 {
+                log(&l, &format!("w{i}"), cx.now());
+            }
+            (i < n).then_some(Op::Sleep(d))
+        })
+    }
+
+    #[test]
+    fn cpuidle_picks_the_deepest_state_the_next_timer_allows() {
+        // smp.md §7.2, zero costs. A fair task sleeps 100 µs: its hrtimer's hard expiry is at
+        // 100 + 50 (timer slack) = 150 µs, nothing else is armed and no idle time has been
+        // seen yet, so the predicted idle time is 150 µs: C1E (residency 20 ≤ 150 < 600 of
+        // C6). The interrupt waits for C1E's 10 µs exit: the task runs at 160 µs.
+        let mut k = skx_kernel();
+        let l: Log = Rc::default();
+        start(&mut k, "S", 0, sleeper(&l, 100_000, 1));
+        k.run_until(10_000_000);
+        assert_eq!(at(&l, "w1"), 160_000);
+        assert_eq!(k.stats.paths.idle_exit_ns, 10_000);
+        // A 1 ms sleep (hard expiry 1.05 ms) predicts 1 050 µs: C6, 133 µs to come back.
+        let mut k = skx_kernel();
+        let l: Log = Rc::default();
+        start(&mut k, "S", 0, sleeper(&l, 1_000_000, 1));
+        k.run_until(10_000_000);
+        assert_eq!(at(&l, "w1"), 1_050_000 + 133_000);
+    }
+
+    #[test]
+    fn cpuidle_respects_the_cpu_latency_qos_limit() {
+        // /dev/cpu_dma_latency = 0 (cyclictest's default): only state 0, POLL, fits; the 1 ms
+        // sleep's timer fires at 1.05 ms with nothing to exit. A 10 µs limit allows C1E
+        // (exit 10) but not C6: back at 1 050 + 10 µs.
+        for (qos_us, back) in [(0, 1_050_000), (10, 1_060_000)] {
+            let mut k = skx_kernel();
+            k.cpu_latency_qos_add_request(qos_us * 1000);
+            let l: Log = Rc::default();
+            start(&mut k, "S", 0, sleeper(&l, 1_000_000, 1));
+            k.run_until(10_000_000);
+            assert_eq!(at(&l, "w1"), back, "qos {qos_us} us");
+        }
+    }
+
+    #[test]
+    fn cpuidle_learns_short_idle_periods() {
+        // The median of the recorded idle durations caps the prediction. Two 1 ms sleeps: the
+        // first idle period predicts 1 050 µs (C6) and lasts until the task runs at
+        // 1 050 + 133 = 1 183 µs; the second predicts min(1 050, median{1 183}) = 1 050 µs,
+        // C6 again: back at 1 183 + 1 183 = 2 366 µs. Both durations are recorded.
+        let mut k = skx_kernel();
+        let l: Log = Rc::default();
+        start(&mut k, "S", 0, sleeper(&l, 1_000_000, 2));
+        k.run_until(10_000_000);
+        assert_eq!(at(&l, "w1"), 1_183_000);
+        assert_eq!(at(&l, "w2"), 2_366_000);
+        assert_eq!(k.rqs[0].idle_hist_n, 2);
+        assert_eq!(k.rqs[0].idle_hist[..2], [1_183_000, 1_183_000]);
+        // A history of 30 µs periods: a 1 ms sleep predicts min(1 050, 30) = 30 µs → C1E
+        // (residency 20 ≤ 30): back at 1 050 + 10 µs.
+        let mut k = skx_kernel();
+        k.rqs[0].idle_hist = [30_000; crate::idle::IDLE_HIST];
+        k.rqs[0].idle_hist_n = crate::idle::IDLE_HIST as u32;
+        let l: Log = Rc::default();
+        start(&mut k, "S", 0, sleeper(&l, 1_000_000, 1));
+        k.run_until(10_000_000);
+        assert_eq!(at(&l, "w1"), 1_060_000);
     }
 
     #[test]

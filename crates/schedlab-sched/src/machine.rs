@@ -54,7 +54,7 @@ impl Kernel {
             return; // the CPU executing this code sees the flag at its next preemption point
         }
         let curr = self.rqs[cpu].curr;
-        if self.tasks[curr.index()].is_idle_task && self.machine.idle_polling[cpu] {
+        if self.tasks[curr.index()].is_idle_task && self.idle_exit_latency(cpu).1 {
             // polling idle: no IPI, the idle loop notices at once
             self.stats.ipi_avoided += 1;
             self.schedule_ipi(cpu, 0);
@@ -73,10 +73,11 @@ impl Kernel {
         self.rqs[cpu].ipi_pending = true;
         let mut at = self.now + lat;
         let curr = self.rqs[cpu].curr;
-        if self.tasks[curr.index()].is_idle_task && !self.machine.idle_polling[cpu] {
-            at += self.machine.idle_exit_ns[cpu];
+        let (exit, polling) = self.idle_exit_latency(cpu);
+        if self.tasks[curr.index()].is_idle_task && !polling {
+            at += exit;
             self.stats.paths.idle_exits += 1;
-            self.stats.paths.idle_exit_ns += self.machine.idle_exit_ns[cpu];
+            self.stats.paths.idle_exit_ns += exit;
         }
         self.stats.ipis += 1;
         self.push_event(at, Ev::Ipi { cpu: cpu as u32 });

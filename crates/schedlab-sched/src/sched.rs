@@ -546,6 +546,15 @@ pub struct Rq {
     /// hrtimers armed on this CPU whose soft expiry (range start) has passed or will pass,
     /// expired early by any other timer interrupt (timer slack, workloads.md §1.6).
     pub range_timers: Vec<u32>,
+    /// Every sleeper hrtimer armed on this CPU (the governor's next timer event).
+    pub hrtimers: Vec<u32>,
+    /// cpuidle: the idle state the idle loop entered (index into the platform's states), or
+    /// None while the CPU runs or when the platform has a single state.
+    pub idle_state: Option<u8>,
+    /// cpuidle: when the CPU last entered idle, and its last `IDLE_HIST` idle durations (ring).
+    pub idle_enter: u64,
+    pub idle_hist: [u64; crate::idle::IDLE_HIST],
+    pub idle_hist_n: u32,
     /// `rq->clock_task`: the time the fair class sees, refreshed only by `update_rq_clock()`
     /// at the points where the kernel calls it (taking the runqueue lock, `__schedule`, the
     /// tick...). Work done between two refreshes under one lock hold is invisible to

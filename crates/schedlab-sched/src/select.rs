@@ -1001,7 +1001,7 @@ impl Kernel {
     /// The best CPU of `group` for `p` (smp.md §2.4.4): a SCHED_IDLE-only CPU at once (v7.1:
     /// only for a non-SCHED_IDLE task), else the idle CPU with the shallowest idle state
     /// (ties: the most recently idled), else the least loaded.
-    /// Deviation: an idle CPU's state is the machine's `idle_exit_ns` (its shallowest state).
+    /// An idle CPU's state is the one its cpuidle governor entered (idle.rs).
     /// kernel: fair.c sched_balance_find_dst_group_cpu() (find_idlest_group_cpu) @ v7.1
     pub(crate) fn find_idlest_group_cpu(
         &self,
@@ -1025,7 +1025,7 @@ impl Kernel {
             }
             if self.available_idle_cpu(i) {
                 let state =
-                    (!self.machine.idle_states[i].is_empty()).then(|| self.machine.idle_exit_ns[i]);
+                    (!self.machine.idle_states[i].is_empty()).then(|| self.idle_exit_latency(i).0);
                 let stamp = self.rqs[i].idle_stamp;
                 match state {
                     Some(exit) if exit < min_exit_latency => {

@@ -124,6 +124,12 @@ impl MachineDesc {
         m.costs = vec![CostModel::zero(); ncpus];
         m.idle_exit_ns = vec![0; ncpus];
         m.idle_polling = vec![false; ncpus];
+        // one idle state that costs nothing to leave: no cpuidle choice
+        for s in &mut m.idle_states {
+            s.truncate(1);
+            s[0].exit_latency_ns = schedlab_engine::Nanos(0);
+            s[0].polling = false;
+        }
         m.sched_clock_hz = 1_000_000_000;
         m
     }
@@ -217,6 +223,9 @@ pub struct Kernel {
     pub(crate) timers: Vec<HrTimer>,
     /// Slots of `timers` whose timer has expired, for reuse.
     pub(crate) free_timers: Vec<u32>,
+    /// kernel/power/qos.c: the CPU latency QoS limit (ns; u64::MAX = no request), the lowest
+    /// value any `/dev/cpu_dma_latency` holder asked for.
+    pub(crate) cpu_latency_qos_ns: u64,
     pub(crate) trace: Option<Box<dyn TraceSink>>,
     pub(crate) rng_streams: RngStreams,
     /// Cost-jitter streams, one per CPU (`"costs/jitter/cpu/N"`): a cost is drawn from the
@@ -333,6 +342,7 @@ impl Kernel {
             events: EventQueue::new(),
             timers: Vec::new(),
             free_timers: Vec::new(),
+            cpu_latency_qos_ns: u64::MAX,
             trace: None,
             rng_streams: streams,
             jitter_rng: (0..ncpus)
@@ -428,6 +438,11 @@ impl Kernel {
                 capacity_orig: k.machine.capacity_orig[cpu],
                 stats: CpuStats::default(),
                 range_timers: Vec::new(),
+                hrtimers: Vec::new(),
+                idle_state: None,
+                idle_enter: 0,
+                idle_hist: [0; crate::idle::IDLE_HIST],
+                idle_hist_n: 0,
                 clock_task: 0,
                 clock_update_flags: 0,
                 ktimers: None,

@@ -109,6 +109,9 @@ pub trait Sys: Procfs {
     fn cgroup_mkdir(&mut self, path: &str) -> Result<TgId, CgroupError>;
     /// `echo VALUE > /sys/fs/cgroup/PATH/FILE` for the cpu controller's files.
     fn cgroup_write(&mut self, path: &str, file: &str, value: &str) -> Result<(), CgroupError>;
+    /// `open("/dev/cpu_dma_latency")` and write a limit in µs, kept open for the whole run:
+    /// idle states with a longer exit latency are not entered.
+    fn cpu_dma_latency(&mut self, us: u64);
 }
 
 impl Procfs for Kernel {
@@ -199,6 +202,10 @@ impl Sys for Kernel {
 
     fn cgroup_write(&mut self, path: &str, file: &str, value: &str) -> Result<(), CgroupError> {
         Kernel::cgroup_write(self, path, file, value)
+    }
+
+    fn cpu_dma_latency(&mut self, us: u64) {
+        self.cpu_latency_qos_add_request(us.saturating_mul(1000));
     }
 }
 

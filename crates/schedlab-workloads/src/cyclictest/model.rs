@@ -35,9 +35,9 @@
 //!   interrupt the others' sleeps within ~10 ms instead). Without `-D` the thread stops at the
 //!   simulated run length (`--duration`), as if interrupted; `-l N` stops a thread after N
 //!   samples.
-//! * **`/dev/cpu_dma_latency`.** Writing 0 restricts idle to the shallowest state (§1.6); the
-//!   current kernel already exits every idle CPU from its shallowest state, so the write has
-//!   no further effect (the line `# /dev/cpu_dma_latency set to 0us` is still printed).
+//! * **`/dev/cpu_dma_latency`.** Writing 0 (the default; `--latency` sets another value)
+//!   restricts idle to the states whose exit latency fits (§1.6: the shallowest for 0); the
+//!   cpuidle governor then never enters a deeper one. `--laptop` / `--default-system` skip it.
 //! * **`--secaligned`.** The first thread to start picks the next full second (the one after,
 //!   if less than 0.1 s remains) plus the offset; the others use the same instant.
 
@@ -333,6 +333,9 @@ impl Workload for Cyclictest {
 
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         let o = &self.opts;
+        if o.set_cpu_dma_latency {
+            sys.cpu_dma_latency(o.latency_target_us as u64);
+        }
         let ncpus = sys.ncpus();
         let available = env
             .placement
