@@ -1952,6 +1952,36 @@ mod tests {
         assert!(e.contains("needs kind = \"sweep\""), "{e}");
     }
 
+    /// Issue #14's scaling rule: hackbench at `-l 1000`, scaled, within 1 % of `-l 10000` at
+    /// 1, 12, 48 and 296 groups, pipes and sockets, on vanilla and v5. Hours of CPU in a test
+    /// build: run it with `cargo test --release -p schedlab --lib -- --ignored
+    /// scaling_within_one_percent_full`, or `schedlab reproduce next-buddy --check-scaling
+    /// --full-size`.
+    #[test]
+    #[ignore]
+    fn scaling_within_one_percent_full() {
+        scaling_within_one_percent(&scaling_groups(true));
+    }
+
+    /// The small part of the rule (1 and 12 groups), what `--check-scaling` runs by default.
+    #[test]
+    #[ignore]
+    fn scaling_within_one_percent_small() {
+        scaling_within_one_percent(&scaling_groups(false));
+    }
+
+    fn scaling_within_one_percent(groups: &[u32]) {
+        let (sc, sw) = scenario();
+        let o = check_scaling(&sc, &sw, groups, false, None).unwrap();
+        assert_eq!(o.cells.len(), 2 * 2 * groups.len());
+        for (k, t, g, scaled, full, _) in &o.cells {
+            assert!(
+                scaling_ok(*scaled, *full),
+                "{k} {t} {g}: {scaled} against {full}"
+            );
+        }
+    }
+
     /// A tiny hackbench on the seed's platform: the scaled figure is the run's start-up +
     /// reaping + 10 × loop, and the phases add up to the run's own time.
     #[test]
