@@ -356,9 +356,18 @@ impl SweepSpec {
         )
     }
 
-    /// The schbench worker count (`-t N`), for the mmtests row names.
-    fn schbench_workers(&self) -> String {
-        let w: Vec<&str> = self.schbench_line.split_whitespace().collect();
+    /// The schbench line of a mode.
+    fn schbench(&self, quick: bool) -> &str {
+        if quick {
+            &self.quick_schbench_line
+        } else {
+            &self.schbench_line
+        }
+    }
+
+    /// The schbench worker count (`-t N`) of a mode, for the mmtests row names.
+    fn schbench_workers(&self, quick: bool) -> String {
+        let w: Vec<&str> = self.schbench(quick).split_whitespace().collect();
         w.iter()
             .position(|x| *x == "-t")
             .and_then(|i| w.get(i + 1))
@@ -608,11 +617,7 @@ fn plan(
     } else {
         &spec.dbench_clients
     };
-    let schbench = if mode.quick {
-        &spec.quick_schbench_line
-    } else {
-        &spec.schbench_line
-    };
+    let schbench = spec.schbench(mode.quick).to_string();
     let dbench_ok = match program_known(&spec.dbench(mode.quick, 1)) {
         Ok(()) => true,
         Err(e) => {
@@ -747,7 +752,7 @@ pub fn execute_scenario(
     };
     let mut skipped = Vec::new();
     let (active, jobs_list, hb_loops) = plan(sc, spec, mode, runs, hb_runs, &mut skipped);
-    let workers = spec.schbench_workers();
+    let workers = spec.schbench_workers(mode.quick);
     let jobs_limit = jobs.unwrap_or_else(crate::jobs::default_jobs);
     let results = run_jobs(
         sc,
@@ -1085,7 +1090,7 @@ impl SweepOutcome {
     pub fn checks(&self) -> Vec<Check> {
         let mut out = Vec::new();
         if let Some(b) = self.vi(&self.baseline) {
-            let workers = self.spec.schbench_workers();
+            let workers = self.spec.schbench_workers(self.mode.quick);
             for (table, stat, row, value, what) in CONSISTENCY {
                 let Some(ti) = TABLES.iter().position(|t| t.title == table) else {
                     continue;
@@ -1950,6 +1955,69 @@ mod tests {
         assert!(e.contains("11 rows but 10 values"), "{e}");
         let e = err(text.replacen("\nkind = \"sweep\"\n", "\n", 1));
         assert!(e.contains("needs kind = \"sweep\""), "{e}");
+    }
+
+    /// The whole pipeline in miniature, on one worker thread and on two: the same bytes
+    /// (each job is an independent simulation, results kept in job order), every cell of the
+    /// runs filled, hackbench rows marked as scaled.
+    #[test]
+    fn miniature_sweep_is_the_same_on_any_number_of_threads() {
+        let (sc, mut sw) = scenario();
+        sw.quick_hackbench_groups = vec![1];
+        sw.quick_hackbench_run_loops = 5;
+        sw.hackbench_loops = 50;
+        sw.quick_schbench_line = "schbench -m 1 -t 8 -r 6 -i 3 -z 3".into();
+        sw.quick_dbench_clients = vec![1];
+        sw.quick_dbench_line = sw.quick_dbench_line.replace("-t 10", "-t 1");
+        let mode = Mode {
+            quick: true,
+            full_size: false,
+        };
+        let one = execute_scenario(&sc, &sw, Some(2), mode, false, Some(1)).unwrap();
+        let two = execute_scenario(&sc, &sw, Some(2), mode, false, Some(2)).unwrap();
+        let j1 = serde_json::to_string_pretty(&one.json("next-buddy")).unwrap();
+        assert_eq!(
+            j1,
+            serde_json::to_string_pretty(&two.json("next-buddy")).unwrap()
+        );
+        assert_eq!(
+            one.render("n", "t", "s", "p"),
+            two.render("n", "t", "s", "p")
+        );
+        let rows = one.rows();
+        let row = |v: &str, m: &str| {
+            rows.iter()
+                .find(|r| r.variant == v && r.metric == m)
+                .unwrap()
+        };
+        for v in ["v6.18", V5] {
+            let r = row(v, "hackbench-process-pipes Amean 1");
+            assert!(r.simulated.unwrap() > 0.0);
+            assert!(r.note.as_deref().unwrap().starts_with("scaled"));
+            let r = row(v, "schbench Requests Per Second Hmean RPS-50th-8");
+            assert!(r.simulated.unwrap() > 0.0 && r.published.is_none());
+            let r = row(v, "schbench Wakeup Latency Amean Wakeup-99th-8");
+            assert!(r.simulated.is_some());
+        }
+        // one run per hackbench cell in quick mode, two seeds per schbench cell
+        assert_eq!(
+            one.cells[0]
+                .iter()
+                .find(|(c, _)| c.metric() == "hackbench-process-sockets Amean 1")
+                .unwrap()
+                .1
+                .len(),
+            1
+        );
+        assert_eq!(
+            one.cells[0]
+                .iter()
+                .find(|(c, _)| c.metric() == "schbench Wakeup Latency Amean Wakeup-50th-8")
+                .unwrap()
+                .1
+                .len(),
+            2
+        );
     }
 
     /// Issue #14's scaling rule: hackbench at `-l 1000`, scaled, within 1 % of `-l 10000` at
