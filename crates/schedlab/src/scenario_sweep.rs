@@ -317,6 +317,8 @@ pub struct SweepOutcome {
     pub hackbench_runs: u32,
     /// Wall time of every run: (description, wall). Not part of the report (not deterministic).
     pub timings: Vec<(String, Duration)>,
+    /// The scenario's `notes`, printed at the end.
+    pub notes: Vec<String>,
 }
 
 fn fill(template: &str, keys: &[(&str, String)]) -> String {
@@ -847,6 +849,7 @@ fn collect(
         runs,
         hackbench_runs: hb_runs,
         timings,
+        notes: sc.notes.clone(),
     })
 }
 
@@ -1291,6 +1294,9 @@ impl SweepOutcome {
                     .unwrap_or_else(|| "—".into())
             );
         }
+        for n in &self.notes {
+            let _ = writeln!(s, "\n  note: {n}");
+        }
         if self.mode.quick {
             let _ = writeln!(
                 s,
@@ -1586,6 +1592,7 @@ mod tests {
             runs: 2,
             hackbench_runs: 3,
             timings: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
