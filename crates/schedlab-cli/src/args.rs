@@ -235,6 +235,14 @@ pub struct ReproduceArgs {
     /// simulations to run at once (default: all cores); results are the same for any N
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
+    /// sweep scenarios (next-buddy): run hackbench at the published -l instead of scaling a
+    /// shorter run
+    #[arg(long)]
+    pub full_size: bool,
+    /// sweep scenarios: compare the scaled hackbench time with the published -l (1 and 12
+    /// groups; 1, 12, 48 and 296 with --full-size) instead of reproducing
+    #[arg(long)]
+    pub check_scaling: bool,
     #[command(flatten)]
     pub progress: ProgressArgs,
 }

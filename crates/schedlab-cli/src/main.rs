@@ -106,8 +106,12 @@ fn dispatch(cli: Cli) -> CliResult {
         Cmd::Reproduce(a) => {
             let progress = progress(a.progress.when());
             let mut out = std::io::stdout().lock();
-            let r = schedlab::scenario::cli_reproduce(
-                &a.names, a.runs, a.quick, a.json, progress, &mut out, a.jobs,
+            let flags = schedlab::scenario::SweepFlags {
+                full_size: a.full_size,
+                check_scaling: a.check_scaling,
+            };
+            let r = schedlab::scenario::cli_reproduce_with(
+                &a.names, a.runs, a.quick, a.json, progress, &mut out, a.jobs, flags,
             );
             match r {
                 Ok(()) => Ok(()),

@@ -14,6 +14,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod scenario_interbench;
+pub mod scenario_sweep;
 pub mod stats;
 pub mod trace_file;
 

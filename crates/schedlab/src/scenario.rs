@@ -30,19 +30,27 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "scenarios/preempt-short-buddies.toml",
         include_str!("../../../scenarios/preempt-short-buddies.toml"),
     ),
+    (
+        "next-buddy",
+        "scenarios/next-buddy.toml",
+        include_str!("../../../scenarios/next-buddy.toml"),
+    ),
 ];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
-    /// `"interbench"` for the interbench scenarios (scenario_interbench.rs); absent for the
-    /// metric scenarios.
+    /// `"interbench"` for the interbench scenarios (scenario_interbench.rs), `"sweep"` for the
+    /// mmtests-style sweeps (scenario_sweep.rs); absent for the metric scenarios.
     #[serde(default)]
     pub kind: Option<String>,
     /// The `[interbench]` table of a scenario of kind interbench.
     #[serde(default)]
     pub interbench: Option<crate::scenario_interbench::IbSpec>,
+    /// The `[sweep]` table of a scenario of kind sweep.
+    #[serde(default)]
+    pub sweep: Option<crate::scenario_sweep::SweepSpec>,
     pub title: String,
     pub seed: String,
     pub platform: String,
@@ -233,6 +241,28 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
             check(r, "target.relative_to")?;
         }
     }
+    match (s.kind.as_deref(), &s.sweep) {
+        (Some("sweep"), Some(sw)) => {
+            if s.interbench.is_some() {
+                return Err(ScenarioError::Input(format!(
+                    "{file}: an [interbench] table needs kind = \"interbench\""
+                )));
+            }
+            sw.check(&kernels, file).map_err(ScenarioError::Input)?;
+            return Ok(s);
+        }
+        (Some("sweep"), None) => {
+            return Err(ScenarioError::Input(format!(
+                "{file}: kind = \"sweep\" needs a [sweep] table"
+            )))
+        }
+        (_, Some(_)) => {
+            return Err(ScenarioError::Input(format!(
+                "{file}: a [sweep] table needs kind = \"sweep\""
+            )))
+        }
+        (_, None) => {}
+    }
     match (s.kind.as_deref(), &s.interbench) {
         (None, None) => {}
         (Some("interbench"), Some(ib)) => {
@@ -257,7 +287,7 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
         }
         (Some(k), _) => {
             return Err(ScenarioError::Input(format!(
-                "{file}: kind = \"{k}\": unknown (known: interbench)"
+                "{file}: kind = \"{k}\": unknown (known: interbench, sweep)"
             )))
         }
         (None, Some(_)) => {
@@ -872,14 +902,95 @@ pub fn cli_reproduce(
     out: &mut dyn std::io::Write,
     jobs: Option<usize>,
 ) -> Result<(), ScenarioError> {
+    cli_reproduce_with(
+        names,
+        runs,
+        quick,
+        as_json,
+        progress,
+        out,
+        jobs,
+        SweepFlags::default(),
+    )
+}
+
+/// The flags of the sweep scenarios (`--full-size`, `--check-scaling`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SweepFlags {
+    /// hackbench at the published `-l` instead of the scaled run.
+    pub full_size: bool,
+    /// Run the scaling check instead of the reproduction.
+    pub check_scaling: bool,
+}
+
+/// [`cli_reproduce`] with the sweep flags. With `--check-scaling` and no names, only the
+/// sweep scenarios run; a named scenario of another kind is an error.
+pub fn cli_reproduce_with(
+    names: &[String],
+    runs: Option<u32>,
+    quick: bool,
+    as_json: bool,
+    progress: bool,
+    out: &mut dyn std::io::Write,
+    jobs: Option<usize>,
+    flags: SweepFlags,
+) -> Result<(), ScenarioError> {
     let names: Vec<String> = if names.is_empty() {
-        BUILTIN.iter().map(|b| b.0.to_string()).collect()
+        BUILTIN
+            .iter()
+            .filter(|b| !flags.check_scaling || b.0 == "next-buddy")
+            .map(|b| b.0.to_string())
+            .collect()
     } else {
         names.to_vec()
     };
     let scenarios: Vec<Scenario> = names.iter().map(|n| load(n)).collect::<Result<_, _>>()?;
+    if flags.check_scaling {
+        if let Some(sc) = scenarios.iter().find(|s| s.sweep.is_none()) {
+            return Err(ScenarioError::Input(format!(
+                "--check-scaling: scenario '{}' has no hackbench sweep (only kind = \"sweep\" scenarios do)",
+                sc.name
+            )));
+        }
+        if quick {
+            return Err(ScenarioError::Input(
+                "--check-scaling and --quick cannot be used together".into(),
+            ));
+        }
+    }
     let mut docs = Vec::new();
     for sc in &scenarios {
+        if let Some(sw) = &sc.sweep {
+            let (text, doc, timing) = if flags.check_scaling {
+                let groups = crate::scenario_sweep::scaling_groups(flags.full_size);
+                let o = crate::scenario_sweep::check_scaling(sc, sw, &groups, progress, jobs)?;
+                (o.render(&sc.name), o.json(&sc.name), o.timing_summary())
+            } else {
+                let mode = crate::scenario_sweep::Mode {
+                    quick,
+                    full_size: flags.full_size,
+                };
+                let o =
+                    crate::scenario_sweep::execute_scenario(sc, sw, runs, mode, progress, jobs)?;
+                (
+                    o.render(&sc.name, &sc.title, &sc.seed, &sc.platform),
+                    o.json(&sc.name),
+                    o.timing_summary(),
+                )
+            };
+            if progress {
+                // wall times vary from run to run: stderr only, never in the report
+                eprint!("{}: wall time per run\n{timing}", sc.name);
+            }
+            if as_json {
+                docs.push(doc);
+            } else {
+                writeln!(out, "{text}")
+                    .and_then(|_| out.flush())
+                    .map_err(ScenarioError::Output)?;
+            }
+            continue;
+        }
         if let Some(ib) = &sc.interbench {
             let o =
                 crate::scenario_interbench::execute_scenario(sc, ib, runs, quick, progress, jobs)?;

@@ -242,6 +242,16 @@ const CASES: &[(&[&str], i32, &[&str])] = &[
         2,
         &["--runs 4000000000", "1..=10000"],
     ),
+    (
+        &["reproduce", "delay-dequeue", "--check-scaling"],
+        2,
+        &["--check-scaling", "delay-dequeue", "sweep"],
+    ),
+    (
+        &["reproduce", "next-buddy", "--check-scaling", "--quick"],
+        2,
+        &["--check-scaling", "--quick"],
+    ),
     // ---- platform files
     (
         &["run", "--platform", "@jitter.toml"],

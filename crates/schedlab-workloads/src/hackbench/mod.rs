@@ -9,7 +9,7 @@ mod options;
 mod output;
 
 pub use cmdline::OptionError;
-pub use model::{workload, workload_perf, Hackbench, W_RX_USER_NS, W_TX_USER_NS};
+pub use model::{workload, workload_perf, Hackbench, Phases, W_RX_USER_NS, W_TX_USER_NS};
 pub use options::{
     parse, parse_perf, parse_perf_bench, Flavor, Options, PerfFormat, Transport, WorkerMode,
     DEFAULT_DATASIZE, DEFAULT_FDS, DEFAULT_GROUPS, DEFAULT_LOOPS,

@@ -26,6 +26,14 @@
 //! * **Messages larger than a page** (rt-tests `-s`) are written in page-sized pieces to a pipe
 //!   and in pieces of `sk_sndbuf / 2 − 64` bytes to a socket, as the kernel would split them;
 //!   readers loop until the message is complete, as the real receivers do.
+//! * **Phases** (for `reproduce next-buddy`, which may run `-l 1000` and extrapolate to
+//!   `-l 10000`): *start-up* runs from the start reading (just before the start write) until
+//!   the last worker has returned from its `poll()` of the wake channel; *loop* from there
+//!   until the last complete message is read by a receiver; *reaping* from there until the
+//!   last `wait()`/join returns (the stop reading). The three add up to stop − start exactly,
+//!   in ns (not rounded to the µs the printed time is computed from). Only the loop phase
+//!   grows with `-l`; early workers start sending during start-up, which is part of what the
+//!   scaling test measures.
 //! * **A run cut short** (the simulation ends before the last worker was reaped, e.g. seed
 //!   004's endless background load): the final time line is not printed and the metrics
 //!   measure up to the end of the simulation.
@@ -117,6 +125,20 @@ struct Shared {
     /// Complete messages read by all receivers / written by all senders.
     received: u64,
     sent: u64,
+    /// Workers that have returned from their `poll()` of the wake channel.
+    polled: u64,
+    /// When the last worker returned from its `poll()` (the loop phase begins).
+    loop_start: Option<u64>,
+    /// When the last complete message was read (the loop phase ends).
+    last_message: Option<u64>,
+}
+
+/// The three phases of a finished run, in ns of simulated time (see the module notes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Phases {
+    pub startup_ns: u64,
+    pub loop_ns: u64,
+    pub reap_ns: u64,
 }
 
 /// The hackbench model (both flavours).
@@ -152,6 +174,23 @@ impl Hackbench {
         self.shared
             .as_ref()
             .is_some_and(|sh| sh.borrow().stop.is_some())
+    }
+
+    /// The start-up, loop and reaping phases; `None` until the last worker was reaped. A run
+    /// without messages (`-l 0`) has an empty loop phase.
+    pub fn phases(&self) -> Option<Phases> {
+        let sh = self.shared.as_ref()?.borrow();
+        let (start, stop) = (sh.start?, sh.stop?);
+        let loop_start = sh.loop_start.unwrap_or(stop).clamp(start, stop);
+        let last = sh
+            .last_message
+            .unwrap_or(loop_start)
+            .clamp(loop_start, stop);
+        Some(Phases {
+            startup_ns: loop_start - start,
+            loop_ns: last - loop_start,
+            reap_ns: stop - last,
+        })
     }
 
     /// Messages read by the receivers so far.
@@ -220,10 +259,22 @@ impl Workload for Hackbench {
         } else {
             0.0
         };
-        vec![
+        let mut out = vec![
             Metric::new("time_s", secs, "s", Better::Lower),
             Metric::new("messages_per_sec", rate, "msg/s", Better::Higher),
-        ]
+        ];
+        if let Some(p) = self.phases() {
+            let s = |ns: u64| ns as f64 / 1e9;
+            out.push(Metric::new(
+                "startup_s",
+                s(p.startup_ns),
+                "s",
+                Better::Lower,
+            ));
+            out.push(Metric::new("loop_s", s(p.loop_ns), "s", Better::Lower));
+            out.push(Metric::new("reap_s", s(p.reap_ns), "s", Better::Lower));
+        }
+        out
     }
 
     fn tasks(&self) -> Vec<TaskId> {
@@ -252,6 +303,11 @@ struct Conf {
 impl Conf {
     fn workers(&self) -> u64 {
         self.groups as u64 * 2 * self.fds as u64
+    }
+
+    /// Messages of the whole run: `groups × fds × fds × loops`.
+    fn messages(&self) -> u64 {
+        self.groups as u64 * self.fds as u64 * self.fds as u64 * self.loops
     }
 }
 
@@ -424,6 +480,8 @@ impl Program for Main {
 enum WState {
     Ready,
     Poll,
+    /// Back from the `poll()`.
+    Polled,
     Transfer,
     Work,
     Exit,
@@ -500,12 +558,22 @@ impl Program for Worker {
                     return self.ready.write(1);
                 }
                 WState::Poll => {
-                    if self.total() == 0 {
-                        self.state = WState::Exit;
-                    } else {
-                        self.state = WState::Transfer;
-                    }
+                    self.state = WState::Polled;
                     return self.wake.poll();
+                }
+                WState::Polled => {
+                    {
+                        let mut sh = self.sh.borrow_mut();
+                        sh.polled += 1;
+                        if sh.polled == self.conf.workers() {
+                            sh.loop_start = Some(cx.now());
+                        }
+                    }
+                    self.state = if self.total() == 0 {
+                        WState::Exit
+                    } else {
+                        WState::Transfer
+                    };
                 }
                 WState::Transfer => {
                     if let SysResult::Bytes(n) = last {
@@ -519,6 +587,9 @@ impl Program for Worker {
                                     sh.sent += 1;
                                 } else {
                                     sh.received += 1;
+                                    if sh.received == self.conf.messages() {
+                                        sh.last_message = Some(cx.now());
+                                    }
                                 }
                             }
                             self.state = WState::Work;
@@ -712,6 +783,42 @@ mod tests {
             .workers
             .iter()
             .all(|t| k.tasks[t.index()].state == schedlab_sched::sched::TaskState::Dead));
+    }
+
+    /// The three phases cover the measured interval exactly (in ns, unrounded) and in order:
+    /// start-up ends when the last of the 2 × 20 workers is back from its poll, the loop when
+    /// the last of the groups × 20 × 20 × loops = 2 × 400 × 3 = 2400 messages is read.
+    #[test]
+    fn phases_add_up_to_the_measured_interval() {
+        for line in [
+            "perf bench sched messaging --pipe -g 2 -l 3",
+            "perf bench sched messaging -g 2 -l 3",
+        ] {
+            let mut k = rpi5("v6.18", 3);
+            let h = hackbench(line, &mut k);
+            assert!(h.finished(), "{line}");
+            assert_eq!(h.messages_received(), 2 * 20 * 20 * 3, "{line}");
+            let sh = h.shared.as_ref().unwrap().borrow();
+            assert_eq!(sh.polled, 80, "{line}");
+            let (start, stop) = (sh.start.unwrap(), sh.stop.unwrap());
+            let (ls, lm) = (sh.loop_start.unwrap(), sh.last_message.unwrap());
+            assert!(start < ls && ls < lm && lm < stop, "{line}");
+            drop(sh);
+            let p = h.phases().unwrap();
+            assert_eq!(p.startup_ns + p.loop_ns + p.reap_ns, stop - start, "{line}");
+            assert_eq!(p.startup_ns, ls - start);
+            assert_eq!(p.reap_ns, stop - lm);
+            // the metrics carry the same figures in seconds
+            let m = h.metrics(&k);
+            let get = |n: &str| m.iter().find(|x| x.name == n).unwrap().value;
+            assert_eq!(get("loop_s"), p.loop_ns as f64 / 1e9);
+            assert_eq!(get("startup_s"), p.startup_ns as f64 / 1e9);
+            assert_eq!(get("reap_s"), p.reap_ns as f64 / 1e9);
+        }
+        // -l 0: no message, an empty loop phase
+        let mut k = rpi5("v6.18", 1);
+        let h = hackbench("perf bench sched messaging -p -g 1 -l 0", &mut k);
+        assert_eq!(h.phases().unwrap().loop_ns, 0);
     }
 
     #[test]

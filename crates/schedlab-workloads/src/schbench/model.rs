@@ -1186,6 +1186,26 @@ impl Workload for Schbench {
                 }
             };
             out.push(Metric::new("rps_p50", rps, "requests/s", Better::Higher));
+            // mmtests' other RPS rows (RPS-20th, RPS-90th, RPS-max): harmonic means over the
+            // interval reports too, or the final report's figure without any
+            let rows: [(&str, fn(&Histogram) -> u32); 3] = [
+                ("rps_p20", |h| h.percentiles()[0].value),
+                ("rps_p90", |h| h.percentiles()[2].value),
+                ("rps_max", |h| h.max),
+            ];
+            for (name, f) in rows {
+                let v = if reports.is_empty() {
+                    f(&r.rps) as f64
+                } else {
+                    let v: Vec<f64> = reports.iter().map(|rep| f(&rep.rps) as f64).collect();
+                    if v.contains(&0.0) {
+                        0.0
+                    } else {
+                        v.len() as f64 / v.iter().map(|x| 1.0 / x).sum::<f64>()
+                    }
+                };
+                out.push(Metric::new(name, v, "requests/s", Better::Higher));
+            }
             out.push(Metric::new(
                 "average_rps",
                 r.loop_count as f64 / self.opts.runtime_secs as f64,
@@ -1202,6 +1222,66 @@ impl Workload for Schbench {
     fn duration_hint(&self) -> Option<u64> {
         let r = self.opts.runtime_secs as u64 * USEC_PER_SEC * 1000;
         Some(r + r / 100 + TAIL_MARGIN_NS)
+    }
+
+    /// Every interval report's percentiles, one series each, at the report's runtime (whole
+    /// seconds, as printed): `interval_wakeup_p{20,50,90,99,999}_us`,
+    /// `interval_request_p…_us` and `interval_rps_p{20,50,90}` / `interval_rps_max` — what
+    /// mmtests' parser collects from the printed reports (workloads.md §4.3).
+    fn series(&self) -> Vec<(String, Vec<(u64, u64)>)> {
+        let Some(sh) = self.shared.as_ref() else {
+            return Vec::new();
+        };
+        let sh = sh.borrow();
+        let reports: Vec<&IntervalReport> = sh
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Interval(i) => Some(i),
+                Event::WarmupDone => None,
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (what, pick) in [
+            (
+                "wakeup",
+                (|r: &IntervalReport| &r.wakeup) as fn(&IntervalReport) -> &Histogram,
+            ),
+            ("request", |r: &IntervalReport| &r.request),
+        ] {
+            for (i, tag) in ["p20", "p50", "p90", "p99", "p999"].iter().enumerate() {
+                out.push((
+                    format!("interval_{what}_{tag}_us"),
+                    reports
+                        .iter()
+                        .map(|r| {
+                            let v = pick(r).percentiles()[i].value;
+                            (r.runtime_secs * 1_000_000_000, u64::from(v))
+                        })
+                        .collect(),
+                ));
+            }
+        }
+        for (i, tag) in ["p20", "p50", "p90"].iter().enumerate() {
+            out.push((
+                format!("interval_rps_{tag}"),
+                reports
+                    .iter()
+                    .map(|r| {
+                        let v = r.rps.percentiles()[i].value;
+                        (r.runtime_secs * 1_000_000_000, u64::from(v))
+                    })
+                    .collect(),
+            ));
+        }
+        out.push((
+            "interval_rps_max".to_string(),
+            reports
+                .iter()
+                .map(|r| (r.runtime_secs * 1_000_000_000, u64::from(r.rps.max)))
+                .collect(),
+        ));
+        out
     }
 
     fn tasks(&self) -> Vec<TaskId> {
@@ -1398,6 +1478,79 @@ mod tests {
         let r = w.results(&k);
         assert!(r.request.min == 8500 && r.request.max <= 8501);
         assert_eq!(metric(&w, &k, "request_p99_us"), 8496.0);
+    }
+
+    /// Every interval report is printed and kept as a series point (what mmtests parses):
+    /// -r 4 -i 1 gives reports at runtime 1, 2, 3 (and the final one, not an interval); the
+    /// series values are the printed ones, and the RPS metrics are their harmonic means.
+    #[test]
+    fn interval_percentiles_are_printed_and_kept() {
+        let (k, w) = run(
+            kernel("v6.18", ideal(4), 1),
+            "schbench -m 1 -t 2 -L -r 4 -i 1 -z 1 -s 0",
+        );
+        let out = w.output(&k);
+        let series = w.series();
+        let get = |n: &str| {
+            series
+                .iter()
+                .find(|(m, _)| m == n)
+                .unwrap_or_else(|| panic!("no series {n}"))
+                .1
+                .clone()
+        };
+        let rps20 = get("interval_rps_p20");
+        assert!(rps20.len() >= 3, "{rps20:?}");
+        // the printed RPS blocks' 20th percentiles, in order; the last block is the final report
+        let printed: Vec<u64> = out
+            .split("RPS percentiles (requests)")
+            .skip(1)
+            .map(|b| {
+                let l = b.lines().find(|l| l.contains("20.0th:")).unwrap();
+                l.split(':')
+                    .nth(1)
+                    .unwrap()
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(printed.len(), rps20.len() + 1, "{out}");
+        assert_eq!(
+            rps20.iter().map(|p| p.1).collect::<Vec<_>>(),
+            printed[..rps20.len()]
+        );
+        for (i, (t, _)) in rps20.iter().enumerate() {
+            assert_eq!(*t, (i as u64 + 1) * SEC);
+        }
+        for name in [
+            "interval_wakeup_p50_us",
+            "interval_wakeup_p999_us",
+            "interval_request_p99_us",
+            "interval_rps_p50",
+            "interval_rps_p90",
+            "interval_rps_max",
+        ] {
+            assert_eq!(get(name).len(), rps20.len(), "{name}");
+        }
+        // Hmean of the per-interval values, e.g. 234 and 236 -> 2 / (1/234 + 1/236) = 234.996
+        let hmean =
+            |v: &[(u64, u64)]| v.len() as f64 / v.iter().map(|p| 1.0 / p.1 as f64).sum::<f64>();
+        for (m, sname) in [
+            ("rps_p20", "interval_rps_p20"),
+            ("rps_p50", "interval_rps_p50"),
+            ("rps_p90", "interval_rps_p90"),
+            ("rps_max", "interval_rps_max"),
+        ] {
+            let want = hmean(&get(sname));
+            assert!((metric(&w, &k, m) - want).abs() < 1e-9, "{m}");
+        }
+        // the wakeup metric is the arithmetic mean of the interval values
+        let wk = get("interval_wakeup_p90_us");
+        let am = wk.iter().map(|p| p.1 as f64).sum::<f64>() / wk.len() as f64;
+        assert!((metric(&w, &k, "wakeup_p90_us") - am).abs() < 1e-9);
     }
 
     #[test]
