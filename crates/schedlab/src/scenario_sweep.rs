@@ -1370,8 +1370,29 @@ pub fn sign_size(published: f64, simulated: f64) -> &'static str {
 pub struct ScalingOutcome {
     /// (kernel id, transport, groups, scaled s, full s, phases of the scaled run (s)).
     pub cells: Vec<(String, &'static str, u32, f64, f64, [f64; 3])>,
+    /// Per cell: how long each tenth of the full run's messages took to be read (s), from its
+    /// `messages_read` series — a steady loop phase has ten equal tenths.
+    pub tenths: Vec<Vec<f64>>,
     pub loops: (u32, u32),
     pub timings: Vec<(String, Duration)>,
+}
+
+/// How long each tenth of the messages took, from a `messages_read` series of 100 points
+/// (s; empty if the series is shorter): point 10·i − 1 is the end of tenth i.
+pub fn tenths(points: &[(u64, u64)]) -> Vec<f64> {
+    if points.len() < 100 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut prev: Option<u64> = None;
+    for i in 1..=10 {
+        let t = points[10 * i - 1].0;
+        if let Some(p) = prev {
+            out.push((t - p) as f64 / 1e9);
+        }
+        prev = Some(t);
+    }
+    out
 }
 
 /// The groups of the scaling check: the small ones now, the four with `--full-size`.
@@ -1431,7 +1452,7 @@ pub fn check_scaling(
             (r, t0.elapsed())
         },
     );
-    let mut res: Vec<Option<([f64; 3], Duration)>> = vec![None; list.len()];
+    let mut res: Vec<Option<([f64; 3], Vec<f64>, Duration)>> = vec![None; list.len()];
     for (k, (r, wall)) in order.into_iter().zip(done) {
         let r = r.map_err(ScenarioError::Input)?;
         let w = r
@@ -1445,18 +1466,27 @@ pub fn check_scaling(
                 .map(|x| x.value)
                 .ok_or_else(|| ScenarioError::Input(format!("hackbench gives no '{n}'")))
         };
-        res[k] = Some(([m("startup_s")?, m("loop_s")?, m("reap_s")?], wall));
+        let read = w
+            .series
+            .iter()
+            .find(|(n, _)| n == "messages_read")
+            .map(|(_, v)| tenths(v))
+            .unwrap_or_default();
+        res[k] = Some(([m("startup_s")?, m("loop_s")?, m("reap_s")?], read, wall));
     }
     let mut out = ScalingOutcome {
+        tenths: Vec::new(),
         cells: Vec::new(),
         loops,
         timings: Vec::new(),
     };
     for pair in list.chunks(2).zip(res.chunks(2)) {
-        let ((k, _, pipes, g, _), [Some((small, w0)), Some((big, w1))]) = (&pair.0[0], pair.1)
+        let ((k, _, pipes, g, _), [Some((small, _, w0)), Some((big, read, w1))]) =
+            (&pair.0[0], pair.1)
         else {
             continue;
         };
+        out.tenths.push(read.clone());
         let scaled = scaled_time(small[0], small[1], small[2], loops.0, loops.1);
         let full = big.iter().sum::<f64>();
         let t = if *pipes { "pipes" } else { "sockets" };
@@ -1500,6 +1530,15 @@ impl ScalingOutcome {
                 ph[2],
                 if scaling_ok(*sc, *f) { "ok" } else { "MISS" }
             );
+        }
+        let _ = writeln!(
+            s,
+            "\n  time (ms) for each of the tenths 2–10 of the -l {} runs' messages (steady = equal):",
+            self.loops.1
+        );
+        for ((k, t, g, _, _, _), d) in self.cells.iter().zip(&self.tenths) {
+            let v: Vec<String> = d.iter().map(|x| format!("{:.1}", x * 1e3)).collect();
+            let _ = writeln!(s, "  {:<44} {:>8} {:>6}  {}", k, t, g, v.join(" "));
         }
         s
     }
@@ -1634,6 +1673,20 @@ mod tests {
         assert!((schbench_hmean(&rps) - 80000.0 / 9.0).abs() < 1e-9);
         // Stddev over seeds is the sample one: (1, 2, 3, 4) → sqrt(5 / 3)
         assert!((stddev(&[1.0, 2.0, 3.0, 4.0]) - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tenths_of_the_messages() {
+        // 100 points, message count 24·(i+1) read at time (i+1)² µs: tenth k ends at point
+        // 10k − 1, time (10k)² µs; tenths 2..10 take (10k)² − (10(k−1))² = 100(2k − 1) µs
+        let pts: Vec<(u64, u64)> = (1..=100u64).map(|i| (i * i * 1000, 24 * i)).collect();
+        let d = tenths(&pts);
+        assert_eq!(d.len(), 9);
+        for (j, x) in d.iter().enumerate() {
+            let k = j as f64 + 2.0;
+            assert!((x - 100.0 * (2.0 * k - 1.0) * 1e-6).abs() < 1e-12);
+        }
+        assert!(tenths(&pts[..99]).is_empty());
     }
 
     #[test]
