@@ -1210,15 +1210,31 @@ impl SweepOutcome {
                     }
                 );
             }
+            // a column shows published values only if its variant has some in this table
+            let has_pub = |v: usize| {
+                self.spec
+                    .published
+                    .iter()
+                    .any(|p| p.kernel == self.variants[v].0 && p.table == t.title)
+            };
             let mut head = format!("    {:<24}", "");
             for &v in &vs {
                 let other = self.variants[v].3 != self.variants[v].0;
                 let _ = write!(
                     head,
-                    " | {:>10} {:>20}{}",
-                    "published",
+                    " | {}{:>20}{}{}",
+                    if has_pub(v) {
+                        format!("{:>10} ", "published")
+                    } else {
+                        String::new()
+                    },
                     "simulated ± sd",
-                    if other { "   pub gain   sim gain" } else { "" }
+                    if other && has_pub(v) {
+                        "   pub gain"
+                    } else {
+                        ""
+                    },
+                    if other { "   sim gain" } else { "" }
                 );
             }
             let _ = writeln!(s, "{head}");
@@ -1238,11 +1254,18 @@ impl SweepOutcome {
                     let id = &self.variants[v].0;
                     let publ = published_of(&self.spec, id, c);
                     let sim = self.samples(v, c).map(|xs| (amean(xs), stddev(xs)));
+                    let _ = write!(line, " | ");
+                    if has_pub(v) {
+                        let _ = write!(
+                            line,
+                            "{:>10} ",
+                            publ.map(|p| self.fmt_value(c, p.0))
+                                .unwrap_or_else(|| "—".into())
+                        );
+                    }
                     let _ = write!(
                         line,
-                        " | {:>10} {:>20}",
-                        publ.map(|p| self.fmt_value(c, p.0))
-                            .unwrap_or_else(|| "—".into()),
+                        "{:>20}",
                         sim.map(|(m, d)| format!(
                             "{} ± {}",
                             self.fmt_value(c, m),
@@ -1251,12 +1274,18 @@ impl SweepOutcome {
                         .unwrap_or_else(|| "—".into()),
                     );
                     if self.variants[v].3 != *id {
+                        if has_pub(v) {
+                            let _ = write!(
+                                line,
+                                " {:>10}",
+                                publ.and_then(|p| p.1)
+                                    .map(|g| format!("{g:+.2}%"))
+                                    .unwrap_or_else(|| "—".into())
+                            );
+                        }
                         let _ = write!(
                             line,
-                            " {:>10} {:>10}",
-                            publ.and_then(|p| p.1)
-                                .map(|g| format!("{g:+.2}%"))
-                                .unwrap_or_else(|| "—".into()),
+                            " {:>10}",
                             self.sim_gain(v, c)
                                 .map(|g| format!("{:+.2}%", g * 100.0))
                                 .unwrap_or_else(|| "—".into())
@@ -1801,6 +1830,50 @@ mod tests {
                 assert!(r0.get(k).is_some(), "{k}");
             }
         }
+    }
+
+    /// Full mode: the unpublished columns (v6.19, the preempt=lazy pair) show simulated values
+    /// and gains against their own reference, without published columns.
+    #[test]
+    fn full_mode_columns() {
+        let lazy = "v6.18 preempt=lazy";
+        let lazy5 = "v6.18+aceccac58ad7+e837456fdca8 preempt=lazy";
+        let w = |r: &str| cell("schbench Wakeup Latency", "Amean", r);
+        let o = outcome(
+            &[
+                ("v6.18", w("Wakeup-99th-80"), vec![100.0]),
+                (V5, w("Wakeup-99th-80"), vec![80.0]),
+                ("v6.19", w("Wakeup-99th-80"), vec![110.0]),
+                (lazy, w("Wakeup-99th-80"), vec![50.0]),
+                (lazy5, w("Wakeup-99th-80"), vec![40.0]),
+            ],
+            false,
+        );
+        let text = o.render("next-buddy", "t", "s", "p");
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("Amean Wakeup-99th-80"))
+            .unwrap();
+        // vanilla 119.61 published, v5 89.94 (+24.80 %) and simulated +20 %; v6.19 −10 % against
+        // vanilla; lazy v5 +20 % against lazy vanilla (40 against 50)
+        for want in [
+            "119.61",
+            "89.94",
+            "+24.80%",
+            "+20.00%",
+            "-10.00%",
+            "50.00 ± 0.00",
+        ] {
+            assert!(line.contains(want), "{want}: {line}");
+        }
+        assert_eq!(line.matches(" | ").count(), 5, "{line}");
+        let rows = o.rows();
+        let g = rows
+            .iter()
+            .find(|r| r.variant == lazy5 && r.metric.ends_with("Wakeup-99th-80 gain"))
+            .unwrap();
+        assert_eq!((g.published, g.simulated), (None, Some(20.0)));
+        assert!(g.note.as_deref().unwrap().contains(lazy));
     }
 
     /// dbench cells from hand-made per-seed values, under the metric names of the dbench model:
