@@ -26,14 +26,14 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         include_str!("../../../scenarios/dl-server-wakeup.toml"),
     ),
     (
-        "preempt-short-buddies",
-        "scenarios/preempt-short-buddies.toml",
-        include_str!("../../../scenarios/preempt-short-buddies.toml"),
-    ),
-    (
         "next-buddy",
         "scenarios/next-buddy.toml",
         include_str!("../../../scenarios/next-buddy.toml"),
+    ),
+    (
+        "preempt-short-buddies",
+        "scenarios/preempt-short-buddies.toml",
+        include_str!("../../../scenarios/preempt-short-buddies.toml"),
     ),
 ];
 

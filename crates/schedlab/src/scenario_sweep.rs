@@ -1210,15 +1210,31 @@ impl SweepOutcome {
                     }
                 );
             }
+            // a column shows published values only if its variant has some in this table
+            let has_pub = |v: usize| {
+                self.spec
+                    .published
+                    .iter()
+                    .any(|p| p.kernel == self.variants[v].0 && p.table == t.title)
+            };
             let mut head = format!("    {:<24}", "");
             for &v in &vs {
                 let other = self.variants[v].3 != self.variants[v].0;
                 let _ = write!(
                     head,
-                    " | {:>10} {:>20}{}",
-                    "published",
+                    " | {}{:>20}{}{}",
+                    if has_pub(v) {
+                        format!("{:>10} ", "published")
+                    } else {
+                        String::new()
+                    },
                     "simulated ± sd",
-                    if other { "   pub gain   sim gain" } else { "" }
+                    if other && has_pub(v) {
+                        "   pub gain"
+                    } else {
+                        ""
+                    },
+                    if other { "   sim gain" } else { "" }
                 );
             }
             let _ = writeln!(s, "{head}");
@@ -1238,11 +1254,18 @@ impl SweepOutcome {
                     let id = &self.variants[v].0;
                     let publ = published_of(&self.spec, id, c);
                     let sim = self.samples(v, c).map(|xs| (amean(xs), stddev(xs)));
+                    let _ = write!(line, " | ");
+                    if has_pub(v) {
+                        let _ = write!(
+                            line,
+                            "{:>10} ",
+                            publ.map(|p| self.fmt_value(c, p.0))
+                                .unwrap_or_else(|| "—".into())
+                        );
+                    }
                     let _ = write!(
                         line,
-                        " | {:>10} {:>20}",
-                        publ.map(|p| self.fmt_value(c, p.0))
-                            .unwrap_or_else(|| "—".into()),
+                        "{:>20}",
                         sim.map(|(m, d)| format!(
                             "{} ± {}",
                             self.fmt_value(c, m),
@@ -1251,12 +1274,18 @@ impl SweepOutcome {
                         .unwrap_or_else(|| "—".into()),
                     );
                     if self.variants[v].3 != *id {
+                        if has_pub(v) {
+                            let _ = write!(
+                                line,
+                                " {:>10}",
+                                publ.and_then(|p| p.1)
+                                    .map(|g| format!("{g:+.2}%"))
+                                    .unwrap_or_else(|| "—".into())
+                            );
+                        }
                         let _ = write!(
                             line,
-                            " {:>10} {:>10}",
-                            publ.and_then(|p| p.1)
-                                .map(|g| format!("{g:+.2}%"))
-                                .unwrap_or_else(|| "—".into()),
+                            " {:>10}",
                             self.sim_gain(v, c)
                                 .map(|g| format!("{:+.2}%", g * 100.0))
                                 .unwrap_or_else(|| "—".into())
@@ -1370,8 +1399,29 @@ pub fn sign_size(published: f64, simulated: f64) -> &'static str {
 pub struct ScalingOutcome {
     /// (kernel id, transport, groups, scaled s, full s, phases of the scaled run (s)).
     pub cells: Vec<(String, &'static str, u32, f64, f64, [f64; 3])>,
+    /// Per cell: how long each tenth of the full run's messages took to be read (s), from its
+    /// `messages_read` series — a steady loop phase has ten equal tenths.
+    pub tenths: Vec<Vec<f64>>,
     pub loops: (u32, u32),
     pub timings: Vec<(String, Duration)>,
+}
+
+/// How long each tenth of the messages took, from a `messages_read` series of 100 points
+/// (s; empty if the series is shorter): point 10·i − 1 is the end of tenth i.
+pub fn tenths(points: &[(u64, u64)]) -> Vec<f64> {
+    if points.len() < 100 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut prev: Option<u64> = None;
+    for i in 1..=10 {
+        let t = points[10 * i - 1].0;
+        if let Some(p) = prev {
+            out.push((t - p) as f64 / 1e9);
+        }
+        prev = Some(t);
+    }
+    out
 }
 
 /// The groups of the scaling check: the small ones now, the four with `--full-size`.
@@ -1431,7 +1481,7 @@ pub fn check_scaling(
             (r, t0.elapsed())
         },
     );
-    let mut res: Vec<Option<([f64; 3], Duration)>> = vec![None; list.len()];
+    let mut res: Vec<Option<([f64; 3], Vec<f64>, Duration)>> = vec![None; list.len()];
     for (k, (r, wall)) in order.into_iter().zip(done) {
         let r = r.map_err(ScenarioError::Input)?;
         let w = r
@@ -1445,18 +1495,27 @@ pub fn check_scaling(
                 .map(|x| x.value)
                 .ok_or_else(|| ScenarioError::Input(format!("hackbench gives no '{n}'")))
         };
-        res[k] = Some(([m("startup_s")?, m("loop_s")?, m("reap_s")?], wall));
+        let read = w
+            .series
+            .iter()
+            .find(|(n, _)| n == "messages_read")
+            .map(|(_, v)| tenths(v))
+            .unwrap_or_default();
+        res[k] = Some(([m("startup_s")?, m("loop_s")?, m("reap_s")?], read, wall));
     }
     let mut out = ScalingOutcome {
+        tenths: Vec::new(),
         cells: Vec::new(),
         loops,
         timings: Vec::new(),
     };
     for pair in list.chunks(2).zip(res.chunks(2)) {
-        let ((k, _, pipes, g, _), [Some((small, w0)), Some((big, w1))]) = (&pair.0[0], pair.1)
+        let ((k, _, pipes, g, _), [Some((small, _, w0)), Some((big, read, w1))]) =
+            (&pair.0[0], pair.1)
         else {
             continue;
         };
+        out.tenths.push(read.clone());
         let scaled = scaled_time(small[0], small[1], small[2], loops.0, loops.1);
         let full = big.iter().sum::<f64>();
         let t = if *pipes { "pipes" } else { "sockets" };
@@ -1500,6 +1559,15 @@ impl ScalingOutcome {
                 ph[2],
                 if scaling_ok(*sc, *f) { "ok" } else { "MISS" }
             );
+        }
+        let _ = writeln!(
+            s,
+            "\n  time (ms) for each of the tenths 2–10 of the -l {} runs' messages (steady = equal):",
+            self.loops.1
+        );
+        for ((k, t, g, _, _, _), d) in self.cells.iter().zip(&self.tenths) {
+            let v: Vec<String> = d.iter().map(|x| format!("{:.1}", x * 1e3)).collect();
+            let _ = writeln!(s, "  {:<44} {:>8} {:>6}  {}", k, t, g, v.join(" "));
         }
         s
     }
@@ -1637,6 +1705,20 @@ mod tests {
     }
 
     #[test]
+    fn tenths_of_the_messages() {
+        // 100 points, message count 24·(i+1) read at time (i+1)² µs: tenth k ends at point
+        // 10k − 1, time (10k)² µs; tenths 2..10 take (10k)² − (10(k−1))² = 100(2k − 1) µs
+        let pts: Vec<(u64, u64)> = (1..=100u64).map(|i| (i * i * 1000, 24 * i)).collect();
+        let d = tenths(&pts);
+        assert_eq!(d.len(), 9);
+        for (j, x) in d.iter().enumerate() {
+            let k = j as f64 + 2.0;
+            assert!((x - 100.0 * (2.0 * k - 1.0) * 1e-6).abs() < 1e-12);
+        }
+        assert!(tenths(&pts[..99]).is_empty());
+    }
+
+    #[test]
     fn sign_and_size_marks() {
         assert_eq!(sign_size(0.239, 0.30), "");
         assert_eq!(sign_size(0.239, -0.05), "SIGN");
@@ -1748,6 +1830,50 @@ mod tests {
                 assert!(r0.get(k).is_some(), "{k}");
             }
         }
+    }
+
+    /// Full mode: the unpublished columns (v6.19, the preempt=lazy pair) show simulated values
+    /// and gains against their own reference, without published columns.
+    #[test]
+    fn full_mode_columns() {
+        let lazy = "v6.18 preempt=lazy";
+        let lazy5 = "v6.18+aceccac58ad7+e837456fdca8 preempt=lazy";
+        let w = |r: &str| cell("schbench Wakeup Latency", "Amean", r);
+        let o = outcome(
+            &[
+                ("v6.18", w("Wakeup-99th-80"), vec![100.0]),
+                (V5, w("Wakeup-99th-80"), vec![80.0]),
+                ("v6.19", w("Wakeup-99th-80"), vec![110.0]),
+                (lazy, w("Wakeup-99th-80"), vec![50.0]),
+                (lazy5, w("Wakeup-99th-80"), vec![40.0]),
+            ],
+            false,
+        );
+        let text = o.render("next-buddy", "t", "s", "p");
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("Amean Wakeup-99th-80"))
+            .unwrap();
+        // vanilla 119.61 published, v5 89.94 (+24.80 %) and simulated +20 %; v6.19 −10 % against
+        // vanilla; lazy v5 +20 % against lazy vanilla (40 against 50)
+        for want in [
+            "119.61",
+            "89.94",
+            "+24.80%",
+            "+20.00%",
+            "-10.00%",
+            "50.00 ± 0.00",
+        ] {
+            assert!(line.contains(want), "{want}: {line}");
+        }
+        assert_eq!(line.matches(" | ").count(), 5, "{line}");
+        let rows = o.rows();
+        let g = rows
+            .iter()
+            .find(|r| r.variant == lazy5 && r.metric.ends_with("Wakeup-99th-80 gain"))
+            .unwrap();
+        assert_eq!((g.published, g.simulated), (None, Some(20.0)));
+        assert!(g.note.as_deref().unwrap().contains(lazy));
     }
 
     /// dbench cells from hand-made per-seed values, under the metric names of the dbench model:

@@ -131,6 +131,8 @@ struct Shared {
     loop_start: Option<u64>,
     /// When the last complete message was read (the loop phase ends).
     last_message: Option<u64>,
+    /// (time, messages read) each time another hundredth of the run's messages was read.
+    progress: Vec<(u64, u64)>,
 }
 
 /// The three phases of a finished run, in ns of simulated time (see the module notes).
@@ -275,6 +277,16 @@ impl Workload for Hackbench {
             out.push(Metric::new("reap_s", s(p.reap_ns), "s", Better::Lower));
         }
         out
+    }
+
+    /// `messages_read`: (time, messages read so far) at every hundredth of the run's messages
+    /// and at the last one — how the loop phase's rate changes over the run (the scaling check
+    /// of `reproduce next-buddy` relies on it being steady).
+    fn series(&self) -> Vec<(String, Vec<(u64, u64)>)> {
+        let Some(sh) = self.shared.as_ref() else {
+            return Vec::new();
+        };
+        vec![("messages_read".to_string(), sh.borrow().progress.clone())]
     }
 
     fn tasks(&self) -> Vec<TaskId> {
@@ -587,8 +599,15 @@ impl Program for Worker {
                                     sh.sent += 1;
                                 } else {
                                     sh.received += 1;
-                                    if sh.received == self.conf.messages() {
+                                    let total = self.conf.messages();
+                                    if sh.received == total {
                                         sh.last_message = Some(cx.now());
+                                    }
+                                    // every hundredth of the messages (at least every one)
+                                    let step = (total / 100).max(1);
+                                    if sh.received.is_multiple_of(step) || sh.received == total {
+                                        let r = sh.received;
+                                        sh.progress.push((cx.now(), r));
                                     }
                                 }
                             }
@@ -814,6 +833,16 @@ mod tests {
             assert_eq!(get("loop_s"), p.loop_ns as f64 / 1e9);
             assert_eq!(get("startup_s"), p.startup_ns as f64 / 1e9);
             assert_eq!(get("reap_s"), p.reap_ns as f64 / 1e9);
+            // the progress series: 2400 / 100 = every 24 messages, 100 points, the last at
+            // the last message
+            let s = h.series();
+            let pts = &s.iter().find(|(n, _)| n == "messages_read").unwrap().1;
+            assert_eq!(pts.len(), 100, "{line}");
+            assert_eq!(pts[0].1, 24);
+            assert_eq!(*pts.last().unwrap(), (lm, 2400));
+            assert!(pts
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[1].1 == w[0].1 + 24));
         }
         // -l 0: no message, an empty loop phase
         let mut k = rpi5("v6.18", 1);
