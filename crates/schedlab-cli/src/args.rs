@@ -243,8 +243,16 @@ pub struct ReproduceArgs {
     /// groups; 1, 12, 48 and 296 with --full-size) instead of reproducing
     #[arg(long)]
     pub check_scaling: bool,
+    /// sweep scenarios: run only these benchmarks' tables (comma-separated: hackbench,
+    /// dbench, schbench)
+    #[arg(long, value_name = "LIST", value_parser = parse_only)]
+    pub only: Option<u8>,
     #[command(flatten)]
     pub progress: ProgressArgs,
+}
+
+fn parse_only(v: &str) -> Result<u8, String> {
+    schedlab::scenario_sweep::parse_only(v)
 }
 
 fn parse_jobs(v: &str) -> Result<usize, String> {

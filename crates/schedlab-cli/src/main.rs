@@ -109,6 +109,7 @@ fn dispatch(cli: Cli) -> CliResult {
             let flags = schedlab::scenario::SweepFlags {
                 full_size: a.full_size,
                 check_scaling: a.check_scaling,
+                skip: a.only.unwrap_or(0),
             };
             let r = schedlab::scenario::cli_reproduce_with(
                 &a.names, a.runs, a.quick, a.json, progress, &mut out, a.jobs, flags,

@@ -921,6 +921,8 @@ pub struct SweepFlags {
     pub full_size: bool,
     /// Run the scaling check instead of the reproduction.
     pub check_scaling: bool,
+    /// Benchmarks left out (`--only`, [`crate::scenario_sweep::Mode::skip`]).
+    pub skip: u8,
 }
 
 /// [`cli_reproduce`] with the sweep flags. With `--check-scaling` and no names, only the
@@ -969,6 +971,7 @@ pub fn cli_reproduce_with(
                 let mode = crate::scenario_sweep::Mode {
                     quick,
                     full_size: flags.full_size,
+                    skip: flags.skip,
                 };
                 let o =
                     crate::scenario_sweep::execute_scenario(sc, sw, runs, mode, progress, jobs)?;

@@ -296,6 +296,31 @@ pub struct Mode {
     pub quick: bool,
     /// hackbench at the published `-l`.
     pub full_size: bool,
+    /// Benchmarks left out (`--only`): bit 0 hackbench, 1 dbench, 2 schbench.
+    pub skip: u8,
+}
+
+/// `--only` bits of [`Mode::skip`].
+pub const SKIP_HACKBENCH: u8 = 1;
+pub const SKIP_DBENCH: u8 = 2;
+pub const SKIP_SCHBENCH: u8 = 4;
+
+/// Parses `--only LIST` (hackbench, dbench, schbench, comma-separated) into the skip bits.
+pub fn parse_only(list: &str) -> Result<u8, String> {
+    let mut keep = 0u8;
+    for w in list.split(',').map(str::trim) {
+        keep |= match w {
+            "hackbench" => SKIP_HACKBENCH,
+            "dbench" => SKIP_DBENCH,
+            "schbench" => SKIP_SCHBENCH,
+            _ => {
+                return Err(format!(
+                    "--only: unknown benchmark '{w}' (known: hackbench, dbench, schbench)"
+                ))
+            }
+        };
+    }
+    Ok(!keep & 7)
 }
 
 /// The results of a sweep scenario.
@@ -620,16 +645,26 @@ fn plan(
         &spec.dbench_clients
     };
     let schbench = spec.schbench(mode.quick).to_string();
-    let dbench_ok = match program_known(&spec.dbench(mode.quick, 1)) {
-        Ok(()) => true,
-        Err(e) => {
-            skipped.push(format!("dbench tables: not run ({e})"));
-            false
+    let dbench_ok = mode.skip & SKIP_DBENCH == 0
+        && match program_known(&spec.dbench(mode.quick, 1)) {
+            Ok(()) => true,
+            Err(e) => {
+                skipped.push(format!("dbench tables: not run ({e})"));
+                false
+            }
+        };
+    for (bit, name) in [
+        (SKIP_HACKBENCH, "hackbench"),
+        (SKIP_DBENCH, "dbench"),
+        (SKIP_SCHBENCH, "schbench"),
+    ] {
+        if mode.skip & bit != 0 {
+            skipped.push(format!("{name} tables: not run (--only)"));
         }
-    };
+    }
     let mut jobs = Vec::new();
     for &v in &active {
-        if runs_hb(v) {
+        if runs_hb(v) && mode.skip & SKIP_HACKBENCH == 0 {
             for pipes in [true, false] {
                 for &g in groups {
                     for seed in 1..=hb_runs as u64 {
@@ -663,7 +698,7 @@ fn plan(
                 }
             }
         }
-        for seed in 1..=runs as u64 {
+        for seed in (1..=runs as u64).filter(|_| mode.skip & SKIP_SCHBENCH == 0) {
             jobs.push(Job {
                 variant: v,
                 bench: Bench::Schbench,
@@ -1604,6 +1639,15 @@ impl ScalingOutcome {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_keeps_the_named_benchmarks() {
+        // --only schbench: hackbench (1) and dbench (2) left out
+        assert_eq!(parse_only("schbench"), Ok(SKIP_HACKBENCH | SKIP_DBENCH));
+        assert_eq!(parse_only("dbench, hackbench"), Ok(SKIP_SCHBENCH));
+        assert_eq!(parse_only("hackbench,dbench,schbench"), Ok(0));
+        assert!(parse_only("tbench").unwrap_err().contains("'tbench'"));
+    }
+
     use super::*;
     use schedlab_workloads::{Better, Metric};
 
@@ -1649,6 +1693,7 @@ mod tests {
             mode: Mode {
                 quick,
                 full_size: false,
+                skip: 0,
             },
             variants,
             baseline: sc.baseline.clone(),
@@ -2009,6 +2054,7 @@ mod tests {
         let quick = Mode {
             quick: true,
             full_size: false,
+            skip: 0,
         };
         let (active, jobs, loops) = plan(&sc, &sw, quick, 3, 1, &mut skipped);
         assert_eq!(active, vec![0, 1]);
@@ -2060,6 +2106,7 @@ mod tests {
         let full = Mode {
             quick: false,
             full_size: true,
+            skip: 0,
         };
         let (_, jobs, loops) = plan(&sc, &sw, full, 10, 3, &mut Vec::new());
         assert_eq!(loops, (10000, 10000));
@@ -2105,6 +2152,7 @@ mod tests {
         let mode = Mode {
             quick: true,
             full_size: false,
+            skip: 0,
         };
         let one = execute_scenario(&sc, &sw, Some(2), mode, false, Some(1)).unwrap();
         let two = execute_scenario(&sc, &sw, Some(2), mode, false, Some(2)).unwrap();
