@@ -330,7 +330,7 @@ impl Kernel {
             stop_on_warning: false,
             warnings: 0,
             first_warning: None,
-            events: EventQueue::new(),
+            events: EventQueue::for_cpus(ncpus),
             timers: Vec::new(),
             free_timers: Vec::new(),
             trace: None,
