@@ -17,7 +17,7 @@ const WHEEL: usize = 2048;
 const WORDS: usize = WHEEL / 64;
 const _: () = assert!(WORDS <= 64 && WORDS * 64 == WHEEL);
 
-/// Where the smallest pending key is: `bucket << 32 | index` in the wheel, or one of these.
+/// Where the smallest pending key is: the wheel bucket (its last entry), or one of these.
 const LOC_HEAP: u64 = u64::MAX - 1;
 const LOC_LANE: u64 = u64::MAX;
 
@@ -27,16 +27,17 @@ const UNKNOWN: u128 = u128::MAX;
 /// The event queue of a machine with many CPUs (see [`crate::queue`] for the order).
 ///
 /// The events of the next `WHEEL << SHIFT` ns (16 µs) sit in a wheel of buckets of 8 ns
-/// each, unsorted, with a bit map of the non-empty ones; later events wait in a binary
-/// heap. A push files the event in its bucket (or the heap); a pop finds the first
-/// non-empty bucket at or after the current one through the bit map, takes the smallest key
-/// in it (a bucket holds a few events), and compares it with the heap's minimum. The bucket
-/// of an event is its absolute time / 8 ns modulo `WHEEL`: since no event is pushed before
-/// the current time and none beyond the wheel's reach goes into it, the buckets from the
-/// current one on, in wheel order, are in time order. So a push and a pop cost a few dozen
-/// instructions however many CPUs have events pending (a sorted array of the earliest
-/// events, which this replaced, moved half of its entries on each insert when 80 CPUs had
-/// events within the same microsecond).
+/// each, with a bit map of the non-empty ones (and a summary word of its non-zero words);
+/// later events wait in a binary heap. A bucket holds a few events, sorted by decreasing key:
+/// a push inserts from its end, a pop finds the first non-empty bucket at or after the
+/// current one through the bit map, takes its last entry and compares it with the heap's
+/// minimum and the lane's head. The bucket of an event is its absolute time / 8 ns modulo
+/// `WHEEL`: since no event is pushed before the current time and none beyond the wheel's
+/// reach goes into it, the buckets from the current one on, in wheel order, are in time
+/// order. The smallest key found is kept until the next pop (a peek between two pops, as
+/// run-ahead does, costs nothing more). So a push and a pop cost a few dozen instructions
+/// however many CPUs have events pending (the sorted array of the earliest events moves half
+/// of its entries on each insert when 80 CPUs have events within the same microsecond).
 ///
 /// Events pushed with `push_monotone` whose key is above every key pushed that
 /// way before (periodic ticks: the next tick boundary never goes back) are appended to a
@@ -144,11 +145,19 @@ impl<E> WheelQueue<E> {
         let i = b as usize % WHEEL;
         self.bits[i / 64] |= 1 << (i % 64);
         self.summary |= 1 << (i / 64);
+        // a bucket is sorted by decreasing key (it holds a few events): insert from its end
         let v = &mut self.wheel[i];
-        v.push(e);
-        let j = v.len() - 1;
+        let mut j = v.len();
+        while j > 0 && v[j - 1].key < key {
+            j -= 1;
+        }
+        if j == v.len() {
+            v.push(e);
+        } else {
+            v.insert(j, e);
+        }
         self.in_wheel += 1;
-        self.note_push(key, ((i as u64) << 32) | j as u64);
+        self.note_push(key, i as u64);
     }
 
     /// A key was pushed at `loc`: it is the new minimum if it is below the known one.
@@ -171,7 +180,7 @@ impl<E> WheelQueue<E> {
             return (k, self.min_loc.get());
         }
         let (mut best, mut loc) = match self.wheel_min() {
-            Some((b, j, k)) => (k, ((b as u64) << 32) | j as u64),
+            Some((b, k)) => (k, b as u64),
             None => (UNKNOWN, 0),
         };
         if let Some(h) = self.heap.peek() {
@@ -214,20 +223,11 @@ impl<E> WheelQueue<E> {
         Some(w * 64 + self.bits[w].trailing_zeros() as usize)
     }
 
-    /// The bucket and index in it of the smallest wheel key, and the key.
+    /// The bucket of the smallest wheel key (the bucket's last), and the key.
     #[inline]
-    fn wheel_min(&self) -> Option<(usize, usize, u128)> {
+    fn wheel_min(&self) -> Option<(usize, u128)> {
         let b = self.first_bucket()?;
-        let v = &self.wheel[b];
-        let mut j = 0;
-        let mut m = v[0].key;
-        for (k, e) in v.iter().enumerate().skip(1) {
-            if e.key < m {
-                m = e.key;
-                j = k;
-            }
-        }
-        Some((b, j, m))
+        self.wheel[b].last().map(|e| (b, e.key))
     }
 
     /// Removes and returns the earliest event. Time never goes backwards.
@@ -246,9 +246,10 @@ impl<E> WheelQueue<E> {
                 e
             }
             _ => {
-                let (b, j) = ((loc >> 32) as usize, loc as u32 as usize);
+                let b = loc as usize;
                 let v = &mut self.wheel[b];
-                let e = v.swap_remove(j);
+                // the smallest key of a bucket is its last
+                let e = v.pop()?;
                 if v.is_empty() {
                     self.bits[b / 64] &= !(1 << (b % 64));
                     if self.bits[b / 64] == 0 {
