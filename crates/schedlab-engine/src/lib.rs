@@ -7,6 +7,7 @@ pub mod input;
 pub mod queue;
 pub mod rng;
 pub mod time;
+mod wheel;
 
 pub use queue::EventQueue;
 pub use rng::{Rng, RngStreams};

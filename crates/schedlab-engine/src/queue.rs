@@ -23,18 +23,19 @@
 //! ```
 
 use crate::time::SimTime;
+use crate::wheel::WheelQueue;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// `(time, rank, seq)` packed into one integer: time in the high 64 bits, then the rank in
 /// 8 bits and the sequence number in the low 56 bits, so that one `u128` comparison is the
 /// lexicographic order of the triple.
-struct Entry<E> {
-    key: u128,
-    payload: E,
+pub(crate) struct Entry<E> {
+    pub(crate) key: u128,
+    pub(crate) payload: E,
 }
 
-const SEQ_BITS: u32 = 56;
+pub(crate) const SEQ_BITS: u32 = 56;
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
@@ -63,6 +64,116 @@ const REFILL: usize = 16;
 
 /// A min-queue of events with a deterministic total order. See the module docs.
 ///
+/// Two implementations give the same order: a sorted front array before a binary heap
+/// (`FrontQueue`, the default: few CPUs, a short insert near the early end) and a wheel of
+/// 8 ns buckets (`WheelQueue`, [`EventQueue::for_cpus`] with many CPUs, where the events of
+/// 80 CPUs fall within the same microsecond and an array insert would move half the array).
+pub struct EventQueue<E> {
+    imp: Imp<E>,
+}
+
+enum Imp<E> {
+    Front(FrontQueue<E>),
+    Wheel(Box<WheelQueue<E>>),
+}
+
+/// From this many CPUs on, [`EventQueue::for_cpus`] uses the wheel.
+pub const WHEEL_MIN_CPUS: usize = 32;
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+macro_rules! each {
+    ($self:expr, $q:ident => $e:expr) => {
+        match &$self.imp {
+            Imp::Front($q) => $e,
+            Imp::Wheel($q) => $e,
+        }
+    };
+    (mut $self:expr, $q:ident => $e:expr) => {
+        match &mut $self.imp {
+            Imp::Front($q) => $e,
+            Imp::Wheel($q) => $e,
+        }
+    };
+}
+
+impl<E> EventQueue<E> {
+    /// The front-array queue.
+    pub fn new() -> Self {
+        EventQueue {
+            imp: Imp::Front(FrontQueue::new()),
+        }
+    }
+
+    /// The queue for a machine of `ncpus` CPUs: the wheel from [`WHEEL_MIN_CPUS`] on.
+    pub fn for_cpus(ncpus: usize) -> Self {
+        if ncpus >= WHEEL_MIN_CPUS {
+            Self::wheel()
+        } else {
+            Self::new()
+        }
+    }
+
+    /// The wheel queue, whatever the machine.
+    pub fn wheel() -> Self {
+        EventQueue {
+            imp: Imp::Wheel(Box::new(WheelQueue::new())),
+        }
+    }
+
+    /// Schedules `payload` at `time` with the given kind rank. Returns its sequence number.
+    /// Panics if `time` is before the time of the last popped event.
+    #[inline]
+    pub fn push(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
+        each!(mut self, q => q.push(time, rank, payload))
+    }
+
+    /// As [`EventQueue::push`], for a kind of event whose times mostly do not decrease from
+    /// one push to the next (periodic ticks: they go to a FIFO lane; the order of the events
+    /// is the same as with `push`).
+    #[inline]
+    pub fn push_monotone(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
+        each!(mut self, q => q.push_monotone(time, rank, payload))
+    }
+
+    /// Removes and returns the earliest event. Time never goes backwards.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        each!(mut self, q => q.pop())
+    }
+
+    /// Time of the earliest pending event.
+    #[inline]
+    pub fn peek_time(&self) -> Option<SimTime> {
+        each!(self, q => q.peek_time())
+    }
+
+    /// Time of the most recently popped event (the simulation's "now").
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        each!(self, q => q.now())
+    }
+
+    /// Number of events popped so far.
+    pub fn popped(&self) -> u64 {
+        each!(self, q => q.popped())
+    }
+
+    pub fn len(&self) -> usize {
+        each!(self, q => q.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        each!(self, q => q.is_empty())
+    }
+}
+
+/// The event queue of a machine with few CPUs (see the module docs for the order).
+///
 /// The earliest events (up to [`FRONT_CAP`]) are kept in a small array sorted by decreasing
 /// key, the rest in a binary heap. A simulation mostly pushes the next event of the CPU it is
 /// processing, which is among the earliest: a binary search and a short move, and the pop
@@ -71,11 +182,11 @@ const REFILL: usize = 16;
 /// next [`REFILL`] events from the heap into it, so that later pushes of near events are
 /// array inserts again.
 ///
-/// Events pushed with [`EventQueue::push_monotone`] whose key is above every key pushed that
+/// Events pushed with `push_monotone` whose key is above every key pushed that
 /// way before (periodic ticks: the next tick boundary never goes back) are appended to a
 /// FIFO lane instead, which costs nothing however many of them are pending.
 /// Invariant: every key in `front` is below every key in `heap`; `lane` is sorted.
-pub struct EventQueue<E> {
+pub(crate) struct FrontQueue<E> {
     front: Vec<Entry<E>>,
     heap: BinaryHeap<Entry<E>>,
     lane: VecDeque<Entry<E>>,
@@ -87,15 +198,9 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<E> EventQueue<E> {
-    pub fn new() -> Self {
-        EventQueue {
+impl<E> FrontQueue<E> {
+    pub(crate) fn new() -> Self {
+        FrontQueue {
             front: Vec::with_capacity(FRONT_CAP + 1),
             heap: BinaryHeap::new(),
             lane: VecDeque::new(),
@@ -128,7 +233,7 @@ impl<E> EventQueue<E> {
     /// Schedules `payload` at `time` with the given kind rank. Returns its sequence number.
     /// Panics if `time` is before the time of the last popped event.
     #[inline]
-    pub fn push(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
+    pub(crate) fn push(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
         let (key, seq) = self.key(time, rank);
         self.push_entry(Entry { key, payload });
         seq
@@ -137,7 +242,7 @@ impl<E> EventQueue<E> {
     /// As [`EventQueue::push`], for a kind of event whose times mostly do not decrease from
     /// one push to the next (the order of the events is the same as with `push`).
     #[inline]
-    pub fn push_monotone(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
+    pub(crate) fn push_monotone(&mut self, time: SimTime, rank: u8, payload: E) -> u64 {
         let (key, seq) = self.key(time, rank);
         let e = Entry { key, payload };
         if self.lane.back().is_none_or(|b| key > b.key) {
@@ -197,7 +302,7 @@ impl<E> EventQueue<E> {
 
     /// Removes and returns the earliest event. Time never goes backwards.
     #[inline]
-    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+    pub(crate) fn pop(&mut self) -> Option<(SimTime, E)> {
         if self.front.is_empty() && !self.heap.is_empty() {
             self.refill();
         }
@@ -221,7 +326,7 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest pending event.
     #[inline]
-    pub fn peek_time(&self) -> Option<SimTime> {
+    pub(crate) fn peek_time(&self) -> Option<SimTime> {
         let main = self
             .front
             .last()
@@ -237,20 +342,20 @@ impl<E> EventQueue<E> {
 
     /// Time of the most recently popped event (the simulation's "now").
     #[inline]
-    pub fn now(&self) -> SimTime {
+    pub(crate) fn now(&self) -> SimTime {
         self.now
     }
 
     /// Number of events popped so far.
-    pub fn popped(&self) -> u64 {
+    pub(crate) fn popped(&self) -> u64 {
         self.popped
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.heap.len() + self.front.len() + self.lane.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.front.is_empty() && self.heap.is_empty() && self.lane.is_empty()
     }
 }
@@ -273,9 +378,14 @@ mod tests {
 
     #[test]
     fn same_order_as_a_sort_under_interleaved_pushes_and_pops() {
-        // The sorted front array must never change the order: compare with sorting the keys.
+        interleaved(EventQueue::new());
+        interleaved(EventQueue::wheel());
+    }
+
+    fn interleaved(mut q: EventQueue<u64>) {
+        // Neither the sorted front array nor the wheel may change the order: compare with
+        // sorting the keys.
         let mut r = crate::rng::Rng::from_seed(5);
-        let mut q = EventQueue::new();
         let mut reference: Vec<(u64, u8, u64)> = Vec::new();
         let mut now = 0u64;
         let mut seq = 0u64;
@@ -298,11 +408,42 @@ mod tests {
 
     #[test]
     fn same_order_as_a_sort_with_wide_spreads_and_peeks() {
-        // Times spread over 2^40 ns (every radix bucket of the time bits in use), pushes at
-        // the current instant with any rank (below the last popped key), peeks between pops:
-        // the pops must follow the sorted keys exactly.
+        wide(EventQueue::new());
+        wide(EventQueue::wheel());
+    }
+
+    /// The wheel with events 0–40 ns apart (several in a bucket, the buckets wrapping round
+    /// the wheel many times) and far ones in the heap.
+    #[test]
+    fn the_wheel_keeps_the_order_of_dense_events() {
+        let mut r = crate::rng::Rng::from_seed(3);
+        let mut q = EventQueue::wheel();
+        let mut reference: std::collections::BTreeSet<(u64, u8, u64)> = Default::default();
+        let mut now = 0u64;
+        for seq in 0..200_000u64 {
+            if r.below(2) == 0 || reference.is_empty() {
+                let t = if r.below(50) == 0 {
+                    now + (1 << 14) + r.below(1 << 16)
+                } else {
+                    now + r.below(40)
+                };
+                let rank = r.below(3) as u8;
+                q.push(SimTime(t), rank, seq);
+                reference.insert((t, rank, seq));
+            } else {
+                assert_eq!(q.peek_time(), reference.first().map(|x| SimTime(x.0)));
+                let (t, s) = q.pop().unwrap();
+                let w = reference.pop_first().unwrap();
+                assert_eq!((t.0, s), (w.0, w.2));
+                now = t.0;
+            }
+        }
+    }
+
+    fn wide(mut q: EventQueue<u64>) {
+        // Times spread over 2^40 ns, pushes at the current instant with any rank (below the
+        // last popped key), peeks between pops: the pops must follow the sorted keys exactly.
         let mut r = crate::rng::Rng::from_seed(11);
-        let mut q = EventQueue::new();
         let mut reference: std::collections::BTreeSet<(u64, u8, u64)> = Default::default();
         let mut now = 0u64;
         let mut seq = 0u64;

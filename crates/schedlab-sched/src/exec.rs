@@ -9,7 +9,7 @@ use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId, PIPE_MUTEX_LINE
 use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::sim::Ev;
-use crate::syscalls::{Ctx, KOp, KernelOp, Op, PollFd, SysResult};
+use crate::syscalls::{Ctx, KOp, KernelOp, Op, Piece, PollFd, SysResult};
 use crate::Kernel;
 
 /// What an effect did to the calling task.
@@ -454,6 +454,18 @@ impl Kernel {
                 }
                 plan.push(Cpu(left, Mode::Kernel));
                 plan.push(Ret(SysResult::None));
+            }
+            Op::Segment(pieces) => {
+                // as Op::Run / Op::Syscall piece by piece
+                for p in pieces.iter() {
+                    match *p {
+                        Piece::User(w) => plan.push(Cpu(w, Mode::User)),
+                        Piece::Sys(w) => {
+                            plan.push(Cpu(w, Mode::Kernel));
+                            plan.push(Ret(SysResult::None));
+                        }
+                    }
+                }
             }
             Op::PipeWrite { pipe, bytes } => {
                 self.plan_pipe_op(cpu, pipe, bytes, true, plan);
@@ -2750,5 +2762,116 @@ pub(crate) mod tests {
         assert_eq!((r[1].0, r[1].1.as_str()), ("wakeup", "d..4."));
         assert_eq!(r[1].2 - r[0].2, 1_000);
         assert!(r[2].2 > r[1].2, "W keeps running");
+    }
+
+    /// Every trace record, as text fields (for byte-for-byte comparisons of two runs).
+    struct AllSink(Rc<RefCell<Vec<String>>>);
+    impl crate::TraceSink for AllSink {
+        fn record(&mut self, r: &schedlab_trace::TraceRecord<&str>) {
+            self.0.borrow_mut().push(format!("{r:?}"));
+        }
+    }
+
+    /// The pieces of the segment test: user work, two system calls back to back, a
+    /// zero-length piece, user work, a long system call (ns at the reference core).
+    const PIECES: [Piece; 6] = [
+        Piece::User(3_000),
+        Piece::Sys(1_500),
+        Piece::Sys(700),
+        Piece::User(0),
+        Piece::User(2_500),
+        Piece::Sys(40_000),
+    ];
+
+    /// One run of the segment test on rpi5 (jitter on, every cost of the platform) under
+    /// `preempt`: on CPU 0 a task doing 300 rounds of `PIECES` — as one `Op::Segment` per
+    /// round, or piece by piece — beside a hog and a task that sleeps 37 µs between 5 µs
+    /// runs (wakeups that preempt at the pieces' return-to-user points or at interrupt
+    /// exits, ticks, timer interrupts). Returns the trace and each task's (user, sys,
+    /// runtime, switches) and the event count.
+    fn segment_run(
+        preempt: &str,
+        as_segment: bool,
+    ) -> (Vec<String>, Vec<(u64, u64, u64, u64)>, u64) {
+        let cfg = KernelConfig::parse(&format!("v6.18 preempt={preempt}")).unwrap();
+        let p = schedlab_platform::Platform::builtin("rpi5").unwrap();
+        let m = MachineDesc::from_platform(&p);
+        let mut k = Kernel::new(cfg, m, 3).unwrap();
+        k.strict = true;
+        k.check_invariants = true;
+        let recs: Rc<RefCell<Vec<String>>> = Rc::default();
+        k.set_trace(Box::new(AllSink(recs.clone())));
+        let worker = if as_segment {
+            script(|i, _, _| (i < 300).then(|| Op::Segment(Box::new(PIECES))))
+        } else {
+            script(|i, _, _| {
+                let (round, piece) = (i / 6, i % 6);
+                (round < 300).then(|| match PIECES[piece as usize] {
+                    Piece::User(w) => Op::Run(w),
+                    Piece::Sys(w) => Op::Syscall(w),
+                })
+            })
+        };
+        let tasks = [
+            start(&mut k, "worker", 0, worker),
+            start(
+                &mut k,
+                "hog",
+                0,
+                script(|i, _, _| (i < 100).then_some(Op::Run(200_000))),
+            ),
+            start(
+                &mut k,
+                "sleeper",
+                0,
+                script(|i, _, _| {
+                    (i < 2_000).then(|| {
+                        if i % 2 == 0 {
+                            Op::Sleep(37_000)
+                        } else {
+                            Op::Run(5_000)
+                        }
+                    })
+                }),
+            ),
+        ];
+        k.run_until(100_000_000);
+        let stats = tasks
+            .iter()
+            .map(|&t| {
+                let task = &k.tasks[t.index()];
+                let se = &k.se[task.se.index()];
+                (
+                    task.stats.user_ns,
+                    task.stats.sys_ns,
+                    se.sum_exec_runtime,
+                    task.stats.nr_involuntary_switches,
+                )
+            })
+            .collect();
+        let trace = recs.borrow().clone();
+        (trace, stats, k.events_processed())
+    }
+
+    /// `Op::Segment` is exactly its pieces issued one by one (the same trace records, CPU
+    /// times, runtimes, switches and event count), under preempt=none, voluntary and full.
+    #[test]
+    fn a_segment_is_its_pieces_one_by_one() {
+        for preempt in ["none", "voluntary", "full"] {
+            let one_by_one = segment_run(preempt, false);
+            let segment = segment_run(preempt, true);
+            // the run did something: the worker finished its 300 rounds (300 x 47.7 µs of
+            // work at the reference core, more on the slower rpi5 cores), and was switched
+            // out by the sleeper's wakeups and the hog (involuntary switches)
+            let (user, sys, _, preempted) = one_by_one.1[0];
+            assert!(
+                user >= 300 * 5_500 && sys >= 300 * 42_200,
+                "{preempt}: {user} {sys}"
+            );
+            assert!(preempted > 10, "{preempt}: preempted {preempted} times");
+            assert_eq!(segment.1, one_by_one.1, "{preempt}: task times");
+            assert_eq!(segment.2, one_by_one.2, "{preempt}: events");
+            assert!(segment.0 == one_by_one.0, "{preempt}: the traces differ");
+        }
     }
 }

@@ -56,7 +56,7 @@ pub use features::{Feature, FeatureSet, SimFeature};
 pub use patches::Patch;
 pub use presets::{KernelConfig, KernelSpecError, PreemptModel};
 pub use sys::{Procfs, Sys, TaskStat, TracepointCounts};
-pub use syscalls::{Ctx, Op, PollFd, Program, Spawn, SysResult, TaskAttrs};
+pub use syscalls::{Ctx, Op, Piece, PollFd, Program, Spawn, SysResult, TaskAttrs};
 
 /// The crate's layout, checked: calls between files go one way only. A method defined in one
 /// file (`fn name`, unique in the crate) and called as `self.name(` or `k.name(` from another

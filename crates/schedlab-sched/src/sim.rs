@@ -315,6 +315,11 @@ impl Kernel {
         };
         let streams = RngStreams::new(seed);
         let sim_run_ahead = cfg.sim(crate::features::SimFeature::SIM_RUN_AHEAD);
+        let events = if cfg.sim(crate::features::SimFeature::SIM_EVENT_WHEEL) {
+            EventQueue::for_cpus(ncpus)
+        } else {
+            EventQueue::new()
+        };
         let mut k = Kernel {
             cfg,
             ncpus,
@@ -339,7 +344,7 @@ impl Kernel {
             stop_on_warning: false,
             warnings: 0,
             first_warning: None,
-            events: EventQueue::new(),
+            events,
             timers: Vec::new(),
             free_timers: Vec::new(),
             cpu_latency_qos_ns: u64::MAX,

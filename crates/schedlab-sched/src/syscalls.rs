@@ -61,6 +61,16 @@ pub enum Op {
     /// `cond_resched()` after every `every` ns of it (a long kernel loop): a preemption point
     /// under PREEMPT_NONE/VOLUNTARY, a no-op under FULL/LAZY/RT (rt-dl.md §1.7).
     SyscallCondResched { work: u64, every: u64 },
+    /// A run of purely local work given at once: user-space work and system calls that
+    /// touch nothing but the calling task (e.g. a run of dbench loadfile operations on the
+    /// page cache), in order. Exactly the same as issuing, piece by piece, `Op::Run(ns)` for
+    /// a [`Piece::User`] and `Op::Syscall(ns)` for a [`Piece::Sys`] — the same CPU time,
+    /// preemption points, interrupts and accounting, the same output byte for byte — except
+    /// that the program is asked for its next operation once, after the last piece, with
+    /// `SysResult::None`. The preemption points are those of the pieces: the return to user
+    /// space at the end of each `Sys` piece (and every interrupt exit, as always); none
+    /// between a `User` piece and what follows it. Zero-length pieces take no time.
+    Segment(Box<[Piece]>),
     /// `write()` of `bytes` to a pipe (fs/pipe.c semantics, workloads.md §1.2).
     PipeWrite { pipe: PipeId, bytes: u32 },
     /// `read()` of up to `bytes` from a pipe.
@@ -115,6 +125,16 @@ pub enum Op {
     /// Work of a kernel thread of the simulated kernel itself; workloads cannot build one.
     #[doc(hidden)]
     Kernel(KernelOp),
+}
+
+/// One piece of an [`Op::Segment`]: ns of CPU work at the platform's reference core (no cost
+/// jitter is added: the workload draws its own noise, as for `Op::Run` and `Op::Syscall`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// User-space work (as `Op::Run`).
+    User(u64),
+    /// A system call's kernel time, then its return to user space (as `Op::Syscall`).
+    Sys(u64),
 }
 
 /// A kernel thread's operation (the inner value is private to the kernel crate).

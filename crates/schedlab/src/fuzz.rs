@@ -274,7 +274,12 @@ pub fn gen_kernel(g: &mut Gen) -> String {
             3..=5 => {
                 let f = g.pick(Feature::ALL).name();
                 let f = if g.chance(1, 30) { "NOT_A_FEATURE" } else { f };
-                let sim = ["SIM_JITTER", "SIM_RUN_AHEAD", "SIM_PIPE_MUTEX"];
+                let sim = [
+                    "SIM_JITTER",
+                    "SIM_RUN_AHEAD",
+                    "SIM_PIPE_MUTEX",
+                    "SIM_EVENT_WHEEL",
+                ];
                 let f = if g.chance(1, 10) { g.pick(&sim) } else { f };
                 format!("{}{f}", if g.chance(1, 2) { "NO_" } else { "" })
             }

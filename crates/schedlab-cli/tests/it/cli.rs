@@ -406,6 +406,61 @@ fn run_ahead_shortcut_changes_nothing() {
     let _ = (std::fs::remove_file(ta), std::fs::remove_file(tb));
 }
 
+#[test]
+fn event_wheel_changes_nothing() {
+    // On 32 CPUs or more the event queue is a wheel of 8 ns buckets (SIM_EVENT_WHEEL); the
+    // trace and the JSON must be the same bytes with the sorted front array (apart from the
+    // kernel string): hackbench pipes and sockets on x86-2s-80 (80 CPUs) beside cyclictest,
+    // under preempt=voluntary (the platform's) and PREEMPT_RT (the ktimers threads), 20 ms
+    // (the set-up and the whole run of the groups).
+    let out = |kernel: &str, hackbench: &str, trace: &PathBuf| {
+        let o = run(&[
+            "run",
+            "--platform",
+            "x86-2s-80",
+            "--kernel",
+            kernel,
+            "--workload",
+            hackbench,
+            "--workload",
+            "cyclictest -t 4 -i 200 -D 1",
+            "--duration",
+            "20ms",
+            "--json",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let json = String::from_utf8(o.stdout).unwrap().replace(kernel, "K");
+        (json, std::fs::read(trace).unwrap())
+    };
+    let (ta, tb) = (tmp("wheel-on.txt"), tmp("wheel-off.txt"));
+    for kernel in ["v6.18", "v6.18 preempt=rt"] {
+        for hackbench in [
+            "perf bench sched messaging --pipe -g 2 -l 20",
+            "perf bench sched messaging -g 2 -l 20",
+        ] {
+            let (ja, tra) = out(kernel, hackbench, &ta);
+            let (jb, trb) = out(&format!("{kernel} NO_SIM_EVENT_WHEEL"), hackbench, &tb);
+            // the groups exchanged their 2 x 20 x 20 x 20 = 16 000 messages: a message is a
+            // write and a read of at least a segment each, and a user run after each
+            let events: u64 = ja
+                .split("\"events\":")
+                .nth(1)
+                .and_then(|r| r.trim_start().split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|n| n.parse().ok())
+                .expect("an events count");
+            assert!(
+                events > 3 * 16_000,
+                "{kernel}, {hackbench}: {events} events"
+            );
+            assert_eq!(ja, jb, "{kernel}, {hackbench}");
+            assert!(tra == trb, "{kernel}, {hackbench}: traces differ");
+        }
+    }
+    let _ = (std::fs::remove_file(ta), std::fs::remove_file(tb));
+}
+
 /// Hostile input, signals and disks: what each case must do, as a table. Each case runs in a
 /// directory of its own (the trace targets and input files live there), and afterwards that
 /// directory holds exactly the files the case names — no temporary file is left behind.
