@@ -9,8 +9,10 @@ use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId};
 use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::sim::Ev;
-use crate::syscalls::{Ctx, KOp, KernelOp, Op, PollFd, SysResult};
+use crate::syscalls::{Ctx, FsCall, KOp, KernelOp, Op, PollFd, SysResult};
+use crate::workqueue::{PoolKind, Work};
 use crate::Kernel;
+use schedlab_platform::cpumask::CpuMask;
 
 /// What an effect did to the calling task.
 enum Outcome {
@@ -154,6 +156,43 @@ pub(crate) enum Effect {
     WakeupPreempt {
         p: TaskId,
         wake_flags: u32,
+    },
+    /// A file-system call's change of state after its CPU work (xfs.rs): dirty pages,
+    /// logged items.
+    Fs {
+        call: FsCall,
+        file: u32,
+        bytes: u32,
+    },
+    /// `fsync()` step 1: write back the file's dirty pages (`filemap_write_and_wait_range`).
+    FsyncData {
+        file: u32,
+    },
+    /// Submit the data writeback of `bytes` and sleep until it has completed.
+    FsyncSubmit {
+        file: u32,
+        bytes: u32,
+    },
+    /// `fsync()` step 2: force the log up to the file's last change.
+    FsyncLog {
+        file: u32,
+    },
+    /// Sleep in `xlog_wait()` until checkpoint `seq` is on disk.
+    LogWait {
+        seq: u64,
+    },
+    /// `worker_thread()` of a kworker of pool `pool`.
+    Kworker {
+        pool: u32,
+    },
+    /// The end of a work item (after its CPU work).
+    WorkDone {
+        work: Work,
+    },
+    /// The CIL push submits the checkpoint's log write.
+    LogSubmit {
+        seq: u64,
+        bytes: u32,
     },
 }
 
@@ -567,6 +606,13 @@ impl Kernel {
                 plan.push(Ret(SysResult::None));
             }
             Op::Kernel(KernelOp(KOp::Ktimers)) => plan.push(Do(Effect::Ktimers)),
+            Op::Kernel(KernelOp(KOp::Kworker { pool })) => plan.push(Do(Effect::Kworker { pool })),
+            Op::Fs {
+                call,
+                file,
+                bytes,
+                cpu_ns,
+            } => self.plan_fs_op(cpu, call, file, bytes, cpu_ns, plan),
         }
         // the plan is empty here (an operation is planned when the last one is done)
         self.plan_scratch = self.tasks[t.index()].exec.plan.replace_empty(buf);
@@ -913,6 +959,31 @@ impl Kernel {
                 Outcome::Continue
             }
             Effect::SchedExec => self.sched_exec(cpu, t),
+            Effect::Fs { call, file, bytes } => self.fs_change(cpu, t, call, file, bytes),
+            Effect::FsyncData { file } => self.fsync_data(cpu, t, file),
+            Effect::FsyncSubmit { file, bytes } => self.fsync_submit(cpu, t, file, bytes),
+            Effect::FsyncLog { file } => self.fsync_log(cpu, t, file),
+            Effect::LogWait { seq } => {
+                if self.io.as_ref().is_none_or(|io| io.xfs.forced(seq)) {
+                    self.push_front(t, &[Step::Ret(SysResult::None)]);
+                    return Outcome::Continue;
+                }
+                self.push_front(t, &[Step::Do(Effect::LogWait { seq })]);
+                self.tasks[t.index()].state = TaskState::Uninterruptible;
+                Outcome::Blocked
+            }
+            Effect::Kworker { pool } => self.kworker(cpu, t, pool),
+            Effect::WorkDone { work } => self.work_done(cpu, t, work),
+            Effect::LogSubmit { seq, bytes } => {
+                let kind = crate::blkdev::ReqKind::FlushFua;
+                let end_io = crate::blkdev::EndIo::QueueWork {
+                    kind: PoolKind::BoundHighpri,
+                    work: Work::LogIoEnd { seq },
+                };
+                self.submit_bio(cpu, kind, bytes as u64, end_io);
+                self.push_front(t, &[Step::Ret(SysResult::None)]);
+                Outcome::Continue
+            }
             Effect::ExecImage => {
                 let c = self.cost(cpu, |c| c.c_exec.0);
                 self.push_front(t, &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::None)]);
@@ -951,6 +1022,384 @@ impl Kernel {
         }
         self.rqs[cpu].resched = Resched::Full;
         Outcome::Preempted
+    }
+
+    // ===================================================================== the IO path
+
+    /// `mount -t xfs` on the platform's storage device (workloads.md §1.9): the IO state and
+    /// the kworkers of the workqueue pools (workqueue.rs), one per pool, started now (each
+    /// runs once and sleeps: nothing is queued). Kernel threads take pids below the first
+    /// user pid, after the `ktimers/N` threads, and do not count as live tasks. A second
+    /// mount does nothing.
+    pub(crate) fn mount_xfs(&mut self) {
+        if self.io.is_some() {
+            return;
+        }
+        struct Kworker(u32);
+        impl crate::Program for Kworker {
+            fn next(&mut self, _cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+                Op::Kernel(KernelOp(KOp::Kworker { pool: self.0 }))
+            }
+        }
+        let wq = crate::workqueue::Workqueues::new(&self.machine.llc_id);
+        let dev = crate::blkdev::BlockDev::new(self.machine.storage.clone());
+        let pools: Vec<(PoolKind, usize)> = wq.pools.iter().map(|p| (p.kind, p.id)).collect();
+        self.io = Some(Box::new(crate::xfs::IoState {
+            wq,
+            dev,
+            xfs: Default::default(),
+        }));
+        let first_user_pid = self.next_pid;
+        for (i, (kind, id)) in pools.into_iter().enumerate() {
+            self.next_pid = 100 + self.ncpus as i32 + i as i32;
+            let (comm, nice, cpus) = match kind {
+                PoolKind::Bound => (format!("kworker/{id}:1"), 0, CpuMask::single(id)),
+                PoolKind::BoundHighpri => (format!("kworker/{id}:1H"), -20, CpuMask::single(id)),
+                PoolKind::Unbound => {
+                    let mut m = CpuMask::default();
+                    for (c, &l) in self.machine.llc_id.iter().enumerate() {
+                        if l == id {
+                            m.set(c);
+                        }
+                    }
+                    (format!("kworker/u{}:1", self.ncpus + id), 0, m)
+                }
+            };
+            let attrs = crate::TaskAttrs {
+                comm: Some(comm),
+                policy: Some(Policy::Normal),
+                nice: Some(nice),
+                cpus: Some(cpus),
+                ..Default::default()
+            };
+            let t = self.create_task(Box::new(Kworker(i as u32)), &attrs, None, false);
+            self.tasks[t.index()].kthread = true;
+            self.nr_live -= 1;
+            self.io.as_mut().unwrap().wq.pools[i].worker = Some(t);
+            self.wake_up_new_task(t, true);
+        }
+        self.next_pid = first_user_pid.max(self.next_pid);
+    }
+
+    /// Plans a file-system call (`Op::Fs`): the one place that maps a call to kernel work.
+    /// `cpu_ns` is the call's whole fixed CPU cost from the program's table; the kernel's own
+    /// fixed part (Table 1.11-B: `c_syscall` plus the call's cost) runs in kernel mode, the
+    /// rest of `cpu_ns` (at least 0) in user mode before it; a read or write adds the copy
+    /// (`c_copy_per_KB`) and a write `c_page_alloc` per newly dirtied page (every page of a
+    /// write is taken as new: dbench writes mostly fresh files). Calls that change state end
+    /// in `Effect::Fs`; `fsync` continues in `Effect::FsyncData`.
+    fn plan_fs_op(
+        &mut self,
+        cpu: usize,
+        call: FsCall,
+        file: u32,
+        bytes: u32,
+        cpu_ns: u64,
+        plan: &mut Vec<Step>,
+    ) {
+        let c = &self.costs[cpu];
+        let call_cost = match call {
+            FsCall::Open { .. } => c.c_open.0 + c.c_stat.0, // open + fstat (fileio.c)
+            FsCall::Close => c.c_close.0,
+            FsCall::Stat | FsCall::Readdir | FsCall::Setattr => c.c_stat.0,
+            FsCall::Unlink | FsCall::Rmdir => c.c_unlink.0,
+            FsCall::Rename => c.c_rename.0,
+            FsCall::Mkdir => c.c_mkdir.0,
+            FsCall::Lock | FsCall::Fsync => 0,
+            FsCall::Read => c.c_pc_read_base.0,
+            FsCall::Write => c.c_pc_write_base.0,
+        };
+        let fixed = c.c_syscall.0 + call_cost;
+        let per_byte = match call {
+            FsCall::Read => Self::copy_beyond(c.c_copy_per_KB.0, bytes, 0),
+            FsCall::Write => {
+                let pages = (bytes as u64).div_ceil(self.pipe_page_size as u64);
+                Self::copy_beyond(c.c_copy_per_KB.0, bytes, 0) + c.c_page_alloc.0 * pages
+            }
+            _ => 0,
+        };
+        let user = cpu_ns.saturating_sub(fixed);
+        if user > 0 {
+            let user = self.cost(cpu, |_| user);
+            plan.push(Step::Cpu(user, Mode::User));
+        }
+        let kern = self.cost(cpu, |_| fixed + per_byte);
+        plan.push(Step::Cpu(kern, Mode::Kernel));
+        match call {
+            FsCall::Fsync => plan.push(Step::Do(Effect::FsyncData { file })),
+            FsCall::Open { create: true }
+            | FsCall::Write
+            | FsCall::Setattr
+            | FsCall::Unlink
+            | FsCall::Rename
+            | FsCall::Mkdir
+            | FsCall::Rmdir => plan.push(Step::Do(Effect::Fs { call, file, bytes })),
+            FsCall::Read => plan.push(Step::Ret(SysResult::Bytes(bytes))),
+            _ => plan.push(Step::Ret(SysResult::None)),
+        }
+    }
+
+    /// The IO state; a file-system call before any mount mounts (the root file system).
+    fn io(&mut self) -> &mut crate::xfs::IoState {
+        if self.io.is_none() {
+            self.mount_xfs();
+        }
+        self.io.as_mut().unwrap()
+    }
+
+    /// `Effect::Fs`: the state a call changes (xfs.rs), then its return.
+    fn fs_change(&mut self, cpu: usize, t: TaskId, call: FsCall, file: u32, bytes: u32) -> Outcome {
+        let key = (self.tasks[t.index()].tgid, file);
+        let x = &mut self.io().xfs;
+        // logged items per call (inode, directory entries; unverified counts)
+        let push = match call {
+            FsCall::Open { .. } => x.log_change(key, 2),
+            FsCall::Write => {
+                x.dirty(key, bytes as u64);
+                x.log_change(key, 1)
+            }
+            FsCall::Setattr => x.log_change(key, 1),
+            FsCall::Unlink => {
+                x.remove(key);
+                x.log_items(2)
+            }
+            FsCall::Rename => x.log_items(3),
+            FsCall::Mkdir | FsCall::Rmdir => x.log_items(2),
+            _ => false,
+        };
+        let r = if call == FsCall::Write {
+            SysResult::Bytes(bytes)
+        } else {
+            SysResult::None
+        };
+        if push {
+            // the background push: queued from this task, whose wakeup of the kworker runs
+            // before the return
+            self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
+            self.tasks[t.index()].exec.plan.push_back(Step::Ret(r));
+        } else {
+            self.push_front(t, &[Step::Ret(r)]);
+        }
+        Outcome::Continue
+    }
+
+    /// `fsync()` step 1: take the file's dirty pages for writeback (`c_submit_per_page` per
+    /// page to build the bios), or go on to the log force.
+    fn fsync_data(&mut self, cpu: usize, t: TaskId, file: u32) -> Outcome {
+        let key = (self.tasks[t.index()].tgid, file);
+        let bytes = self.io().xfs.take_dirty(key);
+        if bytes == 0 {
+            self.push_front(t, &[Step::Do(Effect::FsyncLog { file })]);
+            return Outcome::Continue;
+        }
+        let pages = bytes.div_ceil(self.pipe_page_size as u64);
+        let c = self.cost(cpu, |c| c.c_submit_per_page.0 * pages);
+        let bytes = bytes.min(u32::MAX as u64) as u32;
+        self.push_front(
+            t,
+            &[
+                Step::Cpu(c, Mode::Kernel),
+                Step::Do(Effect::FsyncSubmit { file, bytes }),
+            ],
+        );
+        Outcome::Continue
+    }
+
+    /// Submits the data writeback and sleeps (`folio_wait_writeback()`, uninterruptible)
+    /// until its end-io work wakes the task; then the log force.
+    fn fsync_submit(&mut self, cpu: usize, t: TaskId, file: u32, bytes: u32) -> Outcome {
+        let tgid = self.tasks[t.index()].tgid;
+        let end_io = crate::blkdev::EndIo::QueueWork {
+            kind: PoolKind::Bound,
+            work: Work::IoEnd {
+                waiter: t,
+                tgid,
+                file,
+            },
+        };
+        self.submit_bio(cpu, crate::blkdev::ReqKind::Write, bytes as u64, end_io);
+        self.push_front(t, &[Step::Do(Effect::FsyncLog { file })]);
+        self.tasks[t.index()].state = TaskState::Uninterruptible;
+        Outcome::Blocked
+    }
+
+    /// `fsync()` step 2: `xfs_log_force_seq()` up to the file's last logged change.
+    fn fsync_log(&mut self, cpu: usize, t: TaskId, file: u32) -> Outcome {
+        let key = (self.tasks[t.index()].tgid, file);
+        match self.io().xfs.force(t, key) {
+            crate::xfs::Force::Done => {
+                self.push_front(t, &[Step::Ret(SysResult::None)]);
+            }
+            crate::xfs::Force::Wait { seq, push } => {
+                if push {
+                    // xlog_cil_force_seq() → xlog_cil_push_now(): queue_work(xfs-cil); the
+                    // kworker's wakeup (c_ttwu) runs before the wait
+                    self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
+                }
+                self.tasks[t.index()]
+                    .exec
+                    .plan
+                    .push_back(Step::Do(Effect::LogWait { seq }));
+            }
+        }
+        Outcome::Continue
+    }
+
+    /// `queue_work()` from `cpu` (a task `from`, or interrupt context): wakes the pool's
+    /// worker if it sleeps (`WF_TTWU`). Returns whether a worker was woken.
+    fn queue_io_work(&mut self, cpu: usize, from: Option<TaskId>, kind: PoolKind, w: Work) -> bool {
+        let llc = self.machine.llc_id[cpu];
+        let io = self.io();
+        let pool = io.wq.pool_for(kind, cpu, llc);
+        let Some(worker) = io.wq.queue_work(pool, w) else {
+            return false;
+        };
+        match from {
+            Some(t) => self.wake_from_task(cpu, t, worker, 0),
+            None => {
+                let w = self.try_to_wake_up(worker, 0, cpu, false);
+                if w == Woken::LocalDeferred {
+                    self.local_wakeup_check(cpu, worker, 0);
+                }
+                w != Woken::No
+            }
+        }
+    }
+
+    /// `submit_bio()` on `cpu`: the completion interrupt comes back to `cpu` after the
+    /// device's service time (blkdev.rs).
+    fn submit_bio(
+        &mut self,
+        cpu: usize,
+        kind: crate::blkdev::ReqKind,
+        bytes: u64,
+        end_io: crate::blkdev::EndIo,
+    ) {
+        let io = self.io();
+        let d = io.dev.service_ns(kind, bytes);
+        let id = io.dev.submit(cpu, bytes, end_io);
+        self.push_event(self.now + d, Ev::IoDone { id });
+    }
+
+    /// `worker_thread()`: the pool's next item (its CPU work, then `Effect::WorkDone`), or
+    /// sleep until `queue_work()` wakes the worker.
+    fn kworker(&mut self, cpu: usize, t: TaskId, pool: u32) -> Outcome {
+        let Some(work) = self.io().wq.next_work(pool as usize) else {
+            self.push_front(t, &[Step::Do(Effect::Resumed)]);
+            return self.block_current(t);
+        };
+        match work {
+            Work::CilPush => {
+                // xlog_cil_push_work(): the checkpoint is closed at the start, its items
+                // formatted, then the log write submitted
+                let (seq, items) = self.io().xfs.push();
+                let c = self.cost(cpu, |c| {
+                    c.c_cil_push.map_or(0, |n| n.0)
+                        + c.c_cil_push_per_item.map_or(0, |n| n.0) * items
+                });
+                let bytes = (items * crate::xfs::LOG_BYTES_PER_ITEM).clamp(512, u32::MAX as u64);
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::LogSubmit {
+                            seq,
+                            bytes: bytes as u32,
+                        }),
+                    ],
+                );
+            }
+            Work::LogIoEnd { .. } | Work::IoEnd { .. } => {
+                // the completion processing of one request (c_blk_complete; unverified: the
+                // table has no separate figure for xlog_ioend_work / xfs_end_io)
+                let c = self.cost(cpu, |c| c.c_blk_complete.0);
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::WorkDone { work }),
+                    ],
+                );
+            }
+        }
+        Outcome::Continue
+    }
+
+    /// The end of a work item: the wakeups it does (`WF_TTWU`), then the worker loops.
+    fn work_done(&mut self, cpu: usize, t: TaskId, work: Work) -> Outcome {
+        match work {
+            Work::CilPush => {}
+            Work::LogIoEnd { seq } => {
+                let mut woken = std::mem::take(&mut self.wake_scratch);
+                self.io().xfs.log_done(seq, &mut woken);
+                // wake_up_all(&iclog->ic_force_wait): each waiter in queue order; every
+                // wakeup pushes its c_ttwu in front, so wake the last first
+                for &p in woken.iter().rev() {
+                    self.wake_from_task(cpu, t, p, 0);
+                }
+                woken.clear();
+                self.wake_scratch = woken;
+            }
+            Work::IoEnd { waiter, tgid, file } => {
+                // xfs_end_ioend(): the size update is logged, then the folios' writeback
+                // ends and wakes the fsync waiter
+                let x = &mut self.io().xfs;
+                let push = x.log_change((tgid, file), 1);
+                if push {
+                    self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
+                }
+                self.wake_from_task(cpu, t, waiter, 0);
+            }
+        }
+        self.tasks[t.index()]
+            .exec
+            .plan
+            .push_back(Step::Ret(SysResult::None));
+        Outcome::Continue
+    }
+
+    /// A block request's completion interrupt on its submitting CPU. On an idle CPU the
+    /// interrupt first takes the CPU out of its idle state (exit latency) and runs the
+    /// handler up to the completion (`c_irq + c_blk_complete`, with `c_ttwu` for the
+    /// kworker's wakeup), as for a timer (`on_timer`).
+    pub(crate) fn on_io_done(&mut self, id: u32) {
+        let cpu = self.io().dev.get(id).cpu;
+        if self.cpu_is_idle(cpu) {
+            let exit = self.machine.idle_exit_ns[cpu];
+            let irq = self.cost(cpu, |c| c.c_irq.0)
+                + self.cost(cpu, |c| c.c_blk_complete.0)
+                + self.cost(cpu, |c| c.c_ttwu.0);
+            if exit + irq > 0 {
+                self.push_event(self.now + exit + irq, Ev::IoIrq { id });
+                return;
+            }
+        }
+        self.on_io_irq(id);
+    }
+
+    /// The completion handler of request `id` (hard interrupt): its `bi_end_io`.
+    pub(crate) fn on_io_irq(&mut self, id: u32) {
+        let req = self.io().dev.complete(id);
+        let cpu = req.cpu;
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let crate::blkdev::EndIo::QueueWork { kind, work } = req.end_io;
+        let woken = self.queue_io_work(cpu, None, kind, work);
+        if !idle {
+            let mut c = self.cost(cpu, |c| c.c_irq.0) + self.cost(cpu, |c| c.c_blk_complete.0);
+            if woken {
+                c += self.cost(cpu, |c| c.c_ttwu.0);
+            }
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
     }
 
     // ===================================================================== kernel mutexes

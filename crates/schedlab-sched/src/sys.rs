@@ -109,6 +109,9 @@ pub trait Sys: Procfs {
     fn cgroup_mkdir(&mut self, path: &str) -> Result<TgId, CgroupError>;
     /// `echo VALUE > /sys/fs/cgroup/PATH/FILE` for the cpu controller's files.
     fn cgroup_write(&mut self, path: &str, file: &str, value: &str) -> Result<(), CgroupError>;
+    /// `mount -t xfs` of the platform's storage device, where `Op::Fs` calls go: starts the
+    /// IO path's kernel threads (the kworkers of the workqueue pools). Idempotent.
+    fn mount_xfs(&mut self);
 }
 
 impl Procfs for Kernel {
@@ -199,6 +202,10 @@ impl Sys for Kernel {
 
     fn cgroup_write(&mut self, path: &str, file: &str, value: &str) -> Result<(), CgroupError> {
         Kernel::cgroup_write(self, path, file, value)
+    }
+
+    fn mount_xfs(&mut self) {
+        Kernel::mount_xfs(self);
     }
 }
 

@@ -1,0 +1,229 @@
+//! kernel: fs/xfs — the state of the XFS journal path and of the page cache's dirty data
+//! (workloads.md §1.9).
+//!
+//! * Every logged change (inode create, unlink, rename, mkdir, a write's timestamp update,
+//!   the size update at the end of a data writeback) adds an item to the **CIL**
+//!   (committed item list, `xfs_log_cil.c`) of the current checkpoint sequence and records
+//!   that sequence in the inode (`ili_commit_seq`).
+//! * A log force up to sequence `s` (`xfs_log_force_seq()`, from `fsync`): nothing to do if
+//!   the checkpoint `s` is on disk; if it is still the open CIL, the push work is queued to
+//!   the `xfs-cil` workqueue (unbound) unless it is queued already; the caller sleeps on the
+//!   iclog's wait queue until the checkpoint's log write completed.
+//! * The push (`xlog_cil_push_work()`): closes the checkpoint (the next changes go to
+//!   `s + 1`), formats its items (`c_cil_push + c_cil_push_per_item × items`) and submits
+//!   one log write with `REQ_PREFLUSH | REQ_FUA`.
+//! * Its completion (`xlog_bio_end_io()`) queues `xlog_ioend_work()` to the `xfs-log`
+//!   workqueue (bound, `WQ_HIGHPRI`) of the completing CPU, which marks the checkpoint done
+//!   and wakes every waiter (`wake_up_all(&iclog->ic_force_wait)`: `WF_TTWU`, no
+//!   `WF_SYNC`).
+//! * Background push: when the open CIL holds [`CIL_SPACE_ITEMS`] items (W§1.9: "push every
+//!   8 MiB of logged metadata", **unverified** size, 256 B per item assumed).
+//!
+//! Deviations (**unverified** simplifications): one checkpoint per push and one log write
+//! per checkpoint (no iclog size limit); completions mark checkpoints done in completion
+//! order; reads always hit the page cache; dirty pages are only written back by `fsync`
+//! (dbench's files are removed or fsynced long before the 30 s `dirty_expire_centisecs`,
+//! and its dirty data stays far below `dirty_background_ratio`), so no flusher thread and no
+//! `balance_dirty_pages()` throttling are modelled.
+//!
+//! This file keeps the state; exec.rs runs the calls and the kworkers' items.
+
+use crate::blkdev::BlockDev;
+use crate::sched::TaskId;
+use crate::workqueue::Workqueues;
+use std::collections::BTreeMap;
+
+/// The IO path of a kernel with a mounted file system.
+#[derive(Debug)]
+pub(crate) struct IoState {
+    pub wq: Workqueues,
+    pub dev: BlockDev,
+    pub xfs: Xfs,
+}
+
+/// Items in the open CIL that trigger a background push (8 MiB / 256 B).
+pub const CIL_SPACE_ITEMS: u64 = 32_768;
+
+/// Bytes of log written per logged item (for the log write's size; **unverified**).
+pub const LOG_BYTES_PER_ITEM: u64 = 256;
+
+/// One file of one process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Inode {
+    /// Dirty page-cache bytes not yet written back.
+    pub dirty: u64,
+    /// CIL sequence of the last logged change (0: nothing logged).
+    pub seq: u64,
+}
+
+/// The mounted file system.
+#[derive(Debug)]
+pub(crate) struct Xfs {
+    /// Sequence of the open checkpoint (the CIL collecting changes).
+    pub cil_seq: u64,
+    /// Items in the open checkpoint.
+    pub cil_items: u64,
+    /// The push work is queued (or running and not yet past closing the checkpoint).
+    pub push_queued: bool,
+    /// Highest checkpoint whose log write has completed.
+    pub done_seq: u64,
+    /// Tasks sleeping in a log force: (task, checkpoint it waits for).
+    pub waiters: Vec<(TaskId, u64)>,
+    /// Files by (tgid, file number).
+    pub inodes: BTreeMap<(i32, u32), Inode>,
+    pub pushes: u64,
+    pub forces_waited: u64,
+}
+
+impl Default for Xfs {
+    fn default() -> Self {
+        Xfs {
+            cil_seq: 1,
+            cil_items: 0,
+            push_queued: false,
+            done_seq: 0,
+            waiters: Vec::new(),
+            inodes: BTreeMap::new(),
+            pushes: 0,
+            forces_waited: 0,
+        }
+    }
+}
+
+/// What a log force must do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Force {
+    /// The checkpoint is on disk.
+    Done,
+    /// Wait for checkpoint `seq`; `push`: queue the push work first.
+    Wait { seq: u64, push: bool },
+}
+
+impl Xfs {
+    /// Logs `items` changes of file `key` in the open checkpoint. Returns true when the CIL
+    /// has grown past its background push threshold and the push must be queued.
+    pub fn log_change(&mut self, key: (i32, u32), items: u64) -> bool {
+        self.cil_items += items;
+        self.inodes.entry(key).or_default().seq = self.cil_seq;
+        self.need_background_push()
+    }
+
+    /// Logs directory-level changes (no file of the caller keeps them).
+    pub fn log_items(&mut self, items: u64) -> bool {
+        self.cil_items += items;
+        self.need_background_push()
+    }
+
+    fn need_background_push(&mut self) -> bool {
+        if self.cil_items >= CIL_SPACE_ITEMS && !self.push_queued {
+            self.push_queued = true;
+            return true;
+        }
+        false
+    }
+
+    /// A write of `bytes` into the page cache of `key`.
+    pub fn dirty(&mut self, key: (i32, u32), bytes: u64) {
+        self.inodes.entry(key).or_default().dirty += bytes;
+    }
+
+    /// Takes the dirty bytes of `key` for writeback.
+    pub fn take_dirty(&mut self, key: (i32, u32)) -> u64 {
+        self.inodes
+            .get_mut(&key)
+            .map_or(0, |i| std::mem::take(&mut i.dirty))
+    }
+
+    /// `unlink()` of `key`: its page cache goes away.
+    pub fn remove(&mut self, key: (i32, u32)) {
+        self.inodes.remove(&key);
+    }
+
+    /// `xfs_log_force_seq()` for file `key` by `t`: what to do, and the waiter recorded.
+    pub fn force(&mut self, t: TaskId, key: (i32, u32)) -> Force {
+        let seq = self.inodes.get(&key).map_or(0, |i| i.seq);
+        if seq == 0 || self.done_seq >= seq {
+            return Force::Done;
+        }
+        let push = seq >= self.cil_seq && !self.push_queued;
+        if push {
+            self.push_queued = true;
+        }
+        self.waiters.push((t, seq));
+        self.forces_waited += 1;
+        Force::Wait { seq, push }
+    }
+
+    /// Whether `t`'s force (for checkpoint `seq`) is satisfied.
+    pub fn forced(&self, seq: u64) -> bool {
+        self.done_seq >= seq
+    }
+
+    /// `xlog_cil_push_work()`: closes the open checkpoint; returns (its sequence, items).
+    pub fn push(&mut self) -> (u64, u64) {
+        self.push_queued = false;
+        let s = (self.cil_seq, self.cil_items);
+        self.cil_seq += 1;
+        self.cil_items = 0;
+        self.pushes += 1;
+        s
+    }
+
+    /// `xlog_ioend_work()` of checkpoint `seq`: the waiters it satisfies, in the order they
+    /// went to sleep.
+    pub fn log_done(&mut self, seq: u64, out: &mut Vec<TaskId>) {
+        self.done_seq = self.done_seq.max(seq);
+        let done = self.done_seq;
+        let mut i = 0;
+        while i < self.waiters.len() {
+            if self.waiters[i].1 <= done {
+                out.push(self.waiters.remove(i).0);
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_force_pushes_the_open_checkpoint_once_and_its_completion_wakes_all_waiters() {
+        let mut x = Xfs::default();
+        let (a, b) = (TaskId(1), TaskId(2));
+        // nothing logged: no wait
+        assert_eq!(x.force(a, (1, 0)), Force::Done);
+        x.log_change((1, 0), 1);
+        x.log_change((2, 0), 2);
+        // both files changed in checkpoint 1; the first force queues the push, the second
+        // only waits
+        assert_eq!(x.force(a, (1, 0)), Force::Wait { seq: 1, push: true });
+        assert_eq!(
+            x.force(b, (2, 0)),
+            Force::Wait {
+                seq: 1,
+                push: false
+            }
+        );
+        assert_eq!(x.push(), (1, 3));
+        // a change after the push goes to checkpoint 2
+        x.log_change((1, 1), 1);
+        assert_eq!(x.inodes[&(1, 1)].seq, 2);
+        let mut woken = Vec::new();
+        x.log_done(1, &mut woken);
+        assert_eq!(woken, vec![a, b]);
+        assert!(x.forced(1) && !x.forced(2));
+        assert_eq!(x.force(a, (1, 0)), Force::Done);
+    }
+
+    #[test]
+    fn the_cil_pushes_in_the_background_when_full() {
+        let mut x = Xfs::default();
+        assert!(!x.log_items(CIL_SPACE_ITEMS - 1));
+        assert!(x.log_items(1));
+        // queued once
+        assert!(!x.log_items(1));
+    }
+}
