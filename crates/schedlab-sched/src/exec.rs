@@ -1363,12 +1363,19 @@ impl Kernel {
     /// handler up to the completion (`c_irq + c_blk_complete`, with `c_ttwu` for the
     /// kworker's wakeup), as for a timer (`on_timer`).
     pub(crate) fn on_io_done(&mut self, id: u32) {
-        let cpu = self.io().dev.get(id).cpu;
+        let req = self.io().dev.get(id);
+        let cpu = req.cpu;
         if self.cpu_is_idle(cpu) {
             let exit = self.machine.idle_exit_ns[cpu];
-            let irq = self.cost(cpu, |c| c.c_irq.0)
-                + self.cost(cpu, |c| c.c_blk_complete.0)
-                + self.cost(cpu, |c| c.c_ttwu.0);
+            // c_ttwu if the work will wake the pool's sleeping worker
+            let crate::blkdev::EndIo::QueueWork { kind, .. } = req.end_io;
+            let llc = self.machine.llc_id[cpu];
+            let wq = &self.io().wq;
+            let wakes = wq.pools[wq.pool_for(kind, cpu, llc)].idle;
+            let mut irq = self.cost(cpu, |c| c.c_irq.0) + self.cost(cpu, |c| c.c_blk_complete.0);
+            if wakes {
+                irq += self.cost(cpu, |c| c.c_ttwu.0);
+            }
             if exit + irq > 0 {
                 self.push_event(self.now + exit + irq, Ev::IoIrq { id });
                 return;

@@ -37,12 +37,14 @@ pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, Worklo
             Ok(text) => loadfile::parse(name, &text).map_err(|e| WorkloadError::option(line, e))?,
             Err(e) => match loadfile::builtin(name) {
                 Some(lf) => lf,
-                None => return Err(WorkloadError::option(
-                    line,
-                    format!(
+                None => {
+                    return Err(WorkloadError::option(
+                        line,
+                        format!(
                         "dbench: --loadfile '{name}': {e} (built-in: client-tiny, client-warmup)"
                     ),
-                )),
+                    ))
+                }
             },
         },
     };
