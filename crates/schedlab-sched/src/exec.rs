@@ -1150,12 +1150,17 @@ impl Kernel {
     /// `Effect::Fs`: the state a call changes (xfs.rs), then its return.
     fn fs_change(&mut self, cpu: usize, t: TaskId, call: FsCall, file: u32, bytes: u32) -> Outcome {
         let key = (self.tasks[t.index()].tgid, file);
+        let now = self.now;
+        let mut arm_wb = false;
         let x = &mut self.io().xfs;
         // logged items per call (inode, directory entries; unverified counts)
         let push = match call {
             FsCall::Open { .. } => x.log_change(key, 2),
             FsCall::Write => {
-                x.dirty(key, bytes as u64);
+                if x.dirty(key, bytes as u64, now) {
+                    // wb_wakeup_delayed(): the flusher's delayed work, on this CPU's timer
+                    arm_wb = true;
+                }
                 x.log_change(key, 1)
             }
             FsCall::Setattr => x.log_change(key, 1),
@@ -1167,6 +1172,12 @@ impl Kernel {
             FsCall::Mkdir | FsCall::Rmdir => x.log_items(2),
             _ => false,
         };
+        if arm_wb {
+            self.push_event(
+                now + crate::xfs::DIRTY_WRITEBACK_NS,
+                Ev::WbTimer { cpu: cpu as u32 },
+            );
+        }
         let r = if call == FsCall::Write {
             SysResult::Bytes(bytes)
         } else {
@@ -1212,7 +1223,7 @@ impl Kernel {
         let end_io = crate::blkdev::EndIo::QueueWork {
             kind: PoolKind::Bound,
             work: Work::IoEnd {
-                waiter: t,
+                waiter: Some(t),
                 tgid,
                 file,
             },
@@ -1309,6 +1320,40 @@ impl Kernel {
                     ],
                 );
             }
+            Work::Writeback => {
+                // wb_workfn(): the expired inodes' pages, c_submit_per_page each, then the
+                // bios are submitted (WB_SYNC_NONE: the flusher does not wait for them)
+                let now = self.now;
+                let mut expired = Vec::new();
+                let rearm = self.io().xfs.kupdate(now, &mut expired);
+                let page = self.pipe_page_size as u64;
+                let pages: u64 = expired.iter().map(|e| e.1.div_ceil(page)).sum();
+                let c = self.cost(cpu, |c| c.c_submit_per_page.0 * pages);
+                for (key, bytes) in expired {
+                    let end_io = crate::blkdev::EndIo::QueueWork {
+                        kind: PoolKind::Bound,
+                        work: Work::IoEnd {
+                            waiter: None,
+                            tgid: key.0,
+                            file: key.1,
+                        },
+                    };
+                    self.submit_bio(cpu, crate::blkdev::ReqKind::Write, bytes, end_io);
+                }
+                if rearm {
+                    self.push_event(
+                        now + crate::xfs::DIRTY_WRITEBACK_NS,
+                        Ev::WbTimer { cpu: cpu as u32 },
+                    );
+                }
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::WorkDone { work }),
+                    ],
+                );
+            }
             Work::LogIoEnd { .. } | Work::IoEnd { .. } => {
                 // the completion processing of one request (c_blk_complete; unverified: the
                 // table has no separate figure for xlog_ioend_work / xfs_end_io)
@@ -1328,7 +1373,7 @@ impl Kernel {
     /// The end of a work item: the wakeups it does (`WF_TTWU`), then the worker loops.
     fn work_done(&mut self, cpu: usize, t: TaskId, work: Work) -> Outcome {
         match work {
-            Work::CilPush => {}
+            Work::CilPush | Work::Writeback => {}
             Work::LogIoEnd { seq } => {
                 let mut woken = std::mem::take(&mut self.wake_scratch);
                 self.io().xfs.log_done(seq, &mut woken);
@@ -1343,12 +1388,15 @@ impl Kernel {
             Work::IoEnd { waiter, tgid, file } => {
                 // xfs_end_ioend(): the size update is logged, then the folios' writeback
                 // ends and wakes the fsync waiter
+                // (a file unlinked while its writeback was in flight logs nothing)
                 let x = &mut self.io().xfs;
-                let push = x.log_change((tgid, file), 1);
+                let push = x.inodes.contains_key(&(tgid, file)) && x.log_change((tgid, file), 1);
                 if push {
                     self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
                 }
-                self.wake_from_task(cpu, t, waiter, 0);
+                if let Some(waiter) = waiter {
+                    self.wake_from_task(cpu, t, waiter, 0);
+                }
             }
         }
         self.tasks[t.index()]
@@ -1382,6 +1430,31 @@ impl Kernel {
             }
         }
         self.on_io_irq(id);
+    }
+
+    /// The flusher's delayed-work timer (`delayed_work_timer_fn()`, timer interrupt on the
+    /// CPU that armed it): queues `wb_workfn()` to the unbound `writeback` workqueue.
+    /// Deviation: on an idle CPU the handler runs at the expiry itself (no idle-exit latency
+    /// before it), as for `dl_timer`.
+    pub(crate) fn on_wb_timer(&mut self, cpu: usize) {
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let woken = self.queue_io_work(cpu, None, PoolKind::Unbound, Work::Writeback);
+        if !idle {
+            let mut c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            if woken {
+                c += self.cost(cpu, |c| c.c_ttwu.0);
+            }
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
     }
 
     /// The completion handler of request `id` (hard interrupt): its `bi_end_io`.
@@ -2304,6 +2377,62 @@ pub(crate) mod tests {
             .find(|(w, _)| w == what)
             .unwrap_or_else(|| panic!("no '{what}' in {:?}", l.borrow()))
             .1
+    }
+
+    /// The periodic writeback (xfs.rs, workloads.md §1.9): a 4 KiB write at t = 0 arms the
+    /// flusher's delayed work (5 s); the wakeups at 5, 10, …, 25 s find nothing 30 s old and
+    /// re-arm; the one at 30 s writes the page back (one write request) from the unbound
+    /// pool's kworker, and its end-io work on the bound pool logs the size update; nothing is
+    /// dirty afterwards, so the work is not armed again. A fsync'ed file is not written twice.
+    #[test]
+    fn the_flusher_writes_back_what_is_30_s_old() {
+        let mut k = kernel(1, |c| c.c_submit_per_page = Nanos(1_000));
+        k.machine.storage = schedlab_platform::StorageDevice::from_table("nvme").unwrap();
+        let fs = |call, file, bytes| Op::Fs {
+            call,
+            file,
+            bytes,
+            cpu_ns: 0,
+        };
+        start(
+            &mut k,
+            "writer",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(fs(FsCall::Write, 1, 4096)),
+                1 => Some(fs(FsCall::Write, 2, 4096)),
+                2 => Some(fs(FsCall::Fsync, 2, 0)),
+                3 => Some(Op::Sleep(60_000_000_000)),
+                _ => None,
+            }),
+        );
+        let sec = 1_000_000_000;
+        k.run_until(29 * sec);
+        // the fsync of file 2 wrote it (one request) and forced the log (one FUA write)
+        let io = k.io.as_ref().unwrap();
+        assert_eq!(io.dev.submitted, 2);
+        assert_eq!(io.xfs.inodes[&(1000, 1)].dirty, 4096);
+        assert!(io.xfs.wb_armed);
+        k.run_until(31 * sec);
+        let io = k.io.as_ref().unwrap();
+        assert_eq!(io.dev.submitted, 3);
+        assert_eq!(io.dev.completed, 3);
+        assert_eq!(io.xfs.inodes[&(1000, 1)].dirty, 0);
+        assert!(!io.xfs.wb_armed);
+        // items run: the unbound kworker's writeback at 5, 10, 15, 20, 25 and 30 s (6) and
+        // CIL push (1), the bound kworker's two end-io items (fsync, flusher), the
+        // high-priority kworker's log end-io (1)
+        let unbound = io
+            .wq
+            .pools
+            .iter()
+            .find(|p| p.kind == PoolKind::Unbound)
+            .unwrap();
+        let w = unbound.worker.unwrap();
+        assert_eq!(k.tasks[w.index()].comm, "kworker/u1:1");
+        assert_eq!(io.wq.items_run, 6 + 1 + 2 + 1);
+        k.run_until(70 * sec);
+        assert_eq!(k.io.as_ref().unwrap().dev.submitted, 3);
     }
 
     /// PREEMPT_RT (rt-dl.md §1.8): a fair task's nanosleep timer is soft, so ktimers/0

@@ -165,6 +165,8 @@ pub(crate) enum Ev {
     /// The completion handler of request `id` whose interrupt arrived on an idle CPU, once
     /// the CPU has left its idle state and run the handler up to the completion.
     IoIrq { id: u32 },
+    /// The flusher's delayed work (`wb->dwork`) timer on `cpu` (exec.rs).
+    WbTimer { cpu: u32 },
     /// End of the simulation.
     Stop,
 }
@@ -181,7 +183,8 @@ impl Ev {
             | Ev::CfsPeriodTimer { .. }
             | Ev::CfsSlackTimer { .. }
             | Ev::IoDone { .. }
-            | Ev::IoIrq { .. } => 1,
+            | Ev::IoIrq { .. }
+            | Ev::WbTimer { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -532,6 +535,7 @@ impl Kernel {
                 Ev::CfsSlackTimer { tg, gen } => self.on_cfs_slack_timer(tg, gen),
                 Ev::IoDone { id } => self.on_io_done(id),
                 Ev::IoIrq { id } => self.on_io_irq(id),
+                Ev::WbTimer { cpu } => self.on_wb_timer(cpu as usize),
             }
             self.stats.events += 1;
             if self.check_invariants {

@@ -33,12 +33,16 @@ pub(crate) enum Work {
     /// the checkpoint `seq` done and wake every task waiting for it.
     LogIoEnd { seq: u64 },
     /// `xfs_end_io()` (`xfs-conv`, bound): a data writeback completed beyond the on-disk
-    /// EOF: log the size update, end the pages' writeback (waking the fsync waiter `waiter`).
+    /// EOF: log the size update, end the pages' writeback (waking the fsync waiter `waiter`,
+    /// if one waits: the flusher's writeback has none).
     IoEnd {
-        waiter: TaskId,
+        waiter: Option<TaskId>,
         tgid: i32,
         file: u32,
     },
+    /// `wb_workfn()` (`writeback`, unbound): the periodic ("kupdate") writeback of the
+    /// inodes dirtied more than `dirty_expire_centisecs` ago.
+    Writeback,
 }
 
 /// Which pools a workqueue uses.

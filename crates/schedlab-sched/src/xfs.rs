@@ -21,10 +21,12 @@
 //!
 //! Deviations (**unverified** simplifications): one checkpoint per push and one log write
 //! per checkpoint (no iclog size limit); completions mark checkpoints done in completion
-//! order; reads always hit the page cache; dirty pages are only written back by `fsync`
-//! (dbench's files are removed or fsynced long before the 30 s `dirty_expire_centisecs`,
-//! and its dirty data stays far below `dirty_background_ratio`), so no flusher thread and no
-//! `balance_dirty_pages()` throttling are modelled.
+//! order; reads always hit the page cache; dirty pages are written back by `fsync` and by
+//! the periodic writeback (`wb_workfn()` every `dirty_writeback_centisecs` = 5 s, for inodes
+//! dirtied more than `dirty_expire_centisecs` = 30 s ago; the delayed work is armed when data
+//! becomes dirty and re-armed while dirty data remains); no background writeback at
+//! `dirty_background_ratio` and no `balance_dirty_pages()` throttling (dbench's dirty data
+//! stays far below the thresholds: its files are removed or fsynced within a pass).
 //!
 //! This file keeps the state; exec.rs runs the calls and the kworkers' items.
 
@@ -47,11 +49,20 @@ pub const CIL_SPACE_ITEMS: u64 = 32_768;
 /// Bytes of log written per logged item (for the log write's size; **unverified**).
 pub const LOG_BYTES_PER_ITEM: u64 = 256;
 
+/// `dirty_writeback_centisecs` (default 500): the period of the flusher's delayed work.
+pub const DIRTY_WRITEBACK_NS: u64 = 5_000_000_000;
+
+/// `dirty_expire_centisecs` (default 3000): dirty data older than this is written back by the
+/// periodic writeback.
+pub const DIRTY_EXPIRE_NS: u64 = 30_000_000_000;
+
 /// One file of one process.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Inode {
     /// Dirty page-cache bytes not yet written back.
     pub dirty: u64,
+    /// When the inode became dirty (`inode->dirtied_when`), valid while `dirty > 0`.
+    pub dirtied_at: u64,
     /// CIL sequence of the last logged change (0: nothing logged).
     pub seq: u64,
 }
@@ -73,6 +84,8 @@ pub(crate) struct Xfs {
     pub inodes: BTreeMap<(i32, u32), Inode>,
     pub pushes: u64,
     pub forces_waited: u64,
+    /// The flusher's delayed work is armed (`wb->dwork` pending).
+    pub wb_armed: bool,
 }
 
 impl Default for Xfs {
@@ -86,6 +99,7 @@ impl Default for Xfs {
             inodes: BTreeMap::new(),
             pushes: 0,
             forces_waited: 0,
+            wb_armed: false,
         }
     }
 }
@@ -122,9 +136,42 @@ impl Xfs {
         false
     }
 
-    /// A write of `bytes` into the page cache of `key`.
-    pub fn dirty(&mut self, key: (i32, u32), bytes: u64) {
-        self.inodes.entry(key).or_default().dirty += bytes;
+    /// A write of `bytes` into the page cache of `key` at `now`. Returns true when the
+    /// flusher's delayed work must be armed (`__mark_inode_dirty()` → `wb_wakeup_delayed()`
+    /// when it is not pending).
+    pub fn dirty(&mut self, key: (i32, u32), bytes: u64, now: u64) -> bool {
+        let i = self.inodes.entry(key).or_default();
+        if i.dirty == 0 {
+            i.dirtied_at = now;
+        }
+        i.dirty += bytes;
+        if self.wb_armed {
+            return false;
+        }
+        self.wb_armed = true;
+        true
+    }
+
+    /// `wb_workfn()` → `wb_check_old_data_flush()`: takes the dirty bytes of every inode
+    /// dirtied at least `DIRTY_EXPIRE_NS` before `now` (in key order); returns whether dirty
+    /// data remains (then the delayed work is armed again).
+    pub fn kupdate(&mut self, now: u64, out: &mut Vec<((i32, u32), u64)>) -> bool {
+        self.wb_armed = false;
+        let mut left = false;
+        for (k, i) in self.inodes.iter_mut() {
+            if i.dirty == 0 {
+                continue;
+            }
+            if i.dirtied_at + DIRTY_EXPIRE_NS <= now {
+                out.push((*k, std::mem::take(&mut i.dirty)));
+            } else {
+                left = true;
+            }
+        }
+        if left {
+            self.wb_armed = true;
+        }
+        left
     }
 
     /// Takes the dirty bytes of `key` for writeback.
@@ -216,6 +263,27 @@ mod tests {
         assert_eq!(woken, vec![a, b]);
         assert!(x.forced(1) && !x.forced(2));
         assert_eq!(x.force(a, (1, 0)), Force::Done);
+    }
+
+    #[test]
+    fn the_periodic_writeback_takes_only_expired_inodes() {
+        let mut x = Xfs::default();
+        let s = 1_000_000_000;
+        // the first dirtying arms the delayed work, the next ones do not
+        assert!(x.dirty((1, 0), 4096, 0));
+        assert!(!x.dirty((1, 1), 100, 10 * s));
+        assert!(!x.dirty((1, 0), 4096, 20 * s)); // still dirtied at 0
+        let mut out = Vec::new();
+        // at 29 s nothing is 30 s old: both stay, the work re-arms
+        assert!(x.kupdate(29 * s, &mut out));
+        assert!(out.is_empty());
+        // at 30 s the first file (8 KiB dirtied since 0) goes, the second (10 s) stays
+        assert!(x.kupdate(30 * s, &mut out));
+        assert_eq!(out, vec![((1, 0), 8192)]);
+        out.clear();
+        assert!(!x.kupdate(40 * s, &mut out));
+        assert_eq!(out, vec![((1, 1), 100)]);
+        assert!(!x.wb_armed);
     }
 
     #[test]
