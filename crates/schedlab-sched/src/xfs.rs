@@ -20,8 +20,7 @@
 //!   8 MiB of logged metadata", **unverified** size, 256 B per item assumed).
 //!
 //! Deviations (**unverified** simplifications): one checkpoint per push and one log write
-//! per checkpoint (no iclog size limit); completions mark checkpoints done in completion
-//! order; reads always hit the page cache; dirty pages are written back by `fsync` and by
+//! per checkpoint (no iclog size limit, so the push never waits for iclog space); reads always hit the page cache; dirty pages are written back by `fsync` and by
 //! the periodic writeback (`wb_workfn()` every `dirty_writeback_centisecs` = 5 s, for inodes
 //! dirtied more than `dirty_expire_centisecs` = 30 s ago; the delayed work is armed when data
 //! becomes dirty and re-armed while dirty data remains); no background writeback at
@@ -76,8 +75,11 @@ pub(crate) struct Xfs {
     pub cil_items: u64,
     /// The push work is queued (or running and not yet past closing the checkpoint).
     pub push_queued: bool,
-    /// Highest checkpoint whose log write has completed.
+    /// Highest checkpoint whose log write and those of all earlier checkpoints have
+    /// completed (iclogs complete in log order: `xlog_state_do_callback()` walks the ring).
     pub done_seq: u64,
+    /// Checkpoints whose log write completed before an earlier one's.
+    pub done_early: std::collections::BTreeSet<u64>,
     /// Tasks sleeping in a log force: (task, checkpoint it waits for).
     pub waiters: Vec<(TaskId, u64)>,
     /// Files by (tgid, file number).
@@ -95,6 +97,7 @@ impl Default for Xfs {
             cil_items: 0,
             push_queued: false,
             done_seq: 0,
+            done_early: Default::default(),
             waiters: Vec::new(),
             inodes: BTreeMap::new(),
             pushes: 0,
@@ -217,9 +220,15 @@ impl Xfs {
     }
 
     /// `xlog_ioend_work()` of checkpoint `seq`: the waiters it satisfies, in the order they
-    /// went to sleep.
+    /// went to sleep. Checkpoints are done in log order: a log write that completes before
+    /// an earlier one's is done only with it (its waiters wait for the earlier one).
     pub fn log_done(&mut self, seq: u64, out: &mut Vec<TaskId>) {
-        self.done_seq = self.done_seq.max(seq);
+        if seq > self.done_seq {
+            self.done_early.insert(seq);
+        }
+        while self.done_early.remove(&(self.done_seq + 1)) {
+            self.done_seq += 1;
+        }
         let done = self.done_seq;
         let mut i = 0;
         while i < self.waiters.len() {
@@ -284,6 +293,28 @@ mod tests {
         assert!(!x.kupdate(40 * s, &mut out));
         assert_eq!(out, vec![((1, 1), 100)]);
         assert!(!x.wb_armed);
+    }
+
+    #[test]
+    fn checkpoints_are_done_in_log_order() {
+        let mut x = Xfs::default();
+        let (a, b) = (TaskId(1), TaskId(2));
+        x.log_change((1, 0), 1);
+        assert_eq!(x.force(a, (1, 0)), Force::Wait { seq: 1, push: true });
+        assert_eq!(x.push(), (1, 1));
+        x.log_change((2, 0), 1);
+        assert_eq!(x.force(b, (2, 0)), Force::Wait { seq: 2, push: true });
+        assert_eq!(x.push(), (2, 1));
+        // checkpoint 2's write completes first: nobody is woken, 2 is not done
+        let mut woken = Vec::new();
+        x.log_done(2, &mut woken);
+        assert!(woken.is_empty());
+        assert!(!x.forced(2));
+        // checkpoint 1 completes: both are done, both waiters woken in sleep order
+        x.log_done(1, &mut woken);
+        assert_eq!(woken, vec![a, b]);
+        assert_eq!(x.done_seq, 2);
+        assert!(x.done_early.is_empty());
     }
 
     #[test]
