@@ -55,6 +55,20 @@ pub const DIRTY_WRITEBACK_NS: u64 = 5_000_000_000;
 /// periodic writeback.
 pub const DIRTY_EXPIRE_NS: u64 = 30_000_000_000;
 
+/// Allocation groups of the file system: `mkfs.xfs`'s default for a single-disk file system
+/// (4 AGs below 4 TiB; **unverified** for seed 002's 8 GiB partition, whose mkfs options are
+/// not published).
+pub const AG_COUNT: usize = 4;
+
+/// The AGI buffer lock of one allocation group (`xfs_buf_lock()`: a semaphore, no optimistic
+/// spinning; `up()` hands it to the first waiter).
+#[derive(Debug, Default)]
+pub(crate) struct AgiLock {
+    pub owner: Option<TaskId>,
+    pub waiters: std::collections::VecDeque<TaskId>,
+    pub contended: u64,
+}
+
 /// One file of one process.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Inode {
@@ -88,6 +102,8 @@ pub(crate) struct Xfs {
     pub forces_waited: u64,
     /// The flusher's delayed work is armed (`wb->dwork` pending).
     pub wb_armed: bool,
+    /// The AGI buffer locks, one per allocation group.
+    pub agi: Vec<AgiLock>,
 }
 
 impl Default for Xfs {
@@ -103,6 +119,7 @@ impl Default for Xfs {
             pushes: 0,
             forces_waited: 0,
             wb_armed: false,
+            agi: (0..AG_COUNT).map(|_| AgiLock::default()).collect(),
         }
     }
 }
@@ -207,6 +224,34 @@ impl Xfs {
     /// Whether `t`'s force (for checkpoint `seq`) is satisfied.
     pub fn forced(&self, seq: u64) -> bool {
         self.done_seq >= seq
+    }
+
+    /// The allocation group of the files of process `tgid`: XFS spreads new directories over
+    /// the AGs in turn and allocates a file's inode near its directory, so each dbench
+    /// client's tree (`clients/clientN`) lives in one AG (**unverified**: by tgid, as the
+    /// clients are created in order).
+    pub fn ag_of(tgid: i32) -> usize {
+        tgid.rem_euclid(AG_COUNT as i32) as usize
+    }
+
+    /// `down()` of AG `ag`'s AGI buffer lock by `t`: true if taken, false if `t` must sleep
+    /// (it is queued and owns the lock when woken).
+    pub fn agi_lock(&mut self, ag: usize, t: TaskId) -> bool {
+        let l = &mut self.agi[ag];
+        if l.owner.is_none() || l.owner == Some(t) {
+            l.owner = Some(t);
+            return true;
+        }
+        l.contended += 1;
+        l.waiters.push_back(t);
+        false
+    }
+
+    /// `up()`: hands the lock to the first waiter, returned to be woken.
+    pub fn agi_unlock(&mut self, ag: usize) -> Option<TaskId> {
+        let l = &mut self.agi[ag];
+        l.owner = l.waiters.pop_front();
+        l.owner
     }
 
     /// `xlog_cil_push_work()`: closes the open checkpoint; returns (its sequence, items).
@@ -315,6 +360,27 @@ mod tests {
         assert_eq!(woken, vec![a, b]);
         assert_eq!(x.done_seq, 2);
         assert!(x.done_early.is_empty());
+    }
+
+    #[test]
+    fn the_agi_lock_is_handed_to_waiters_in_order() {
+        let mut x = Xfs::default();
+        let (a, b, c) = (TaskId(1), TaskId(2), TaskId(3));
+        // tgids 1000..1003 go to AGs 0, 1, 2, 3 (1000 = 4 × 250)
+        assert_eq!(
+            (Xfs::ag_of(1000), Xfs::ag_of(1001), Xfs::ag_of(1004)),
+            (0, 1, 0)
+        );
+        assert!(x.agi_lock(0, a));
+        assert!(!x.agi_lock(0, b));
+        assert!(!x.agi_lock(0, c));
+        assert!(x.agi_lock(1, c)); // another AG is free
+        assert_eq!(x.agi_unlock(0), Some(b));
+        assert_eq!(x.agi[0].owner, Some(b));
+        assert_eq!(x.agi_unlock(0), Some(c));
+        assert_eq!(x.agi_unlock(0), None);
+        assert_eq!(x.agi[0].owner, None);
+        assert_eq!(x.agi[0].contended, 2);
     }
 
     #[test]
