@@ -183,6 +183,11 @@ pub(crate) enum Effect {
     },
     /// `xfs_buf_lock()` of the AGI buffer of the caller's allocation group (xfs.rs).
     AgiLock,
+    /// `flush_delayed_work()` of CPU `cpu`'s inodegc work: sleep until run `run` is done.
+    GcFlushWait {
+        cpu: u32,
+        run: u64,
+    },
     /// `worker_thread()` of a kworker of pool `pool`.
     Kworker {
         pool: u32,
@@ -975,6 +980,15 @@ impl Kernel {
                 Outcome::Blocked
             }
             Effect::Kworker { pool } => self.kworker(cpu, t, pool),
+            Effect::GcFlushWait { cpu: gcpu, run } => {
+                if self.io().xfs.gc[gcpu as usize].runs_done >= run {
+                    self.push_front(t, &[Step::Ret(SysResult::None)]);
+                    return Outcome::Continue;
+                }
+                self.push_front(t, &[Step::Do(Effect::GcFlushWait { cpu: gcpu, run })]);
+                self.tasks[t.index()].state = TaskState::Uninterruptible;
+                Outcome::Blocked
+            }
             Effect::AgiLock => {
                 let ag = crate::xfs::Xfs::ag_of(self.tasks[t.index()].tgid);
                 if self.io().xfs.agi_lock(ag, t) {
@@ -1059,7 +1073,10 @@ impl Kernel {
         self.io = Some(Box::new(crate::xfs::IoState {
             wq,
             dev,
-            xfs: Default::default(),
+            xfs: crate::xfs::Xfs {
+                gc: vec![Default::default(); self.ncpus],
+                ..Default::default()
+            },
         }));
         let first_user_pid = self.next_pid;
         for (i, (kind, id)) in pools.into_iter().enumerate() {
@@ -1217,6 +1234,13 @@ impl Kernel {
                 woken = true;
             }
         }
+        let mut flush: Option<u64> = None;
+        if matches!(call, FsCall::Unlink | FsCall::Rmdir) {
+            // the last reference goes: the inode is queued for inactivation on this CPU
+            let (wake, f) = self.inodegc_queue(cpu, t);
+            woken |= wake;
+            flush = f;
+        }
         let r = if call == FsCall::Write {
             SysResult::Bytes(bytes)
         } else {
@@ -1228,13 +1252,105 @@ impl Kernel {
             self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
             woken = true;
         }
-        if woken {
+        if let Some(run) = flush {
+            // flush_delayed_work(): after the wakeups, sleep until the inodegc run is done
+            let gcpu = cpu as u32;
+            self.tasks[t.index()]
+                .exec
+                .plan
+                .push_back(Step::Do(Effect::GcFlushWait { cpu: gcpu, run }));
+        } else if woken {
             // the wakeups' costs were pushed in front; the return comes after them
             self.tasks[t.index()].exec.plan.push_back(Step::Ret(r));
         } else {
             self.push_front(t, &[Step::Ret(r)]);
         }
         Outcome::Continue
+    }
+
+    /// `xfs_inodegc_queue()` from `t` on `cpu`: one more inode on the CPU's list and
+    /// `mod_delayed_work_on(cpu, xfs-inodegc, 1 jiffy)` — a pending work (timer armed, or
+    /// queued and not started) is pushed back to one jiffy from now; with more than
+    /// `INODEGC_MAX_BACKLOG` inodes queued before this one, `flush_delayed_work()`: the
+    /// work is queued at once and the caller waits for that run. Returns (a worker was
+    /// woken, the run to wait for).
+    fn inodegc_queue(&mut self, cpu: usize, t: TaskId) -> (bool, Option<u64>) {
+        let now = self.now;
+        let tick = self.tick_nsec;
+        let pool = {
+            let llc = self.machine.llc_id[cpu];
+            self.io().wq.pool_for(PoolKind::Bound, cpu, llc)
+        };
+        let work = Work::Inodegc { cpu: cpu as u32 };
+        let io = self.io();
+        let g = &mut io.xfs.gc[cpu];
+        let before = g.items;
+        g.items += 1;
+        if before > crate::xfs::INODEGC_MAX_BACKLOG {
+            // flush: the pending timer is dropped and the work queued now
+            g.timer_gen = g.timer_gen.wrapping_add(1);
+            g.timer_armed = false;
+            let run = g.runs_done + 1 + u64::from(g.running);
+            g.flush_waiters.push((t, run));
+            let mut woken = false;
+            if !g.queued {
+                g.queued = true;
+                woken = self.queue_io_work(cpu, Some(t), PoolKind::Bound, work);
+            }
+            return (woken, Some(run));
+        }
+        if g.queued && io.wq.grab_pending(pool, work) {
+            // queued but not started: taken back and delayed again
+            io.xfs.gc[cpu].queued = false;
+        }
+        let g = &mut io.xfs.gc[cpu];
+        if !g.queued {
+            g.timer_gen = g.timer_gen.wrapping_add(1);
+            g.timer_armed = true;
+            let gen = g.timer_gen;
+            self.push_event(
+                now + tick,
+                Ev::GcTimer {
+                    cpu: cpu as u32,
+                    gen,
+                },
+            );
+        }
+        (false, None)
+    }
+
+    /// The inodegc delayed work's timer on `cpu` (`delayed_work_timer_fn()`): queues the work
+    /// to the CPU's bound pool. Deviation: on an idle CPU the handler runs at the expiry
+    /// itself (no idle-exit latency before it), as for `dl_timer`.
+    pub(crate) fn on_gc_timer(&mut self, cpu: usize, gen: u32) {
+        let Some(io) = self.io.as_mut() else {
+            return;
+        };
+        let g = &mut io.xfs.gc[cpu];
+        if !g.timer_armed || g.timer_gen != gen {
+            return;
+        }
+        g.timer_armed = false;
+        g.queued = true;
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let work = Work::Inodegc { cpu: cpu as u32 };
+        let woken = self.queue_io_work(cpu, None, PoolKind::Bound, work);
+        if !idle {
+            let mut c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            if woken {
+                c += self.cost(cpu, |c| c.c_ttwu.0);
+            }
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
     }
 
     /// `fsync()` step 1: take the file's dirty pages for writeback (`c_submit_per_page` per
@@ -1397,6 +1513,22 @@ impl Kernel {
                     ],
                 );
             }
+            Work::Inodegc { cpu: gcpu } => {
+                // xfs_inodegc_worker(): llist_del_all() and xfs_inactive() of each inode — the
+                // freeing transaction costed as an unlink (c_unlink, **unverified**)
+                let g = &mut self.io().xfs.gc[gcpu as usize];
+                g.queued = false;
+                g.running = true;
+                let n = std::mem::take(&mut g.items) as u64;
+                let c = self.cost(cpu, |c| c.c_unlink.0 * n);
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::WorkDone { work }),
+                    ],
+                );
+            }
             Work::LogIoEnd { .. } | Work::IoEnd { .. } => {
                 // the completion processing of one request (c_blk_complete; unverified: the
                 // table has no separate figure for xlog_ioend_work / xfs_end_io)
@@ -1417,6 +1549,28 @@ impl Kernel {
     fn work_done(&mut self, cpu: usize, t: TaskId, work: Work) -> Outcome {
         match work {
             Work::CilPush | Work::Writeback => {}
+            Work::Inodegc { cpu: gcpu } => {
+                // the run is done: the flushers waiting for it are woken (complete())
+                let g = &mut self.io().xfs.gc[gcpu as usize];
+                g.running = false;
+                g.runs_done += 1;
+                let done = g.runs_done;
+                let mut woken = std::mem::take(&mut self.wake_scratch);
+                let g = &mut self.io().xfs.gc[gcpu as usize];
+                g.flush_waiters.retain(|&(p, run)| {
+                    if run <= done {
+                        woken.push(p);
+                        false
+                    } else {
+                        true
+                    }
+                });
+                for &p in woken.iter().rev() {
+                    self.wake_from_task(cpu, t, p, 0);
+                }
+                woken.clear();
+                self.wake_scratch = woken;
+            }
             Work::LogIoEnd { seq } => {
                 let mut woken = std::mem::take(&mut self.wake_scratch);
                 self.io().xfs.log_done(seq, &mut woken);
@@ -2461,6 +2615,54 @@ pub(crate) mod tests {
         let (a, b, c) = (at(&l, "a"), at(&l, "b"), at(&l, "c"));
         assert_eq!((a.min(b), a.max(b), c), (10_000, 20_000, 10_000));
         assert_eq!(k.io.as_ref().unwrap().xfs.agi[0].contended, 1);
+    }
+
+    /// Inodegc (xfs_icache.c `xfs_inodegc_queue`): one task unlinks 300 files back to back
+    /// on CPU 0 (c_unlink = 1 µs, everything else free, HZ 1000). Each unlink pushes the
+    /// delayed work back to one jiffy later, so it never runs while they come every 1 µs;
+    /// the 258th finds 257 > 256 queued and flushes: its syscall ends at 258 µs, the
+    /// kworker inactivates the 258 inodes (258 × 1 µs) and wakes it at 516 µs. The other 42
+    /// unlinks end at 558 µs; one jiffy later (1 558 µs) the timer queues the work, which
+    /// inactivates them by 1 600 µs.
+    #[test]
+    fn unlinks_queue_inodegc_work_and_flush_past_the_backlog() {
+        let mut k = kernel(1, |c| c.c_unlink = Nanos(1_000));
+        let l: Log = Default::default();
+        let l2 = l.clone();
+        start(
+            &mut k,
+            "rm",
+            0,
+            script(move |i, cx, _| {
+                if i == 258 {
+                    log(&l2, "flushed", cx.now());
+                }
+                if i < 300 {
+                    Some(Op::Fs {
+                        call: FsCall::Unlink,
+                        file: i,
+                        bytes: 0,
+                        cpu_ns: 0,
+                    })
+                } else if i == 300 {
+                    log(&l2, "done", cx.now());
+                    // stay alive: the run ends when the workload's tasks have exited
+                    Some(Op::Sleep(5_000_000))
+                } else {
+                    None
+                }
+            }),
+        );
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "flushed"), 516_000);
+        assert_eq!(at(&l, "done"), 558_000);
+        assert_eq!(k.io.as_ref().unwrap().xfs.gc[0].runs_done, 1);
+        assert_eq!(k.io.as_ref().unwrap().xfs.gc[0].items, 42);
+        k.run_until(2_000_000);
+        let g = &k.io.as_ref().unwrap().xfs.gc[0];
+        assert_eq!((g.runs_done, g.items), (2, 0));
+        let w = k.io.as_ref().unwrap().wq.pools[0].worker.unwrap();
+        assert_eq!(k.se[k.tasks[w.index()].se.index()].sum_exec_runtime, 300_000);
     }
 
     /// The periodic writeback (xfs.rs, workloads.md §1.9): a 4 KiB write at t = 0 arms the

@@ -167,6 +167,8 @@ pub(crate) enum Ev {
     IoIrq { id: u32 },
     /// The flusher's delayed work (`wb->dwork`) timer on `cpu` (exec.rs).
     WbTimer { cpu: u32 },
+    /// The inodegc delayed work's timer on `cpu` (stale if `gen` is old; exec.rs).
+    GcTimer { cpu: u32, gen: u32 },
     /// End of the simulation.
     Stop,
 }
@@ -184,7 +186,8 @@ impl Ev {
             | Ev::CfsSlackTimer { .. }
             | Ev::IoDone { .. }
             | Ev::IoIrq { .. }
-            | Ev::WbTimer { .. } => 1,
+            | Ev::WbTimer { .. }
+            | Ev::GcTimer { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -536,6 +539,7 @@ impl Kernel {
                 Ev::IoDone { id } => self.on_io_done(id),
                 Ev::IoIrq { id } => self.on_io_irq(id),
                 Ev::WbTimer { cpu } => self.on_wb_timer(cpu as usize),
+                Ev::GcTimer { cpu, gen } => self.on_gc_timer(cpu as usize, gen),
             }
             self.stats.events += 1;
             if self.check_invariants {

@@ -43,6 +43,9 @@ pub(crate) enum Work {
     /// `wb_workfn()` (`writeback`, unbound): the periodic ("kupdate") writeback of the
     /// inodes dirtied more than `dirty_expire_centisecs` ago.
     Writeback,
+    /// `xfs_inodegc_worker()` (`xfs-inodegc`, bound): inactivate the unlinked inodes queued
+    /// on this CPU.
+    Inodegc { cpu: u32 },
 }
 
 /// Which pools a workqueue uses.
@@ -134,6 +137,19 @@ impl Workqueues {
             p.worker
         } else {
             None
+        }
+    }
+
+    /// `try_to_grab_pending()` of a queued item that has not started: removes it; false if it
+    /// is not on the list.
+    pub fn grab_pending(&mut self, pool: usize, w: Work) -> bool {
+        let p = &mut self.pools[pool];
+        match p.worklist.iter().position(|&x| x == w) {
+            Some(i) => {
+                p.worklist.remove(i);
+                true
+            }
+            None => false,
         }
     }
 

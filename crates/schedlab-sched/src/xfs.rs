@@ -69,6 +69,28 @@ pub(crate) struct AgiLock {
     pub contended: u64,
 }
 
+/// `XFS_INODEGC_MAX_BACKLOG` (4 × 64 inodes per chunk): beyond this many queued inodes on a
+/// CPU, the unlinking task flushes the inodegc work and waits for it.
+pub const INODEGC_MAX_BACKLOG: u32 = 256;
+
+/// One CPU's inodegc queue (`struct xfs_inodegc`).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Gc {
+    /// Inodes queued (`gc->items`).
+    pub items: u32,
+    /// Generation of the delayed work's timer: a timer event of an older one is stale.
+    pub timer_gen: u32,
+    pub timer_armed: bool,
+    /// The work is on the pool's worklist (not started).
+    pub queued: bool,
+    /// The worker is running it.
+    pub running: bool,
+    /// Completed runs.
+    pub runs_done: u64,
+    /// Tasks in `flush_delayed_work()`: (task, run they wait for).
+    pub flush_waiters: Vec<(TaskId, u64)>,
+}
+
 /// One file of one process.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Inode {
@@ -104,6 +126,8 @@ pub(crate) struct Xfs {
     pub wb_armed: bool,
     /// The AGI buffer locks, one per allocation group.
     pub agi: Vec<AgiLock>,
+    /// Per-CPU inodegc queues (sized by the mount).
+    pub gc: Vec<Gc>,
 }
 
 impl Default for Xfs {
@@ -120,6 +144,7 @@ impl Default for Xfs {
             forces_waited: 0,
             wb_armed: false,
             agi: (0..AG_COUNT).map(|_| AgiLock::default()).collect(),
+            gc: Vec::new(),
         }
     }
 }
