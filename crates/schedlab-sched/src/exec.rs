@@ -2662,7 +2662,10 @@ pub(crate) mod tests {
         let g = &k.io.as_ref().unwrap().xfs.gc[0];
         assert_eq!((g.runs_done, g.items), (2, 0));
         let w = k.io.as_ref().unwrap().wq.pools[0].worker.unwrap();
-        assert_eq!(k.se[k.tasks[w.index()].se.index()].sum_exec_runtime, 300_000);
+        assert_eq!(
+            k.se[k.tasks[w.index()].se.index()].sum_exec_runtime,
+            300_000
+        );
     }
 
     /// The periodic writeback (xfs.rs, workloads.md §1.9): a 4 KiB write at t = 0 arms the

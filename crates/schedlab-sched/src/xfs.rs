@@ -27,6 +27,12 @@
 //! `dirty_background_ratio` and no `balance_dirty_pages()` throttling (dbench's dirty data
 //! stays far below the thresholds: its files are removed or fsynced within a pass).
 //!
+//! * Inode allocation and unlink hold the AGI buffer lock of the file's allocation group
+//!   ([`AgiLock`], a semaphore handed to the first waiter); an unlinked inode is queued for
+//!   inactivation on the CPU's inodegc list ([`Gc`], `xfs_inodegc_queue()`), whose bound
+//!   `xfs-inodegc` delayed work is pushed back to one jiffy at every unlink and flushed
+//!   (the unlinker waits) past [`INODEGC_MAX_BACKLOG`] queued inodes.
+//!
 //! This file keeps the state; exec.rs runs the calls and the kworkers' items.
 
 use crate::blkdev::BlockDev;
