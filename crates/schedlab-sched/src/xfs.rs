@@ -28,8 +28,8 @@
 //! stays far below the thresholds: its files are removed or fsynced within a pass).
 //!
 //! * Inode allocation and unlink hold the AGI buffer lock of the file's allocation group
-//!   ([`AgiLock`], a semaphore handed to the first waiter); an unlinked inode is queued for
-//!   inactivation on the CPU's inodegc list ([`Gc`], `xfs_inodegc_queue()`), whose bound
+//!   (`AgiLock`, a semaphore handed to the first waiter); an unlinked inode is queued for
+//!   inactivation on the CPU's inodegc list (`Gc`, `xfs_inodegc_queue()`), whose bound
 //!   `xfs-inodegc` delayed work is pushed back to one jiffy at every unlink and flushed
 //!   (the unlinker waits) past [`INODEGC_MAX_BACKLOG`] queued inodes.
 //!
