@@ -268,6 +268,91 @@ pub const PROGRAM_COST_FIELDS: &[ProgramCostField] = &[
         name: "w_check",
         meaning: "pipe stressor: the reader's check per read, workloads.md §2.2",
     },
+    ProgramCostField {
+        program: "dbench",
+        name: "ntcreatex",
+        meaning: "dbench loadfile line NTCreateX (open + fstat): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "close",
+        meaning: "dbench loadfile line Close: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "rename",
+        meaning: "dbench loadfile line Rename: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "unlink",
+        meaning: "dbench loadfile line Unlink: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "deltree",
+        meaning: "dbench loadfile line Deltree: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "mkdir",
+        meaning: "dbench loadfile line Mkdir: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "rmdir",
+        meaning: "dbench loadfile line Rmdir: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "qpathinfo",
+        meaning: "dbench loadfile line QUERY_PATH_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "qfileinfo",
+        meaning: "dbench loadfile line QUERY_FILE_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "qfsinfo",
+        meaning: "dbench loadfile line QUERY_FS_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "sfileinfo",
+        meaning: "dbench loadfile line SET_FILE_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "find",
+        meaning: "dbench loadfile line FIND_FIRST: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "writex",
+        meaning: "dbench loadfile line WriteX (fixed part): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "readx",
+        meaning: "dbench loadfile line ReadX (fixed part): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "lockx",
+        meaning: "dbench loadfile line LockX: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "unlockx",
+        meaning: "dbench loadfile line UnlockX: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
+    ProgramCostField {
+        program: "dbench",
+        name: "flush",
+        meaning: "dbench loadfile line Flush (fsync; IO wait excluded): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+    },
 ];
 
 /// The `[programs.*]` values a platform gives, in [`PROGRAM_COST_FIELDS`] order.

@@ -9,8 +9,10 @@ use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId, PIPE_MUTEX_LINE
 use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::sim::Ev;
-use crate::syscalls::{Ctx, KOp, KernelOp, Op, Piece, PollFd, SysResult};
+use crate::syscalls::{Ctx, FsCall, KOp, KernelOp, Op, Piece, PollFd, SysResult};
+use crate::workqueue::{PoolKind, Work};
 use crate::Kernel;
+use schedlab_platform::cpumask::CpuMask;
 
 /// What an effect did to the calling task.
 enum Outcome {
@@ -154,6 +156,50 @@ pub(crate) enum Effect {
     WakeupPreempt {
         p: TaskId,
         wake_flags: u32,
+    },
+    /// A file-system call's change of state after its CPU work (xfs.rs): dirty pages,
+    /// logged items.
+    Fs {
+        call: FsCall,
+        file: u32,
+        bytes: u32,
+    },
+    /// `fsync()` step 1: write back the file's dirty pages (`filemap_write_and_wait_range`).
+    FsyncData {
+        file: u32,
+    },
+    /// Submit the data writeback of `bytes` and sleep until it has completed.
+    FsyncSubmit {
+        file: u32,
+        bytes: u32,
+    },
+    /// `fsync()` step 2: force the log up to the file's last change.
+    FsyncLog {
+        file: u32,
+    },
+    /// Sleep in `xlog_wait()` until checkpoint `seq` is on disk.
+    LogWait {
+        seq: u64,
+    },
+    /// `xfs_buf_lock()` of the AGI buffer of the caller's allocation group (xfs.rs).
+    AgiLock,
+    /// `flush_delayed_work()` of CPU `cpu`'s inodegc work: sleep until run `run` is done.
+    GcFlushWait {
+        cpu: u32,
+        run: u64,
+    },
+    /// `worker_thread()` of a kworker of pool `pool`.
+    Kworker {
+        pool: u32,
+    },
+    /// The end of a work item (after its CPU work).
+    WorkDone {
+        work: Work,
+    },
+    /// The CIL push submits the checkpoint's log write.
+    LogSubmit {
+        seq: u64,
+        bytes: u32,
     },
 }
 
@@ -578,6 +624,13 @@ impl Kernel {
                 plan.push(Ret(SysResult::None));
             }
             Op::Kernel(KernelOp(KOp::Ktimers)) => plan.push(Do(Effect::Ktimers)),
+            Op::Kernel(KernelOp(KOp::Kworker { pool })) => plan.push(Do(Effect::Kworker { pool })),
+            Op::Fs {
+                call,
+                file,
+                bytes,
+                cpu_ns,
+            } => self.plan_fs_op(cpu, call, file, bytes, cpu_ns, plan),
         }
         // the plan is empty here (an operation is planned when the last one is done)
         self.plan_scratch = self.tasks[t.index()].exec.plan.replace_empty(buf);
@@ -927,6 +980,50 @@ impl Kernel {
                 Outcome::Continue
             }
             Effect::SchedExec => self.sched_exec(cpu, t),
+            Effect::Fs { call, file, bytes } => self.fs_change(cpu, t, call, file, bytes),
+            Effect::FsyncData { file } => self.fsync_data(cpu, t, file),
+            Effect::FsyncSubmit { file, bytes } => self.fsync_submit(cpu, t, file, bytes),
+            Effect::FsyncLog { file } => self.fsync_log(cpu, t, file),
+            Effect::LogWait { seq } => {
+                if self.io.as_ref().is_none_or(|io| io.xfs.forced(seq)) {
+                    self.push_front(t, &[Step::Ret(SysResult::None)]);
+                    return Outcome::Continue;
+                }
+                self.push_front(t, &[Step::Do(Effect::LogWait { seq })]);
+                self.tasks[t.index()].state = TaskState::Uninterruptible;
+                Outcome::Blocked
+            }
+            Effect::Kworker { pool } => self.kworker(cpu, t, pool),
+            Effect::GcFlushWait { cpu: gcpu, run } => {
+                if self.io().xfs.gc[gcpu as usize].runs_done >= run {
+                    self.push_front(t, &[Step::Ret(SysResult::None)]);
+                    return Outcome::Continue;
+                }
+                self.push_front(t, &[Step::Do(Effect::GcFlushWait { cpu: gcpu, run })]);
+                self.tasks[t.index()].state = TaskState::Uninterruptible;
+                Outcome::Blocked
+            }
+            Effect::AgiLock => {
+                let ag = crate::xfs::Xfs::ag_of(self.tasks[t.index()].tgid);
+                if self.io().xfs.agi_lock(ag, t) {
+                    return Outcome::Continue;
+                }
+                // down(): TASK_UNINTERRUPTIBLE until up() hands the lock over; the plan goes
+                // on with the work under the lock
+                self.tasks[t.index()].state = TaskState::Uninterruptible;
+                Outcome::Blocked
+            }
+            Effect::WorkDone { work } => self.work_done(cpu, t, work),
+            Effect::LogSubmit { seq, bytes } => {
+                let kind = crate::blkdev::ReqKind::FlushFua;
+                let end_io = crate::blkdev::EndIo::QueueWork {
+                    kind: PoolKind::BoundHighpri,
+                    work: Work::LogIoEnd { seq },
+                };
+                self.submit_bio(cpu, kind, bytes as u64, end_io);
+                self.push_front(t, &[Step::Ret(SysResult::None)]);
+                Outcome::Continue
+            }
             Effect::ExecImage => {
                 let c = self.cost(cpu, |c| c.c_exec.0);
                 self.push_front(t, &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::None)]);
@@ -965,6 +1062,635 @@ impl Kernel {
         }
         self.rqs[cpu].resched = Resched::Full;
         Outcome::Preempted
+    }
+
+    // ===================================================================== the IO path
+
+    /// `mount -t xfs` on the platform's storage device (workloads.md §1.9): the IO state and
+    /// the kworkers of the workqueue pools (workqueue.rs), one per pool, started now (each
+    /// runs once and sleeps: nothing is queued). Kernel threads take pids below the first
+    /// user pid, after the `ktimers/N` threads, and do not count as live tasks. A second
+    /// mount does nothing.
+    pub(crate) fn mount_xfs(&mut self) {
+        if self.io.is_some() {
+            return;
+        }
+        struct Kworker(u32);
+        impl crate::Program for Kworker {
+            fn next(&mut self, _cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+                Op::Kernel(KernelOp(KOp::Kworker { pool: self.0 }))
+            }
+        }
+        let wq = crate::workqueue::Workqueues::new(&self.machine.llc_id);
+        let dev = crate::blkdev::BlockDev::new(self.machine.storage.clone());
+        let pools: Vec<(PoolKind, usize)> = wq.pools.iter().map(|p| (p.kind, p.id)).collect();
+        self.io = Some(Box::new(crate::xfs::IoState {
+            wq,
+            dev,
+            xfs: crate::xfs::Xfs {
+                gc: vec![Default::default(); self.ncpus],
+                ..Default::default()
+            },
+        }));
+        let first_user_pid = self.next_pid;
+        for (i, (kind, id)) in pools.into_iter().enumerate() {
+            self.next_pid = 100 + self.ncpus as i32 + i as i32;
+            let (comm, nice, cpus) = match kind {
+                PoolKind::Bound => (format!("kworker/{id}:1"), 0, CpuMask::single(id)),
+                PoolKind::BoundHighpri => (format!("kworker/{id}:1H"), -20, CpuMask::single(id)),
+                PoolKind::Unbound => {
+                    let mut m = CpuMask::default();
+                    for (c, &l) in self.machine.llc_id.iter().enumerate() {
+                        if l == id {
+                            m.set(c);
+                        }
+                    }
+                    (format!("kworker/u{}:1", self.ncpus + id), 0, m)
+                }
+            };
+            let attrs = crate::TaskAttrs {
+                comm: Some(comm),
+                policy: Some(Policy::Normal),
+                nice: Some(nice),
+                cpus: Some(cpus),
+                ..Default::default()
+            };
+            let t = self.create_task(Box::new(Kworker(i as u32)), &attrs, None, false);
+            self.tasks[t.index()].kthread = true;
+            self.nr_live -= 1;
+            self.io.as_mut().unwrap().wq.pools[i].worker = Some(t);
+            self.wake_up_new_task(t, true);
+        }
+        self.next_pid = first_user_pid.max(self.next_pid);
+    }
+
+    /// Plans a file-system call (`Op::Fs`): the one place that maps a call to kernel work.
+    /// `cpu_ns` is the call's whole fixed CPU cost from the program's table; the kernel's own
+    /// fixed part (Table 1.11-B: `c_syscall` plus the call's cost) runs in kernel mode, the
+    /// rest of `cpu_ns` (at least 0) in user mode before it; a read or write adds the copy
+    /// (`c_copy_per_KB`) and a write `c_page_alloc` per newly dirtied page (every page of a
+    /// write is taken as new: dbench writes mostly fresh files). Calls that change state end
+    /// in `Effect::Fs`; `fsync` continues in `Effect::FsyncData`.
+    fn plan_fs_op(
+        &mut self,
+        cpu: usize,
+        call: FsCall,
+        file: u32,
+        bytes: u32,
+        cpu_ns: u64,
+        plan: &mut Vec<Step>,
+    ) {
+        let c = &self.costs[cpu];
+        let call_cost = match call {
+            FsCall::Open { .. } => c.c_open.0 + c.c_stat.0, // open + fstat (fileio.c)
+            FsCall::Close => c.c_close.0,
+            FsCall::Stat | FsCall::Readdir | FsCall::Setattr => c.c_stat.0,
+            FsCall::Unlink | FsCall::Rmdir => c.c_unlink.0,
+            FsCall::Rename => c.c_rename.0,
+            FsCall::Mkdir => c.c_mkdir.0,
+            FsCall::Lock | FsCall::Fsync => 0,
+            FsCall::Read => c.c_pc_read_base.0,
+            FsCall::Write => c.c_pc_write_base.0,
+        };
+        let fixed = c.c_syscall.0 + call_cost;
+        let per_byte = match call {
+            FsCall::Read => Self::copy_beyond(c.c_copy_per_KB.0, bytes, 0),
+            FsCall::Write => {
+                let pages = (bytes as u64).div_ceil(self.pipe_page_size as u64);
+                Self::copy_beyond(c.c_copy_per_KB.0, bytes, 0) + c.c_page_alloc.0 * pages
+            }
+            _ => 0,
+        };
+        let user = cpu_ns.saturating_sub(fixed);
+        if user > 0 {
+            let user = self.cost(cpu, |_| user);
+            plan.push(Step::Cpu(user, Mode::User));
+        }
+        let kern = self.cost(cpu, |_| fixed + per_byte);
+        if matches!(
+            call,
+            FsCall::Open { create: true } | FsCall::Unlink | FsCall::Mkdir | FsCall::Rmdir
+        ) && fixed > 0
+        {
+            // inode allocation or unlink: the call's own cost runs under the AGI buffer lock
+            // of the file's allocation group, held until the transaction commits (`Effect::Fs`
+            // releases it); the syscall entry and the lookup before it (**unverified** split)
+            let under = ((kern as u128 * call_cost as u128) / fixed as u128) as u64;
+            plan.push(Step::Cpu(kern - under, Mode::Kernel));
+            plan.push(Step::Do(Effect::AgiLock));
+            plan.push(Step::Cpu(under, Mode::Kernel));
+        } else {
+            plan.push(Step::Cpu(kern, Mode::Kernel));
+        }
+        match call {
+            FsCall::Fsync => plan.push(Step::Do(Effect::FsyncData { file })),
+            FsCall::Open { create: true }
+            | FsCall::Write
+            | FsCall::Setattr
+            | FsCall::Unlink
+            | FsCall::Rename
+            | FsCall::Mkdir
+            | FsCall::Rmdir => plan.push(Step::Do(Effect::Fs { call, file, bytes })),
+            FsCall::Read => plan.push(Step::Ret(SysResult::Bytes(bytes))),
+            _ => plan.push(Step::Ret(SysResult::None)),
+        }
+    }
+
+    /// The IO state; a file-system call before any mount mounts (the root file system).
+    fn io(&mut self) -> &mut crate::xfs::IoState {
+        if self.io.is_none() {
+            self.mount_xfs();
+        }
+        self.io.as_mut().unwrap()
+    }
+
+    /// `Effect::Fs`: the state a call changes (xfs.rs), then its return.
+    fn fs_change(&mut self, cpu: usize, t: TaskId, call: FsCall, file: u32, bytes: u32) -> Outcome {
+        let key = (self.tasks[t.index()].tgid, file);
+        let now = self.now;
+        let mut arm_wb = false;
+        let x = &mut self.io().xfs;
+        // logged items per call (inode, directory entries; unverified counts)
+        let push = match call {
+            FsCall::Open { .. } => x.log_change(key, 2),
+            FsCall::Write => {
+                if x.dirty(key, bytes as u64, now) {
+                    // wb_wakeup_delayed(): the flusher's delayed work, on this CPU's timer
+                    arm_wb = true;
+                }
+                x.log_change(key, 1)
+            }
+            FsCall::Setattr => x.log_change(key, 1),
+            FsCall::Unlink => {
+                x.remove(key);
+                x.log_items(2)
+            }
+            FsCall::Rename => x.log_items(3),
+            FsCall::Mkdir | FsCall::Rmdir => x.log_items(2),
+            _ => false,
+        };
+        if arm_wb {
+            self.push_event(
+                now + crate::xfs::DIRTY_WRITEBACK_NS,
+                Ev::WbTimer { cpu: cpu as u32 },
+            );
+        }
+        let mut woken = false;
+        if matches!(
+            call,
+            FsCall::Open { create: true } | FsCall::Unlink | FsCall::Mkdir | FsCall::Rmdir
+        ) {
+            // the transaction commits: the AGI buffer lock goes to the first waiter (up():
+            // wake_up_process, WF_TTWU)
+            let ag = crate::xfs::Xfs::ag_of(key.0);
+            if let Some(next) = self.io().xfs.agi_unlock(ag) {
+                self.wake_from_task(cpu, t, next, 0);
+                woken = true;
+            }
+        }
+        let mut flush: Option<u64> = None;
+        if matches!(call, FsCall::Unlink | FsCall::Rmdir) {
+            // the last reference goes: the inode is queued for inactivation on this CPU
+            let (wake, f) = self.inodegc_queue(cpu, t);
+            woken |= wake;
+            flush = f;
+        }
+        let r = if call == FsCall::Write {
+            SysResult::Bytes(bytes)
+        } else {
+            SysResult::None
+        };
+        if push {
+            // the background push: queued from this task, whose wakeup of the kworker runs
+            // before the return
+            self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
+            woken = true;
+        }
+        if let Some(run) = flush {
+            // flush_delayed_work(): after the wakeups, sleep until the inodegc run is done
+            let gcpu = cpu as u32;
+            self.tasks[t.index()]
+                .exec
+                .plan
+                .push_back(Step::Do(Effect::GcFlushWait { cpu: gcpu, run }));
+        } else if woken {
+            // the wakeups' costs were pushed in front; the return comes after them
+            self.tasks[t.index()].exec.plan.push_back(Step::Ret(r));
+        } else {
+            self.push_front(t, &[Step::Ret(r)]);
+        }
+        Outcome::Continue
+    }
+
+    /// `xfs_inodegc_queue()` from `t` on `cpu`: one more inode on the CPU's list and
+    /// `mod_delayed_work_on(cpu, xfs-inodegc, 1 jiffy)` — a pending work (timer armed, or
+    /// queued and not started) is pushed back to one jiffy from now; with more than
+    /// `INODEGC_MAX_BACKLOG` inodes queued before this one, `flush_delayed_work()`: the
+    /// work is queued at once and the caller waits for that run. Returns (a worker was
+    /// woken, the run to wait for).
+    fn inodegc_queue(&mut self, cpu: usize, t: TaskId) -> (bool, Option<u64>) {
+        let now = self.now;
+        let tick = self.tick_nsec;
+        let pool = {
+            let llc = self.machine.llc_id[cpu];
+            self.io().wq.pool_for(PoolKind::Bound, cpu, llc)
+        };
+        let work = Work::Inodegc { cpu: cpu as u32 };
+        let io = self.io();
+        let g = &mut io.xfs.gc[cpu];
+        let before = g.items;
+        g.items += 1;
+        if before > crate::xfs::INODEGC_MAX_BACKLOG {
+            // flush: the pending timer is dropped and the work queued now
+            g.timer_gen = g.timer_gen.wrapping_add(1);
+            g.timer_armed = false;
+            let run = g.runs_done + 1 + u64::from(g.running);
+            g.flush_waiters.push((t, run));
+            let mut woken = false;
+            if !g.queued {
+                g.queued = true;
+                woken = self.queue_io_work(cpu, Some(t), PoolKind::Bound, work);
+            }
+            return (woken, Some(run));
+        }
+        if g.queued && io.wq.grab_pending(pool, work) {
+            // queued but not started: taken back and delayed again
+            io.xfs.gc[cpu].queued = false;
+        }
+        let g = &mut io.xfs.gc[cpu];
+        if !g.queued {
+            g.timer_gen = g.timer_gen.wrapping_add(1);
+            g.timer_armed = true;
+            let gen = g.timer_gen;
+            self.push_event(
+                now + tick,
+                Ev::GcTimer {
+                    cpu: cpu as u32,
+                    gen,
+                },
+            );
+        }
+        (false, None)
+    }
+
+    /// The inodegc delayed work's timer on `cpu` (`delayed_work_timer_fn()`): queues the work
+    /// to the CPU's bound pool. Deviation: on an idle CPU the handler runs at the expiry
+    /// itself (no idle-exit latency before it), as for `dl_timer`.
+    pub(crate) fn on_gc_timer(&mut self, cpu: usize, gen: u32) {
+        let Some(io) = self.io.as_mut() else {
+            return;
+        };
+        let g = &mut io.xfs.gc[cpu];
+        if !g.timer_armed || g.timer_gen != gen {
+            return;
+        }
+        g.timer_armed = false;
+        g.queued = true;
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let work = Work::Inodegc { cpu: cpu as u32 };
+        let woken = self.queue_io_work(cpu, None, PoolKind::Bound, work);
+        if !idle {
+            let mut c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            if woken {
+                c += self.cost(cpu, |c| c.c_ttwu.0);
+            }
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
+    }
+
+    /// `fsync()` step 1: take the file's dirty pages for writeback (`c_submit_per_page` per
+    /// page to build the bios), or go on to the log force.
+    fn fsync_data(&mut self, cpu: usize, t: TaskId, file: u32) -> Outcome {
+        let key = (self.tasks[t.index()].tgid, file);
+        let bytes = self.io().xfs.take_dirty(key);
+        if bytes == 0 {
+            self.push_front(t, &[Step::Do(Effect::FsyncLog { file })]);
+            return Outcome::Continue;
+        }
+        let pages = bytes.div_ceil(self.pipe_page_size as u64);
+        let c = self.cost(cpu, |c| c.c_submit_per_page.0 * pages);
+        let bytes = bytes.min(u32::MAX as u64) as u32;
+        self.push_front(
+            t,
+            &[
+                Step::Cpu(c, Mode::Kernel),
+                Step::Do(Effect::FsyncSubmit { file, bytes }),
+            ],
+        );
+        Outcome::Continue
+    }
+
+    /// Submits the data writeback and sleeps (`folio_wait_writeback()`, uninterruptible)
+    /// until its end-io work wakes the task; then the log force.
+    fn fsync_submit(&mut self, cpu: usize, t: TaskId, file: u32, bytes: u32) -> Outcome {
+        let tgid = self.tasks[t.index()].tgid;
+        let end_io = crate::blkdev::EndIo::QueueWork {
+            kind: PoolKind::Bound,
+            work: Work::IoEnd {
+                waiter: Some(t),
+                tgid,
+                file,
+            },
+        };
+        self.submit_bio(cpu, crate::blkdev::ReqKind::Write, bytes as u64, end_io);
+        self.push_front(t, &[Step::Do(Effect::FsyncLog { file })]);
+        self.tasks[t.index()].state = TaskState::Uninterruptible;
+        Outcome::Blocked
+    }
+
+    /// `fsync()` step 2: `xfs_log_force_seq()` up to the file's last logged change.
+    fn fsync_log(&mut self, cpu: usize, t: TaskId, file: u32) -> Outcome {
+        let key = (self.tasks[t.index()].tgid, file);
+        match self.io().xfs.force(t, key) {
+            crate::xfs::Force::Done => {
+                self.push_front(t, &[Step::Ret(SysResult::None)]);
+            }
+            crate::xfs::Force::Wait { seq, push } => {
+                if push {
+                    // xlog_cil_force_seq() → xlog_cil_push_now(): queue_work(xfs-cil); the
+                    // kworker's wakeup (c_ttwu) runs before the wait
+                    self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
+                }
+                self.tasks[t.index()]
+                    .exec
+                    .plan
+                    .push_back(Step::Do(Effect::LogWait { seq }));
+            }
+        }
+        Outcome::Continue
+    }
+
+    /// `queue_work()` from `cpu` (a task `from`, or interrupt context): wakes the pool's
+    /// worker if it sleeps (`WF_TTWU`). Returns whether a worker was woken.
+    fn queue_io_work(&mut self, cpu: usize, from: Option<TaskId>, kind: PoolKind, w: Work) -> bool {
+        let llc = self.machine.llc_id[cpu];
+        let io = self.io();
+        let pool = io.wq.pool_for(kind, cpu, llc);
+        let Some(worker) = io.wq.queue_work(pool, w) else {
+            return false;
+        };
+        match from {
+            Some(t) => self.wake_from_task(cpu, t, worker, 0),
+            None => {
+                let w = self.try_to_wake_up(worker, 0, cpu, false);
+                if w == Woken::LocalDeferred {
+                    self.local_wakeup_check(cpu, worker, 0);
+                }
+                w != Woken::No
+            }
+        }
+    }
+
+    /// `submit_bio()` on `cpu`: the completion interrupt comes back to `cpu` after the
+    /// device's service time (blkdev.rs).
+    fn submit_bio(
+        &mut self,
+        cpu: usize,
+        kind: crate::blkdev::ReqKind,
+        bytes: u64,
+        end_io: crate::blkdev::EndIo,
+    ) {
+        let io = self.io();
+        let d = io.dev.service_ns(kind, bytes);
+        let id = io.dev.submit(cpu, bytes, end_io);
+        self.push_event(self.now + d, Ev::IoDone { id });
+    }
+
+    /// `worker_thread()`: the pool's next item (its CPU work, then `Effect::WorkDone`), or
+    /// sleep until `queue_work()` wakes the worker.
+    fn kworker(&mut self, cpu: usize, t: TaskId, pool: u32) -> Outcome {
+        let Some(work) = self.io().wq.next_work(pool as usize) else {
+            self.push_front(t, &[Step::Do(Effect::Resumed)]);
+            return self.block_current(t);
+        };
+        match work {
+            Work::CilPush => {
+                // xlog_cil_push_work(): the checkpoint is closed at the start, its items
+                // formatted, then the log write submitted
+                let (seq, items) = self.io().xfs.push();
+                let c = self.cost(cpu, |c| {
+                    c.c_cil_push.map_or(0, |n| n.0)
+                        + c.c_cil_push_per_item.map_or(0, |n| n.0) * items
+                });
+                let bytes = (items * crate::xfs::LOG_BYTES_PER_ITEM).clamp(512, u32::MAX as u64);
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::LogSubmit {
+                            seq,
+                            bytes: bytes as u32,
+                        }),
+                    ],
+                );
+            }
+            Work::Writeback => {
+                // wb_workfn(): the expired inodes' pages, c_submit_per_page each, then the
+                // bios are submitted (WB_SYNC_NONE: the flusher does not wait for them)
+                let now = self.now;
+                let mut expired = Vec::new();
+                let rearm = self.io().xfs.kupdate(now, &mut expired);
+                let page = self.pipe_page_size as u64;
+                let pages: u64 = expired.iter().map(|e| e.1.div_ceil(page)).sum();
+                let c = self.cost(cpu, |c| c.c_submit_per_page.0 * pages);
+                for (key, bytes) in expired {
+                    let end_io = crate::blkdev::EndIo::QueueWork {
+                        kind: PoolKind::Bound,
+                        work: Work::IoEnd {
+                            waiter: None,
+                            tgid: key.0,
+                            file: key.1,
+                        },
+                    };
+                    self.submit_bio(cpu, crate::blkdev::ReqKind::Write, bytes, end_io);
+                }
+                if rearm {
+                    self.push_event(
+                        now + crate::xfs::DIRTY_WRITEBACK_NS,
+                        Ev::WbTimer { cpu: cpu as u32 },
+                    );
+                }
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::WorkDone { work }),
+                    ],
+                );
+            }
+            Work::Inodegc { cpu: gcpu } => {
+                // xfs_inodegc_worker(): llist_del_all() and xfs_inactive() of each inode — the
+                // freeing transaction costed as an unlink (c_unlink, **unverified**)
+                let g = &mut self.io().xfs.gc[gcpu as usize];
+                g.queued = false;
+                g.running = true;
+                let n = std::mem::take(&mut g.items) as u64;
+                let c = self.cost(cpu, |c| c.c_unlink.0 * n);
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::WorkDone { work }),
+                    ],
+                );
+            }
+            Work::LogIoEnd { .. } | Work::IoEnd { .. } => {
+                // the completion processing of one request (c_blk_complete; unverified: the
+                // table has no separate figure for xlog_ioend_work / xfs_end_io)
+                let c = self.cost(cpu, |c| c.c_blk_complete.0);
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::WorkDone { work }),
+                    ],
+                );
+            }
+        }
+        Outcome::Continue
+    }
+
+    /// The end of a work item: the wakeups it does (`WF_TTWU`), then the worker loops.
+    fn work_done(&mut self, cpu: usize, t: TaskId, work: Work) -> Outcome {
+        match work {
+            Work::CilPush | Work::Writeback => {}
+            Work::Inodegc { cpu: gcpu } => {
+                // the run is done: the flushers waiting for it are woken (complete())
+                let g = &mut self.io().xfs.gc[gcpu as usize];
+                g.running = false;
+                g.runs_done += 1;
+                let done = g.runs_done;
+                let mut woken = std::mem::take(&mut self.wake_scratch);
+                let g = &mut self.io().xfs.gc[gcpu as usize];
+                g.flush_waiters.retain(|&(p, run)| {
+                    if run <= done {
+                        woken.push(p);
+                        false
+                    } else {
+                        true
+                    }
+                });
+                for &p in woken.iter().rev() {
+                    self.wake_from_task(cpu, t, p, 0);
+                }
+                woken.clear();
+                self.wake_scratch = woken;
+            }
+            Work::LogIoEnd { seq } => {
+                let mut woken = std::mem::take(&mut self.wake_scratch);
+                self.io().xfs.log_done(seq, &mut woken);
+                // wake_up_all(&iclog->ic_force_wait): each waiter in queue order; every
+                // wakeup pushes its c_ttwu in front, so wake the last first
+                for &p in woken.iter().rev() {
+                    self.wake_from_task(cpu, t, p, 0);
+                }
+                woken.clear();
+                self.wake_scratch = woken;
+            }
+            Work::IoEnd { waiter, tgid, file } => {
+                // xfs_end_ioend(): the size update is logged, then the folios' writeback
+                // ends and wakes the fsync waiter
+                // (a file unlinked while its writeback was in flight logs nothing)
+                let x = &mut self.io().xfs;
+                let push = x.inodes.contains_key(&(tgid, file)) && x.log_change((tgid, file), 1);
+                if push {
+                    self.queue_io_work(cpu, Some(t), PoolKind::Unbound, Work::CilPush);
+                }
+                if let Some(waiter) = waiter {
+                    self.wake_from_task(cpu, t, waiter, 0);
+                }
+            }
+        }
+        self.tasks[t.index()]
+            .exec
+            .plan
+            .push_back(Step::Ret(SysResult::None));
+        Outcome::Continue
+    }
+
+    /// A block request's completion interrupt on its submitting CPU. On an idle CPU the
+    /// interrupt first takes the CPU out of its idle state (exit latency) and runs the
+    /// handler up to the completion (`c_irq + c_blk_complete`, with `c_ttwu` for the
+    /// kworker's wakeup), as for a timer (`on_timer`).
+    pub(crate) fn on_io_done(&mut self, id: u32) {
+        let req = self.io().dev.get(id);
+        let cpu = req.cpu;
+        if self.cpu_is_idle(cpu) {
+            let exit = self.machine.idle_exit_ns[cpu];
+            // c_ttwu if the work will wake the pool's sleeping worker
+            let crate::blkdev::EndIo::QueueWork { kind, .. } = req.end_io;
+            let llc = self.machine.llc_id[cpu];
+            let wq = &self.io().wq;
+            let wakes = wq.pools[wq.pool_for(kind, cpu, llc)].idle;
+            let mut irq = self.cost(cpu, |c| c.c_irq.0) + self.cost(cpu, |c| c.c_blk_complete.0);
+            if wakes {
+                irq += self.cost(cpu, |c| c.c_ttwu.0);
+            }
+            if exit + irq > 0 {
+                self.push_event(self.now + exit + irq, Ev::IoIrq { id });
+                return;
+            }
+        }
+        self.on_io_irq(id);
+    }
+
+    /// The flusher's delayed-work timer (`delayed_work_timer_fn()`, timer interrupt on the
+    /// CPU that armed it): queues `wb_workfn()` to the unbound `writeback` workqueue.
+    /// Deviation: on an idle CPU the handler runs at the expiry itself (no idle-exit latency
+    /// before it), as for `dl_timer`.
+    pub(crate) fn on_wb_timer(&mut self, cpu: usize) {
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let woken = self.queue_io_work(cpu, None, PoolKind::Unbound, Work::Writeback);
+        if !idle {
+            let mut c = self.cost(cpu, |c| c.c_hrtimer_irq.0);
+            if woken {
+                c += self.cost(cpu, |c| c.c_ttwu.0);
+            }
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
+    }
+
+    /// The completion handler of request `id` (hard interrupt): its `bi_end_io`.
+    pub(crate) fn on_io_irq(&mut self, id: u32) {
+        let req = self.io().dev.complete(id);
+        let cpu = req.cpu;
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let crate::blkdev::EndIo::QueueWork { kind, work } = req.end_io;
+        let woken = self.queue_io_work(cpu, None, kind, work);
+        if !idle {
+            let mut c = self.cost(cpu, |c| c.c_irq.0) + self.cost(cpu, |c| c.c_blk_complete.0);
+            if woken {
+                c += self.cost(cpu, |c| c.c_ttwu.0);
+            }
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
     }
 
     // ===================================================================== kernel mutexes
@@ -1885,6 +2611,154 @@ pub(crate) mod tests {
             .find(|(w, _)| w == what)
             .unwrap_or_else(|| panic!("no '{what}' in {:?}", l.borrow()))
             .1
+    }
+
+    /// Two processes of one allocation group unlink at once on two CPUs (c_unlink = 10 µs,
+    /// every other cost zero): the first takes the AGI lock at 0 and commits at 10 µs; the
+    /// second sleeps in down() at 0, is handed the lock at 10 µs and returns at 20 µs. A third
+    /// process in another AG is not held up (returns at 10 µs).
+    #[test]
+    fn unlinks_in_one_allocation_group_serialise_on_the_agi_lock() {
+        let mut k = kernel(3, |c| c.c_unlink = Nanos(10_000));
+        let l: Log = Default::default();
+        let mut ts = Vec::new();
+        for (i, name) in ["a", "b", "c"].iter().enumerate() {
+            let l2 = l.clone();
+            let name = name.to_string();
+            let t = start(
+                &mut k,
+                &name.clone(),
+                i,
+                script(move |step, cx, _| match step {
+                    0 => Some(Op::Fs {
+                        call: FsCall::Unlink,
+                        file: 0,
+                        bytes: 0,
+                        cpu_ns: 0,
+                    }),
+                    _ => {
+                        log(&l2, &name, cx.now());
+                        None
+                    }
+                }),
+            );
+            ts.push(t);
+        }
+        // a and b in AG 0, c in AG 1
+        k.tasks[ts[0].index()].tgid = 1000;
+        k.tasks[ts[1].index()].tgid = 1004;
+        k.tasks[ts[2].index()].tgid = 1001;
+        k.run_until(1_000_000);
+        let (a, b, c) = (at(&l, "a"), at(&l, "b"), at(&l, "c"));
+        assert_eq!((a.min(b), a.max(b), c), (10_000, 20_000, 10_000));
+        assert_eq!(k.io.as_ref().unwrap().xfs.agi[0].contended, 1);
+    }
+
+    /// Inodegc (xfs_icache.c `xfs_inodegc_queue`): one task unlinks 300 files back to back
+    /// on CPU 0 (c_unlink = 1 µs, everything else free, HZ 1000). Each unlink pushes the
+    /// delayed work back to one jiffy later, so it never runs while they come every 1 µs;
+    /// the 258th finds 257 > 256 queued and flushes: its syscall ends at 258 µs, the
+    /// kworker inactivates the 258 inodes (258 × 1 µs) and wakes it at 516 µs. The other 42
+    /// unlinks end at 558 µs; one jiffy later (1 558 µs) the timer queues the work, which
+    /// inactivates them by 1 600 µs.
+    #[test]
+    fn unlinks_queue_inodegc_work_and_flush_past_the_backlog() {
+        let mut k = kernel(1, |c| c.c_unlink = Nanos(1_000));
+        let l: Log = Default::default();
+        let l2 = l.clone();
+        start(
+            &mut k,
+            "rm",
+            0,
+            script(move |i, cx, _| {
+                if i == 258 {
+                    log(&l2, "flushed", cx.now());
+                }
+                if i < 300 {
+                    Some(Op::Fs {
+                        call: FsCall::Unlink,
+                        file: i,
+                        bytes: 0,
+                        cpu_ns: 0,
+                    })
+                } else if i == 300 {
+                    log(&l2, "done", cx.now());
+                    // stay alive: the run ends when the workload's tasks have exited
+                    Some(Op::Sleep(5_000_000))
+                } else {
+                    None
+                }
+            }),
+        );
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "flushed"), 516_000);
+        assert_eq!(at(&l, "done"), 558_000);
+        assert_eq!(k.io.as_ref().unwrap().xfs.gc[0].runs_done, 1);
+        assert_eq!(k.io.as_ref().unwrap().xfs.gc[0].items, 42);
+        k.run_until(2_000_000);
+        let g = &k.io.as_ref().unwrap().xfs.gc[0];
+        assert_eq!((g.runs_done, g.items), (2, 0));
+        let w = k.io.as_ref().unwrap().wq.pools[0].worker.unwrap();
+        assert_eq!(
+            k.se[k.tasks[w.index()].se.index()].sum_exec_runtime,
+            300_000
+        );
+    }
+
+    /// The periodic writeback (xfs.rs, workloads.md §1.9): a 4 KiB write at t = 0 arms the
+    /// flusher's delayed work (5 s); the wakeups at 5, 10, …, 25 s find nothing 30 s old and
+    /// re-arm; the one at 30 s writes the page back (one write request) from the unbound
+    /// pool's kworker, and its end-io work on the bound pool logs the size update; nothing is
+    /// dirty afterwards, so the work is not armed again. A fsync'ed file is not written twice.
+    #[test]
+    fn the_flusher_writes_back_what_is_30_s_old() {
+        let mut k = kernel(1, |c| c.c_submit_per_page = Nanos(1_000));
+        k.machine.storage = schedlab_platform::StorageDevice::from_table("nvme").unwrap();
+        let fs = |call, file, bytes| Op::Fs {
+            call,
+            file,
+            bytes,
+            cpu_ns: 0,
+        };
+        start(
+            &mut k,
+            "writer",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(fs(FsCall::Write, 1, 4096)),
+                1 => Some(fs(FsCall::Write, 2, 4096)),
+                2 => Some(fs(FsCall::Fsync, 2, 0)),
+                3 => Some(Op::Sleep(60_000_000_000)),
+                _ => None,
+            }),
+        );
+        let sec = 1_000_000_000;
+        k.run_until(29 * sec);
+        // the fsync of file 2 wrote it (one request) and forced the log (one FUA write)
+        let io = k.io.as_ref().unwrap();
+        assert_eq!(io.dev.submitted, 2);
+        assert_eq!(io.xfs.inodes[&(1000, 1)].dirty, 4096);
+        assert!(io.xfs.wb_armed);
+        k.run_until(31 * sec);
+        let io = k.io.as_ref().unwrap();
+        assert_eq!(io.dev.submitted, 3);
+        assert_eq!(io.dev.completed, 3);
+        assert_eq!(io.xfs.inodes[&(1000, 1)].dirty, 0);
+        assert!(!io.xfs.wb_armed);
+        // items run: the unbound kworker's writeback at 5, 10, 15, 20, 25 and 30 s (6) and
+        // CIL push (1), the bound kworker's two end-io items (fsync, flusher), the
+        // high-priority kworker's log end-io (1)
+        let unbound = io
+            .wq
+            .pools
+            .iter()
+            .find(|p| p.kind == PoolKind::Unbound)
+            .unwrap();
+        let w = unbound.worker.unwrap();
+        assert_eq!(k.tasks[w.index()].comm, "kworker/u1:1");
+        assert_eq!(io.wq.items_run, 6 + 1 + 2 + 1);
+        k.run_until(70 * sec);
+        assert_eq!(k.io.as_ref().unwrap().dev.submitted, 3);
     }
 
     /// PREEMPT_RT (rt-dl.md §1.8): a fair task's nanosleep timer is soft, so ktimers/0

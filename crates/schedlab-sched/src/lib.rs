@@ -14,11 +14,13 @@
 //! | tree.rs | rbtree | the augmented timeline |
 //! | features.rs, patches.rs, presets.rs, sysctl.rs | features.h, git history | configuration |
 //! | ipc.rs, syscalls.rs | fs/pipe.c, af_unix.c, futex, locking/mutex.c | kernel objects and the syscall surface |
+//! | workqueue.rs, blkdev.rs, xfs.rs | workqueue.c, blk-mq + nvme, fs/xfs (xfs_log_cil.c, xfs_log.c) | the IO path's state: kworker pools, device requests, the CIL/log and dirty pages (exec.rs runs their effects) |
 //! | sys.rs | fork, /proc, tracepoints | what workload models see from outside the tasks |
 //! | cgroup.rs | cgroup.c + core.c cpu_files | cgroup paths, mkdir, the cpu controller's files |
 //! | stats.rs, trace.rs, invariants.rs | schedstat, tracepoints, WARN_ON | observation |
 
 pub mod balance;
+pub mod blkdev;
 pub mod cgroup;
 pub mod class;
 pub mod core;
@@ -48,6 +50,8 @@ pub mod syscalls;
 pub mod sysctl;
 pub mod trace;
 pub mod tree;
+pub mod workqueue;
+pub mod xfs;
 
 pub use crate::sched::Task;
 pub use crate::sim::{Kernel, MachineDesc, TraceSink};
@@ -56,7 +60,7 @@ pub use features::{Feature, FeatureSet, SimFeature};
 pub use patches::Patch;
 pub use presets::{KernelConfig, KernelSpecError, PreemptModel};
 pub use sys::{Procfs, Sys, TaskStat, TracepointCounts};
-pub use syscalls::{Ctx, Op, Piece, PollFd, Program, Spawn, SysResult, TaskAttrs};
+pub use syscalls::{Ctx, FsCall, Op, Piece, PollFd, Program, Spawn, SysResult, TaskAttrs};
 
 /// The crate's layout, checked: calls between files go one way only. A method defined in one
 /// file (`fn name`, unique in the crate) and called as `self.name(` or `k.name(` from another

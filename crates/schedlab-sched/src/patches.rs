@@ -377,6 +377,7 @@ mod truth {
     /// features (presets.rs counts only for its `has(Patch::…)` tests, see below).
     const SOURCES: &[(&str, &str)] = &[
         ("balance.rs", include_str!("balance.rs")),
+        ("blkdev.rs", include_str!("blkdev.rs")),
         ("cgroup.rs", include_str!("cgroup.rs")),
         ("class.rs", include_str!("class.rs")),
         ("core.rs", include_str!("core.rs")),
@@ -404,6 +405,8 @@ mod truth {
         ("sysctl.rs", include_str!("sysctl.rs")),
         ("trace.rs", include_str!("trace.rs")),
         ("tree.rs", include_str!("tree.rs")),
+        ("workqueue.rs", include_str!("workqueue.rs")),
+        ("xfs.rs", include_str!("xfs.rs")),
     ];
     const PRESETS_RS: &str = include_str!("presets.rs");
     const LIB_RS: &str = include_str!("lib.rs");

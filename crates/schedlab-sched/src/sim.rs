@@ -62,6 +62,8 @@ pub struct MachineDesc {
     pub smt_mask: Vec<CpuMask>,
     /// The sched-domain hierarchy (kernel/sched/topology.c).
     pub domains: SchedDomains,
+    /// The storage device (`[storage]`, Table 1.11-C) the file-system calls use.
+    pub storage: schedlab_platform::StorageDevice,
     /// Frequency of the counter behind `sched_clock()`: the runqueue clock moves in its steps.
     pub sched_clock_hz: u64,
     /// The platform's `[programs.NAME]` costs (user-space work, read by workloads via `Sys`).
@@ -109,6 +111,7 @@ impl MachineDesc {
             smt_throughput_ppm: p.smt_throughput_ppm,
             smt_mask: (0..n).map(|c| p.cpu_smt_mask(c)).collect(),
             domains,
+            storage: p.storage.clone(),
             sched_clock_hz: p.sched_clock_hz,
             programs: p.programs.clone(),
             rt_group_sched: p.rt_group_sched,
@@ -163,6 +166,15 @@ pub(crate) enum Ev {
     CfsPeriodTimer { tg: u32, gen: u32 },
     /// A task group's CFS bandwidth slack hrtimer (fair_bandwidth.rs; stale `gen` ignored).
     CfsSlackTimer { tg: u32, gen: u32 },
+    /// Block request `id` completes: its interrupt on the submitting CPU (blkdev.rs).
+    IoDone { id: u32 },
+    /// The completion handler of request `id` whose interrupt arrived on an idle CPU, once
+    /// the CPU has left its idle state and run the handler up to the completion.
+    IoIrq { id: u32 },
+    /// The flusher's delayed work (`wb->dwork`) timer on `cpu` (exec.rs).
+    WbTimer { cpu: u32 },
+    /// The inodegc delayed work's timer on `cpu` (stale if `gen` is old; exec.rs).
+    GcTimer { cpu: u32, gen: u32 },
     /// End of the simulation.
     Stop,
 }
@@ -177,7 +189,11 @@ impl Ev {
             | Ev::DlTimer { .. }
             | Ev::DlInactiveTimer { .. }
             | Ev::CfsPeriodTimer { .. }
-            | Ev::CfsSlackTimer { .. } => 1,
+            | Ev::CfsSlackTimer { .. }
+            | Ev::IoDone { .. }
+            | Ev::IoIrq { .. }
+            | Ev::WbTimer { .. }
+            | Ev::GcTimer { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -284,6 +300,8 @@ pub struct Kernel {
     pub all_exited_at: Option<u64>,
     /// Groups with a CFS bandwidth quota (`cfs_bandwidth_used()`'s static key count).
     pub cfs_bandwidth_users: u32,
+    /// The IO path (workqueues, block device, XFS), created by the first mount.
+    pub(crate) io: Option<Box<crate::xfs::IoState>>,
 }
 
 impl Kernel {
@@ -381,6 +399,7 @@ impl Kernel {
             wakeup_log: Vec::new(),
             wakeup_log_cap: 1_000_000,
             cfs_bandwidth_users: 0,
+            io: None,
         };
         // root task group with one root cfs_rq per CPU
         let mut root_cfs = Vec::new();
@@ -537,6 +556,10 @@ impl Kernel {
                 Ev::RtPushWork { cpu } => self.on_rt_push_work(cpu as usize),
                 Ev::CfsPeriodTimer { tg, gen } => self.on_cfs_period_timer(tg, gen),
                 Ev::CfsSlackTimer { tg, gen } => self.on_cfs_slack_timer(tg, gen),
+                Ev::IoDone { id } => self.on_io_done(id),
+                Ev::IoIrq { id } => self.on_io_irq(id),
+                Ev::WbTimer { cpu } => self.on_wb_timer(cpu as usize),
+                Ev::GcTimer { cpu, gen } => self.on_gc_timer(cpu as usize, gen),
             }
             self.stats.events += 1;
             if self.check_invariants {

@@ -112,6 +112,9 @@ pub trait Sys: Procfs {
     /// `open("/dev/cpu_dma_latency")` and write a limit in µs, kept open for the whole run:
     /// idle states with a longer exit latency are not entered.
     fn cpu_dma_latency(&mut self, us: u64);
+    /// `mount -t xfs` of the platform's storage device, where `Op::Fs` calls go: starts the
+    /// IO path's kernel threads (the kworkers of the workqueue pools). Idempotent.
+    fn mount_xfs(&mut self);
 }
 
 impl Procfs for Kernel {
@@ -206,6 +209,10 @@ impl Sys for Kernel {
 
     fn cpu_dma_latency(&mut self, us: u64) {
         self.cpu_latency_qos_add_request(us.saturating_mul(1000));
+    }
+
+    fn mount_xfs(&mut self) {
+        Kernel::mount_xfs(self);
     }
 }
 

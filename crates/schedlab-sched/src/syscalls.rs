@@ -122,6 +122,19 @@ pub enum Op {
     /// `write()` of the caller's tid to a group's `cgroup.threads` / `cgroup.procs` (rt-app's
     /// per-phase `taskgroup`): `sched_move_task()` of the calling task.
     CgroupAttach(crate::sched::TgId),
+    /// A file-system system call on the platform's XFS file system (workloads.md §1.9, §7.2),
+    /// on file `file` of the calling process (a number the program chooses; each process has
+    /// its own files). `cpu_ns` is the whole operation's fixed CPU time at the reference core
+    /// as the program's cost table gives it (user space plus the kernel's fixed part): the
+    /// kernel charges its own fixed cost from the cost model in kernel mode and the rest of
+    /// `cpu_ns` in user mode before the call; costs per byte and per page, and the IO of
+    /// `fsync`, come on top. See `FsCall` for what each call does.
+    Fs {
+        call: FsCall,
+        file: u32,
+        bytes: u32,
+        cpu_ns: u64,
+    },
     /// Work of a kernel thread of the simulated kernel itself; workloads cannot build one.
     #[doc(hidden)]
     Kernel(KernelOp),
@@ -137,6 +150,41 @@ pub enum Piece {
     Sys(u64),
 }
 
+/// A file-system call of `Op::Fs` (the fileio backend of dbench, workloads.md §7.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FsCall {
+    /// `open()` (+ `fstat`); `create`: `O_CREAT` of a new file (logs the new inode and the
+    /// directory entry).
+    Open {
+        create: bool,
+    },
+    Close,
+    /// `stat()`/`fstat()`/`statvfs()`-like lookups (no change).
+    Stat,
+    /// `opendir`/`readdir` with a `stat` per entry.
+    Readdir,
+    /// `utimes`/`ftruncate`-like inode change (logged).
+    Setattr,
+    /// `unlink()`: the file's dirty pages are dropped, the change is logged.
+    Unlink,
+    /// `rename()` (logged).
+    Rename,
+    /// `mkdir()` (logged).
+    Mkdir,
+    /// `rmdir()` (logged).
+    Rmdir,
+    /// `fcntl(F_SETLKW)` byte-range lock or unlock.
+    Lock,
+    /// `pread()` of `bytes` from the page cache (a hit).
+    Read,
+    /// `pwrite()` of `bytes` into the page cache: the pages become dirty, the inode's
+    /// timestamp change is logged.
+    Write,
+    /// `fsync()`: write back the file's dirty pages and wait, then force the log up to the
+    /// file's last change and wait (workloads.md §1.9).
+    Fsync,
+}
+
 /// A kernel thread's operation (the inner value is private to the kernel crate).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelOp(pub(crate) KOp);
@@ -146,6 +194,9 @@ pub(crate) enum KOp {
     /// `run_ktimerd()`: expire the soft hrtimers queued for this CPU's `ktimers/N`, or sleep
     /// until there are some.
     Ktimers,
+    /// `worker_thread()` of a kworker of workqueue pool `pool` (workqueue.rs): run the next
+    /// work item, or sleep until one is queued.
+    Kworker { pool: u32 },
 }
 
 /// What the previous operation returned.

@@ -1,9 +1,10 @@
 //! schedlab-workloads: models of the benchmarks users run on hardware (rt-app, stress-ng,
-//! hackbench, schbench, cyclictest, interbench): their command-line options, their task programs over the
+//! hackbench, schbench, cyclictest, interbench, dbench): their command-line options, their task programs over the
 //! kernel's syscall surface, and the lines they print.
 
 pub mod cmdline;
 pub mod cyclictest;
+pub mod dbench;
 pub mod hackbench;
 pub mod interbench;
 pub mod prefix;

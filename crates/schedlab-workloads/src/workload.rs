@@ -235,6 +235,7 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
     ("schbench ...", "schbench (workloads.md §4)"),
     ("cyclictest ...", "rt-tests cyclictest (workloads.md §5)"),
     ("interbench ...", "interbench 0.31 (workloads.md §6)"),
+    ("dbench ... N", "dbench 4, fileio on XFS (workloads.md §7)"),
 ];
 
 /// Splits a workload line into its leading placement tokens and the command words.
@@ -423,6 +424,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "hackbench" => crate::hackbench::workload(line, args)?,
         "perf" => crate::hackbench::workload_perf(line, args)?,
         "schbench" => crate::schbench::workload(line, args)?,
+        "dbench" => crate::dbench::workload(line, args)?,
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         "interbench" => crate::interbench::workload(line, args)?,
         _ => {

@@ -458,6 +458,25 @@ const PROGRAMS: &[Program] = &[
         ],
         switches: &["-r", "-u", "-c", "-b", "-h", "-n"],
     },
+    Program {
+        words: "dbench",
+        with_value: &[
+            "-t",
+            "--timelimit",
+            "--warmup",
+            "-c",
+            "--loadfile",
+            "-D",
+            "-B",
+        ],
+        switches: &[
+            "--show-execute-time",
+            "--run-once",
+            "--skip-cleanup",
+            "-F",
+            "-h",
+        ],
+    },
 ];
 
 const EXAMPLES: &[&str] = &[
@@ -589,6 +608,14 @@ pub fn gen_workload(g: &mut Gen) -> String {
                         "Memload", "Hack", "Audio", "Gaming", "Custom", "write", "",
                     ])
                     .to_string()
+                } else if matches!(o, "-c" | "--loadfile") && g.chance(2, 3) {
+                    // dbench's built-in loadfiles (and a missing one)
+                    g.pick(&[
+                        "client-tiny.txt",
+                        "client-warmup",
+                        "/nonexistent/client.txt",
+                    ])
+                    .to_string()
                 } else if matches!(o, "--units" | "--timekeeper-affinity") && g.chance(2, 3) {
                     g.pick(&["us", "100ns", "ns", "cpu0", "original_mask", "all"])
                         .to_string()
@@ -606,6 +633,10 @@ pub fn gen_workload(g: &mut Gen) -> String {
             } else {
                 words.push(g.pick(p.switches).to_string());
             }
+        }
+        if p.words == "dbench" && g.chance(4, 5) {
+            // the number of clients
+            words.push(number(g));
         }
         if g.chance(1, 20) {
             words.push("stray".into());

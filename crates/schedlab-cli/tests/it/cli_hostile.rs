@@ -349,6 +349,36 @@ const CASES: &[(&[&str], i32, &[&str])] = &[
         &["ATTACH_AGE_LOAD          listed"],
     ),
     (&["list", "patches"], 0, &["ee4373dc902c v6.8       listed"]),
+    // ---- dbench: values named, exit 2
+    (
+        &["run", "--workload", "dbench -t ten 4"],
+        2,
+        &["dbench: -t", "'ten'"],
+    ),
+    (
+        &["run", "--workload", "dbench 0"],
+        2,
+        &["N (clients)", "'0'"],
+    ),
+    (
+        &["run", "--workload", "dbench --warmup 5"],
+        2,
+        &["number of clients is missing"],
+    ),
+    (
+        &[
+            "run",
+            "--workload",
+            "dbench --loadfile /nonexistent/client.txt 2",
+        ],
+        2,
+        &["--loadfile '/nonexistent/client.txt'"],
+    ),
+    (
+        &["run", "--workload", "dbench -F 2"],
+        2,
+        &["-F", "not modelled"],
+    ),
 ];
 
 fn files_dir() -> PathBuf {

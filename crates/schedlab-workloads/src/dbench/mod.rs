@@ -1,0 +1,15 @@
+//! dbench 4 (workloads.md §7): the command line ([`parse`] → [`Options`]), the loadfiles
+//! ([`loadfile`]: the built-in synthetic `client-tiny`/`client-warmup`, or a dbench loadfile
+//! read from disk), the report ([`Report`] → [`render`]) with mmtests' statistics, and the
+//! simulation model ([`workload`] → [`Dbench`]).
+
+pub mod loadfile;
+mod model;
+mod options;
+mod output;
+
+pub use model::{workload, Dbench};
+pub use options::{parse, Options, DEFAULT_TIMELIMIT};
+pub use output::{
+    amean, completion_lag, hmean, progress_line, render, stddev, OpStat, Pass, Progress, Report,
+};
