@@ -290,6 +290,9 @@ impl Job {
     }
 }
 
+/// Simulated-time limit of a hackbench run in a sweep (it ends when hackbench is done).
+pub const HACKBENCH_LIMIT_NS: u64 = 3_600_000_000_000;
+
 /// Mode of the sweep.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Mode {
@@ -753,11 +756,15 @@ fn simulate(
     line: &str,
     seed: u64,
 ) -> Result<crate::run::RunResult, String> {
+    // hackbench has no duration of its own and the run stops when it is done, but the default
+    // 10 s limit would cut a full-size run of many groups short (296 groups of pipes take
+    // ≈ 13 s, of sockets ≈ 50 s): give it an hour.
+    let hackbench = line.contains("sched messaging");
     let spec = crate::run::RunSpec {
         platform: sc.platform.clone(),
         kernel: kernel.to_string(),
         workloads: vec![line.to_string()],
-        duration_ns: None,
+        duration_ns: hackbench.then_some(HACKBENCH_LIMIT_NS),
         seed,
         strict: false,
         trace: None,
