@@ -37,6 +37,27 @@ pub(crate) struct Entry<E> {
 
 pub(crate) const SEQ_BITS: u32 = 56;
 
+/// The packed key of a new event at `time` with kind `rank` (time, then rank, then push order)
+/// and its sequence number, taken from `next_seq`. Panics if `time` is before `now` (the time
+/// of the last popped event) or the sequence numbers run out.
+#[inline]
+pub(crate) fn pack_key(now: SimTime, next_seq: &mut u64, time: SimTime, rank: u8) -> (u128, u64) {
+    assert!(
+        time >= now,
+        "event scheduled in the past: {:?} < now {:?}",
+        time,
+        now
+    );
+    let seq = *next_seq;
+    *next_seq += 1;
+    assert!(
+        seq < (1 << SEQ_BITS) - 1,
+        "event sequence numbers exhausted"
+    );
+    let key = ((time.0 as u128) << 64) | ((rank as u128) << SEQ_BITS) | seq as u128;
+    (key, seq)
+}
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
         self.key == o.key
@@ -214,20 +235,7 @@ impl<E> FrontQueue<E> {
     /// The packed key of a new event (and its sequence number).
     #[inline]
     fn key(&mut self, time: SimTime, rank: u8) -> (u128, u64) {
-        assert!(
-            time >= self.now,
-            "event scheduled in the past: {:?} < now {:?}",
-            time,
-            self.now
-        );
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        assert!(
-            seq < (1 << SEQ_BITS) - 1,
-            "event sequence numbers exhausted"
-        );
-        let key = ((time.0 as u128) << 64) | ((rank as u128) << SEQ_BITS) | seq as u128;
-        (key, seq)
+        pack_key(self.now, &mut self.next_seq, time, rank)
     }
 
     /// Schedules `payload` at `time` with the given kind rank. Returns its sequence number.

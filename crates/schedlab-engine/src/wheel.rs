@@ -2,7 +2,7 @@
 //! buckets for the next 16 µs in front of a binary heap. Same order as the front array of
 //! `queue.rs` — `(time, rank, sequence)` — it only finds the earliest event differently.
 
-use crate::queue::{Entry, SEQ_BITS};
+use crate::queue::{pack_key, Entry};
 use crate::time::SimTime;
 use std::cell::Cell;
 use std::collections::{BinaryHeap, VecDeque};
@@ -89,20 +89,7 @@ impl<E> WheelQueue<E> {
     /// The packed key of a new event (and its sequence number).
     #[inline]
     fn key(&mut self, time: SimTime, rank: u8) -> (u128, u64) {
-        assert!(
-            time >= self.now,
-            "event scheduled in the past: {:?} < now {:?}",
-            time,
-            self.now
-        );
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        assert!(
-            seq < (1 << SEQ_BITS) - 1,
-            "event sequence numbers exhausted"
-        );
-        let key = ((time.0 as u128) << 64) | ((rank as u128) << SEQ_BITS) | seq as u128;
-        (key, seq)
+        pack_key(self.now, &mut self.next_seq, time, rank)
     }
 
     /// Schedules `payload` at `time` with the given kind rank. Returns its sequence number.
