@@ -10,6 +10,7 @@ pub mod interbench;
 pub mod prefix;
 pub mod rtapp;
 pub mod schbench;
+pub mod stats;
 pub mod stress_ng;
 pub mod workload;
 

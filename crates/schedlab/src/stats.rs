@@ -1,28 +1,6 @@
 //! Summary statistics for reports (floating point is fine here: reports only).
 
-pub fn amean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// Harmonic mean (mmtests' Hmean for rates); 0 if any sample is 0.
-pub fn hmean(v: &[f64]) -> f64 {
-    if v.is_empty() || v.iter().any(|x| *x <= 0.0) {
-        return 0.0;
-    }
-    v.len() as f64 / v.iter().map(|x| 1.0 / x).sum::<f64>()
-}
-
-/// Sample standard deviation (n - 1).
-pub fn stddev(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let m = amean(v);
-    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
-}
+pub use schedlab_workloads::stats::{amean, hmean, stddev};
 
 /// A rough significance marker: the means differ by more than twice the pooled standard
 /// error (mmtests marks significance with a t-test; this is the same idea, documented).
