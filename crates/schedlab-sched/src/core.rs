@@ -537,9 +537,13 @@ impl Kernel {
         self.rqs[cpu].stats.nr_switches += 1;
         self.stats.nr_switches += 1;
         let next_is_idle = self.tasks[next.index()].is_idle_task;
+        let prev_is_idle = self.tasks[prev.index()].is_idle_task;
         self.pelt_clock_switch(cpu, next_is_idle);
         self.rqs[cpu].curr = next;
         self.update_idle_masks(cpu);
+        if prev_is_idle != next_is_idle {
+            self.smt_update_speed(cpu);
+        }
         self.rqs[cpu].gen += 1;
         self.rqs[cpu].seg_start = now;
         // idle accounting

@@ -2601,6 +2601,59 @@ pub(crate) mod tests {
         t
     }
 
+    /// SMT throughput (`[topology] smt_throughput`, here 0.5 so that the speed 512/1024 is
+    /// exact): CPUs 0 and 1 are siblings of one core. A runs 10 ms of work on CPU 0 from
+    /// t = 0; B sleeps 2 ms (woken at 2.05 ms: a fair sleeper's 50 µs timer slack,
+    /// workloads.md §1.6), then runs 3 ms of work on CPU 1. Hand calculation: B shares the
+    /// core for its whole run, 3 / 0.5 = 6 ms, so it ends at 2.05 + 6 = 8.05 ms; A did 2.05 ms
+    /// alone, 6 × 0.5 = 3 ms beside B, and its remaining 4.95 ms alone again: it ends at
+    /// 8.05 + 4.95 = 13 ms. Without the factor they end at 5.05 and 10 ms.
+    #[test]
+    fn a_busy_smt_sibling_slows_the_other_thread() {
+        for (ppm, b_end, a_end) in [
+            (500_000, 8_050_000, 13_000_000),
+            (1_000_000, 5_050_000, 10_000_000),
+        ] {
+            let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+            let mut m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
+            m.smt_throughput_ppm = ppm;
+            m.smt_mask = vec![CpuMask::first_n(2), CpuMask::first_n(2)];
+            let mut k = Kernel::new(cfg, m, 1).unwrap();
+            k.strict = true;
+            k.check_invariants = true;
+            let l: Log = Rc::default();
+            let la = l.clone();
+            start(
+                &mut k,
+                "A",
+                0,
+                script(move |i, cx, _| match i {
+                    0 => Some(Op::Run(10_000_000)),
+                    _ => {
+                        log(&la, "A", cx.now());
+                        None
+                    }
+                }),
+            );
+            let lb = l.clone();
+            start(
+                &mut k,
+                "B",
+                1,
+                script(move |i, cx, _| match i {
+                    0 => Some(Op::Sleep(2_000_000)),
+                    1 => Some(Op::Run(3_000_000)),
+                    _ => {
+                        log(&lb, "B", cx.now());
+                        None
+                    }
+                }),
+            );
+            k.run_until(20_000_000);
+            assert_eq!((at(&l, "B"), at(&l, "A")), (b_end, a_end), "ppm {ppm}");
+        }
+    }
+
     fn log(l: &Log, what: &str, at: u64) {
         l.borrow_mut().push((what.to_string(), at));
     }

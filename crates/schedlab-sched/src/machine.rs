@@ -138,6 +138,55 @@ impl Kernel {
         }
     }
 
+    /// SMT throughput (a property of the core, not of the kernel): while two or more SMT
+    /// siblings of a core run tasks, each delivers `smt_throughput` of the core's single-thread
+    /// speed (`[topology] smt_throughput`, e.g. 0.60 on xeon-2s-64); an idle sibling (the idle
+    /// task, polling or not) leaves the whole core to the other. Called when `cpu` switches
+    /// between its idle task and a task: the running segments of its siblings are accounted at
+    /// the old speed up to now and re-armed at the new one, and `cpu`'s own speed is set before
+    /// its next segment is armed. Only `Work` segments scale; kernel costs (switches,
+    /// interrupts) stay wall time as the cost tables give them (simulator deviation).
+    pub(crate) fn smt_update_speed(&mut self, cpu: usize) {
+        let ppm = self.machine.smt_throughput_ppm;
+        if ppm == 1_000_000 || self.machine.smt_mask[cpu].weight() < 2 {
+            return;
+        }
+        let core = self.machine.smt_mask[cpu].clone();
+        let busy = |k: &Kernel, c: usize| !k.tasks[k.rqs[c].curr.index()].is_idle_task;
+        for s in core.iter() {
+            let shared = core.iter().any(|o| o != s && busy(self, o));
+            let base = self.machine.speed[s];
+            let speed = if shared {
+                (base * u64::from(ppm) / 1_000_000).max(1)
+            } else {
+                base
+            };
+            if self.rqs[s].speed == speed {
+                continue;
+            }
+            if s == cpu || !busy(self, s) {
+                // `cpu` has just switched: its outgoing task's progress is accounted and its
+                // next segment is not armed yet; an idle sibling has nothing to re-time
+                self.rqs[s].speed = speed;
+                continue;
+            }
+            // the sibling's running segment: progress at the old speed, re-armed at the new
+            self.progress_segment(s);
+            self.rqs[s].speed = speed;
+            let unfinished = self.tasks[self.rqs[s].curr.index()]
+                .exec
+                .segs
+                .last()
+                .map(|seg| match seg.until {
+                    Some(u) => u > self.now,
+                    None => seg.rem > 0,
+                });
+            if unfinished == Some(true) && self.executing != Some(s) {
+                self.arm_segment(s);
+            }
+        }
+    }
+
     /// Wall time a segment still needs on `cpu`.
     pub(crate) fn seg_wall(&self, cpu: usize, seg: &Seg) -> u64 {
         if let Some(until) = seg.until {
