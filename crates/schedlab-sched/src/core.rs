@@ -564,6 +564,9 @@ impl Kernel {
             }
             st.pcount += 1;
         }
+        if let Some(at) = self.tasks[next.index()].stacked_at.take() {
+            self.stats.sched_idle_stacked_wait_ns += now - at;
+        }
         // switch-in cost, charged to the incoming task as system time
         let same_mm = self.tasks[prev.index()].mm == self.tasks[next.index()].mm
             && !self.tasks[prev.index()].is_idle_task;
@@ -745,6 +748,7 @@ impl Kernel {
             stats: TaskStats::default(),
             spawn_slots: Vec::new(),
             last_ran_cpu: None,
+            stacked_at: None,
             observe: false,
             dl_server: None,
         });
@@ -992,7 +996,30 @@ impl Kernel {
         if !self.tasks[p.index()].cpus_allowed.contains(cpu) {
             cpu = self.tasks[p.index()].cpus_allowed.first().unwrap_or(0);
         }
+        if self.tasks[p.index()].policy == Policy::Idle {
+            self.account_sched_idle_placement(p, cpu, *wf);
+        }
         cpu
+    }
+
+    /// Statistics only (no kernel counterpart): whether placing the SCHED_IDLE task `p` on
+    /// `cpu` stacks it on a CPU that runs only SCHED_IDLE tasks (seed 003's mechanism).
+    fn account_sched_idle_placement(&mut self, p: TaskId, cpu: usize, wf: u32) {
+        let kind = if wf & WF_FORK != 0 {
+            crate::stats::PLACE_FORK
+        } else if wf & WF_EXEC != 0 {
+            if cpu == self.tasks[p.index()].cpu {
+                return;
+            }
+            crate::stats::PLACE_EXEC
+        } else {
+            crate::stats::PLACE_WAKE
+        };
+        self.stats.sched_idle_placed[kind] += 1;
+        if self.sched_idle_rq(cpu) {
+            self.stats.sched_idle_stacked[kind] += 1;
+            self.tasks[p.index()].stacked_at = Some(self.now);
+        }
     }
 
     /// kernel: core.c set_load_weight() — the weight of `p->se` from its nice value or policy.

@@ -464,6 +464,9 @@ pub struct Task {
     pub(crate) spawn_slots: Vec<Option<Box<Spawn>>>,
     /// Last CPU the task ran on (for the migration cache penalty).
     pub last_ran_cpu: Option<usize>,
+    /// Set when a SCHED_IDLE placement stacked the task on a SCHED_IDLE-only CPU: the time,
+    /// until it next runs (`KernelStats::sched_idle_stacked_wait_ns`).
+    pub stacked_at: Option<u64>,
     /// Its wakeups are recorded in `Kernel::wakeup_log` (comm matched `observe_comm`).
     pub observe: bool,
     /// `p->dl_server`: the CPU whose fair_server this (fair) task was picked through for its

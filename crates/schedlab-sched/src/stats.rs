@@ -53,6 +53,11 @@ pub struct CpuStats {
     pub migrations_out: u64,
 }
 
+/// Kinds of placement in [`KernelStats::sched_idle_placed`].
+pub const PLACE_WAKE: usize = 0;
+pub const PLACE_FORK: usize = 1;
+pub const PLACE_EXEC: usize = 2;
+
 /// Whole-run counters.
 #[derive(Clone, Debug, Default)]
 pub struct KernelStats {
@@ -72,6 +77,16 @@ pub struct KernelStats {
     pub ttwu_delayed_requeue: u64,
     /// ... of which on a busy CPU while another CPU of the LLC was idle (smp.md §3.5).
     pub ttwu_delayed_requeue_busy_while_idle: u64,
+    /// Placements of SCHED_IDLE tasks by `select_task_rq()`, per kind (wake-up, fork, exec:
+    /// [`PLACE_WAKE`], [`PLACE_FORK`], [`PLACE_EXEC`]), and how many of them chose a CPU that
+    /// was running only SCHED_IDLE tasks (`sched_idle_rq()`: stacked on busy SCHED_IDLE work
+    /// rather than given an idle CPU; seed 003). An exec that stays on its CPU is not a
+    /// placement here.
+    pub sched_idle_placed: [u64; 3],
+    pub sched_idle_stacked: [u64; 3],
+    /// Run-queue wait of the stacked placements: from the placement to the task's next switch
+    /// in (wherever it then runs).
+    pub sched_idle_stacked_wait_ns: u64,
     pub fair_ops: [u64; FairOp::COUNT],
     /// Tasks moved by the load balancer (periodic, newidle, nohz and active balance).
     pub lb_migrations: u64,

@@ -150,6 +150,20 @@ pub fn text(r: &RunResult) -> String {
         pct(r.ttwu_delayed_requeue),
         r.ttwu_delayed_requeue_busy_while_idle
     );
+    if r.sched_idle_placed.iter().sum::<u64>() > 0 {
+        let (p, k) = (&r.sched_idle_placed, &r.sched_idle_stacked);
+        let _ = writeln!(
+            s,
+            "  SCHED_IDLE placements (stacked on a SCHED_IDLE-only CPU): wake-ups {} ({}), forks {} ({}), execs {} ({}); run-queue wait of the stacked {:.3} ms",
+            p[0],
+            k[0],
+            p[1],
+            k[1],
+            p[2],
+            k[2],
+            r.sched_idle_stacked_wait_ns as f64 / 1e6
+        );
+    }
     let ops: Vec<String> = r.fair_ops.iter().map(|(n, v)| format!("{n} {v}")).collect();
     let _ = writeln!(s, "  fair: {}", ops.join(", "));
     s.push_str(&path_lines(r));
@@ -401,6 +415,15 @@ pub fn json(r: &RunResult) -> Value {
             "ttwu_remote": r.ttwu_remote,
             "ttwu_delayed_requeue": r.ttwu_delayed_requeue,
             "ttwu_delayed_requeue_busy_while_idle": r.ttwu_delayed_requeue_busy_while_idle,
+            "sched_idle_placements": {
+                "wakeups": r.sched_idle_placed[0],
+                "forks": r.sched_idle_placed[1],
+                "execs": r.sched_idle_placed[2],
+                "stacked_wakeups": r.sched_idle_stacked[0],
+                "stacked_forks": r.sched_idle_stacked[1],
+                "stacked_execs": r.sched_idle_stacked[2],
+                "stacked_wait_ns": r.sched_idle_stacked_wait_ns,
+            },
             "ipis": r.ipis,
             "ticks": r.ticks,
             "paths": paths_json(r),

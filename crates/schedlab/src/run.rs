@@ -225,6 +225,11 @@ pub struct RunResult {
     pub ttwu_remote: u64,
     pub ttwu_delayed_requeue: u64,
     pub ttwu_delayed_requeue_busy_while_idle: u64,
+    /// Placements of SCHED_IDLE tasks (wake-up, fork, exec) and those that stacked the task on
+    /// a CPU running only SCHED_IDLE tasks, with the run-queue wait the stacked ones had.
+    pub sched_idle_placed: [u64; 3],
+    pub sched_idle_stacked: [u64; 3],
+    pub sched_idle_stacked_wait_ns: u64,
     pub fair_ops: Vec<(String, u64)>,
     pub ipis: u64,
     /// Wake-ups of an idle CPU that needed no IPI (polling idle).
@@ -803,6 +808,9 @@ fn collect(
         ttwu_remote: k.stats.ttwu_remote,
         ttwu_delayed_requeue: k.stats.ttwu_delayed_requeue,
         ttwu_delayed_requeue_busy_while_idle: k.stats.ttwu_delayed_requeue_busy_while_idle,
+        sched_idle_placed: k.stats.sched_idle_placed,
+        sched_idle_stacked: k.stats.sched_idle_stacked,
+        sched_idle_stacked_wait_ns: k.stats.sched_idle_stacked_wait_ns,
         fair_ops: FairOp::ALL
             .iter()
             .map(|op| (op.name().to_string(), k.stats.fair_ops[*op as usize]))
