@@ -1748,6 +1748,27 @@ llc = [0, 1]
         }
     }
 
+    /// The SCHED_IDLE placement statistics on TV-04 (core.c select_task_rq() is the hook):
+    /// ≤ v7.0 places the SCHED_IDLE wakee on CPU1, which runs only the SCHED_IDLE hog I, so
+    /// the wake-up counts as placed and stacked; with fd54d81c2c0e it goes to the idle CPU2
+    /// (placed, not stacked); a SCHED_NORMAL wakee is not a SCHED_IDLE placement at all.
+    #[test]
+    fn tv04_sched_idle_placement_statistics() {
+        use crate::stats::PLACE_WAKE;
+        for (v, wakee, cpu, placed, stacked) in [
+            ("v7.0", Policy::Idle, 1, 1, 1),
+            ("v7.1", Policy::Idle, 2, 1, 0),
+            ("v7.0", Policy::Normal, 1, 0, 0),
+        ] {
+            let (mut k, p) = tv04(v, wakee);
+            let mut wf = WF_TTWU;
+            assert_eq!(k.select_task_rq(p, 1, &mut wf, 0, true), cpu, "{v}");
+            assert_eq!(k.stats.sched_idle_placed[PLACE_WAKE], placed, "{v}");
+            assert_eq!(k.stats.sched_idle_stacked[PLACE_WAKE], stacked, "{v}");
+            assert_eq!(k.tasks[p.index()].stacked_at.is_some(), stacked == 1, "{v}");
+        }
+    }
+
     // ---------------------------------------------------------------- TV-05
 
     /// PKG{0..3} over MC{0,1} and MC{2,3}.
