@@ -15,6 +15,7 @@ pub mod run;
 pub mod scenario;
 pub mod scenario_interbench;
 pub mod scenario_sweep;
+pub mod scenario_tables;
 pub mod stats;
 pub mod trace_file;
 

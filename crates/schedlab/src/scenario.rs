@@ -51,6 +51,9 @@ pub struct Scenario {
     /// The `[sweep]` table of a scenario of kind sweep.
     #[serde(default)]
     pub sweep: Option<crate::scenario_sweep::SweepSpec>,
+    /// The `[tables]` table of a scenario of kind tables (scenario_tables.rs).
+    #[serde(default)]
+    pub tables: Option<crate::scenario_tables::TablesSpec>,
     pub title: String,
     pub seed: String,
     pub platform: String,
@@ -241,6 +244,31 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
             check(r, "target.relative_to")?;
         }
     }
+    match (s.kind.as_deref(), &s.tables) {
+        (Some("tables"), Some(tb)) => {
+            if s.interbench.is_some() || s.sweep.is_some() {
+                return Err(ScenarioError::Input(format!(
+                    "{file}: kind = \"tables\" takes no [interbench] or [sweep] table"
+                )));
+            }
+            for k in tb.kernels(&s.baseline) {
+                check(k, "tables kernel")?;
+            }
+            tb.check(file).map_err(ScenarioError::Input)?;
+            return Ok(s);
+        }
+        (Some("tables"), None) => {
+            return Err(ScenarioError::Input(format!(
+                "{file}: kind = \"tables\" needs a [tables] table"
+            )))
+        }
+        (_, Some(_)) => {
+            return Err(ScenarioError::Input(format!(
+                "{file}: a [tables] table needs kind = \"tables\""
+            )))
+        }
+        (_, None) => {}
+    }
     match (s.kind.as_deref(), &s.sweep) {
         (Some("sweep"), Some(sw)) => {
             if s.interbench.is_some() {
@@ -287,7 +315,7 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
         }
         (Some(k), _) => {
             return Err(ScenarioError::Input(format!(
-                "{file}: kind = \"{k}\": unknown (known: interbench, sweep)"
+                "{file}: kind = \"{k}\": unknown (known: interbench, sweep, tables)"
             )))
         }
         (None, Some(_)) => {
@@ -989,6 +1017,20 @@ pub fn cli_reproduce_with(
                 docs.push(doc);
             } else {
                 writeln!(out, "{text}")
+                    .and_then(|_| out.flush())
+                    .map_err(ScenarioError::Output)?;
+            }
+            continue;
+        }
+        if let Some(tb) = &sc.tables {
+            let o = crate::scenario_tables::execute_scenario(sc, tb, runs, quick, progress, jobs)?;
+            if progress {
+                eprint!("{}: wall time per run\n{}", sc.name, o.timing_summary());
+            }
+            if as_json {
+                docs.push(o.json(&sc.name));
+            } else {
+                writeln!(out, "{}", o.render(&sc.name, &sc.title, &sc.seed))
                     .and_then(|_| out.flush())
                     .map_err(ScenarioError::Output)?;
             }
