@@ -7,5 +7,5 @@ mod model;
 mod options;
 pub mod output;
 
-pub use model::{workload, Costs, LlamaBatchedBench, NODES_PER_GRAPH, POLL_ITERS};
+pub use model::{workload, Costs, LlamaBatchedBench, NODES_PER_GRAPH, POLL_ITERS_PER_LEVEL};
 pub use options::{parse, Options, PROG};

@@ -18,8 +18,8 @@
 //!    the last and one after the loop: `K` barriers per graph. With `T = 1` the barrier
 //!    returns at once;
 //! 3. the main thread then does the serial `W_sample` (logits and batch handling) and the
-//!    next graph; the pool threads poll the generation word for `1024 × 128 × 50`
-//!    iterations of the CPU-relax instruction (`c_relax` each: `YIELD` on arm64, `PAUSE` on
+//!    next graph; the pool threads poll the generation word for `1024 × 128 × poll`
+//!    iterations (`--poll`, default 50) of the CPU-relax instruction (`c_relax` each: `YIELD` on arm64, `PAUSE` on
 //!    x86; `Op::SpinWhile` bounded by the product), then wait on the condition variable
 //!    (`FUTEX_WAIT` on the generation word). Threads beyond the graph's `T` do not poll and
 //!    go back to waiting when woken.
@@ -72,8 +72,9 @@ use std::rc::Rc;
 const PROG: &str = super::options::PROG;
 /// ggml graph nodes (and barriers) per graph: ≈ 32 layers × 25 (workloads.md §9.2).
 pub const NODES_PER_GRAPH: u32 = 800;
-/// Iterations of the work-polling loop: `1024 × 128 × poll`, poll level 50 (ggml default).
-pub const POLL_ITERS: u64 = 1024 * 128 * 50;
+/// Iterations of the work-polling loop per polling level: `1024 × 128 × poll` (ggml's
+/// default level is 50).
+pub const POLL_ITERS_PER_LEVEL: u64 = 1024 * 128;
 /// Tokens of the warm-up decode (batched-bench.cpp).
 pub const WARMUP_TOKENS: u32 = 16;
 /// The thread name (`comm`) the tool's threads carry, truncated to 15 characters.
@@ -145,9 +146,10 @@ impl Costs {
         per_thread / NODES_PER_GRAPH as u64 + barrier
     }
 
-    /// How long the polling loop spins (`POLL_ITERS × c_relax`), ns.
-    pub fn poll_ns(&self) -> u64 {
-        (POLL_ITERS * self.c_relax_ps).div_ceil(1000)
+    /// How long the polling loop spins at polling level `level`
+    /// (`1024 × 128 × level × c_relax`), ns.
+    pub fn poll_ns(&self, level: u32) -> u64 {
+        (POLL_ITERS_PER_LEVEL * level as u64 * self.c_relax_ps).div_ceil(1000)
     }
 }
 
@@ -577,7 +579,7 @@ impl Workload for LlamaBatchedBench {
             n_threads: t.max(tb),
             share: 0,
             stop: false,
-            poll_ns: costs.poll_ns(),
+            poll_ns: costs.poll_ns(self.opts.poll),
             rows,
             done_rows: 0,
             workers: Vec::new(),
@@ -704,7 +706,7 @@ mod tests {
             t_mem: 0,
             b_ps: 1_000_000,
             w_sample: 0,
-            c_relax_ps: 1_000_000_000 / POLL_ITERS,
+            c_relax_ps: 1_000_000_000 / (POLL_ITERS_PER_LEVEL * 50),
         }
     }
 
@@ -841,6 +843,7 @@ mod tests {
         // one thread: no barrier
         assert_eq!(c.node_share(1, 1), 1_264_000_000 / 800);
         // the poll: 6 553 600 iterations × 1 ns
-        assert_eq!(c.poll_ns(), 6_553_600);
+        assert_eq!(c.poll_ns(50), 6_553_600);
+        assert_eq!(c.poll_ns(0), 0);
     }
 }

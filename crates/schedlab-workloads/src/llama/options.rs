@@ -14,6 +14,7 @@
 //! | `-tb`, `--threads-batch N` | yes: threads of graphs of more than one token (default: `-t`) |
 //! | `-fa`, `--flash-attn on\|off\|auto` | printed only (default auto, shown as -1) |
 //! | `-ngl`, `--gpu-layers`, `--n-gpu-layers N` | printed only (no GPU in the model) |
+//! | `--poll N` | yes: the pool's polling level 0…100 (default 50): `1024 × 128 × N` CPU-relax iterations before a pool thread sleeps (whether the tool's pool uses it is **unverified**: a pool ggml creates itself takes the default) |
 //! | anything else | error naming the option |
 
 use crate::cmdline::{self, OptionError};
@@ -38,6 +39,8 @@ pub struct Options {
     /// `flash_attn` as printed: 1 on, 0 off, -1 auto.
     pub flash_attn: i32,
     pub n_gpu_layers: i32,
+    /// `--poll`: the polling level (0 = no polling).
+    pub poll: u32,
 }
 
 /// Most threads the tool takes (ggml's `GGML_MAX_N_THREADS`).
@@ -74,6 +77,7 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
         threads_batch: None,
         flash_attn: -1,
         n_gpu_layers: -1,
+        poll: 50,
     };
     let mut i = 0;
     while i < args.len() {
@@ -104,6 +108,7 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
                 | "-ngl"
                 | "--gpu-layers"
                 | "--n-gpu-layers"
+                | "--poll"
         );
         if !known {
             if opt.starts_with('-') {
@@ -143,6 +148,10 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             "-npp" => o.n_pp = list(opt, value)?,
             "-ntg" => o.n_tg = list(opt, value)?,
             "-npl" => o.n_pl = list(opt, value)?,
+            "--poll" => {
+                o.poll =
+                    cmdline::int_in(PROG, opt, value, 0, 100, "a polling level in 0..=100")? as u32
+            }
             "-t" | "--threads" => o.threads = Some(threads(value)?),
             "-tb" | "--threads-batch" => o.threads_batch = Some(threads(value)?),
             "-fa" | "--flash-attn" => {
@@ -222,8 +231,8 @@ mod tests {
         );
         assert!(o.is_pp_shared);
         assert_eq!(o.thread_counts(80), (51, 51));
-        let o = p("--threads 8 -tb 16 --ctx-size 512").unwrap();
-        assert_eq!(o.thread_counts(80), (8, 16));
+        let o = p("--threads 8 -tb 16 --ctx-size 512 --poll 0").unwrap();
+        assert_eq!((o.thread_counts(80), o.poll), ((8, 16), 0));
         // defaults: 4096 cells, the CPU count
         let o = p("").unwrap();
         assert_eq!((o.n_ctx, o.thread_counts(80)), (4096, (80, 80)));
@@ -252,6 +261,8 @@ mod tests {
             e.contains("-ub") && e.contains("requires an argument"),
             "{e}"
         );
+        let e = p("--poll 101").unwrap_err().to_string();
+        assert!(e.contains("--poll") && e.contains("'101'"), "{e}");
         let e = p("-fa maybe").unwrap_err().to_string();
         assert!(e.contains("-fa") && e.contains("'maybe'"), "{e}");
         let e = p("stray").unwrap_err().to_string();
