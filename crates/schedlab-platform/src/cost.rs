@@ -353,6 +353,36 @@ pub const PROGRAM_COST_FIELDS: &[ProgramCostField] = &[
         name: "flush",
         meaning: "dbench loadfile line Flush (fsync; IO wait excluded): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
     },
+    ProgramCostField {
+        program: "llama-batched-bench",
+        name: "w_step",
+        meaning: "single-thread CPU work of a one-token ggml graph (a decode step), workloads.md §9.2",
+    },
+    ProgramCostField {
+        program: "llama-batched-bench",
+        name: "w_token",
+        meaning: "extra CPU work per further token of a graph (prompt processing), workloads.md §9.2",
+    },
+    ProgramCostField {
+        program: "llama-batched-bench",
+        name: "t_mem",
+        meaning: "memory floor of a graph: the weights streamed once (bytes per step / bandwidth), workloads.md §9.2",
+    },
+    ProgramCostField {
+        program: "llama-batched-bench",
+        name: "c_barrier",
+        meaning: "ggml_barrier cost per thread per node (b; a node's barrier costs b × threads), workloads.md §9.2",
+    },
+    ProgramCostField {
+        program: "llama-batched-bench",
+        name: "w_sample",
+        meaning: "serial work of the main thread after each graph, workloads.md §9.2",
+    },
+    ProgramCostField {
+        program: "llama-batched-bench",
+        name: "c_relax",
+        meaning: "one CPU-relax iteration of ggml's work polling (YIELD / PAUSE), workloads.md §9.2",
+    },
 ];
 
 /// The `[programs.*]` values a platform gives, in [`PROGRAM_COST_FIELDS`] order.

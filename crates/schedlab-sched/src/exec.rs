@@ -27,7 +27,10 @@ enum Outcome {
 const MAX_ZERO_TIME_OPS: u32 = 100_000;
 
 /// Length of a spin segment: open-ended (about 73 years); a spin ends only by notification.
-const SPIN_FOREVER: u64 = u64::MAX / 8;
+pub(crate) const SPIN_FOREVER: u64 = u64::MAX / 8;
+
+/// A user spin (`SegKind::UserSpin`) with more left than this is open-ended: no end event.
+pub(crate) const USER_SPIN_OPEN: u64 = SPIN_FOREVER / 2;
 
 /// Thread exit costs `c_exit / THREAD_EXIT_DIVISOR`: the spec gives `c_thread_exit` ≈ 10 µs
 /// (workloads.md §3.2) without a cost-table row; 10/70 is its ratio to the A76 `c_exit`.
@@ -54,6 +57,10 @@ pub(crate) enum SegKind {
     /// Optimistic spinning on a kernel mutex (`mutex_optimistic_spin`, preemption disabled):
     /// open-ended, ended by the unlock, by the owner leaving its CPU, or by `need_resched()`.
     Spin,
+    /// A user-space busy-wait on a futex word (`Op::SpinWhile`, user mode, preemptible):
+    /// `rem` is the spin budget in wall ns on a CPU (open-ended above `USER_SPIN_OPEN`: no
+    /// end event); ended early by `futex_word_changed`.
+    UserSpin,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -125,6 +132,17 @@ pub(crate) enum Effect {
     FutexWake {
         futex: FutexId,
         nr: u32,
+    },
+    /// `Op::SpinWhile`: start spinning unless the word already differs.
+    UserSpin {
+        futex: FutexId,
+        val: u32,
+        max_ns: u64,
+    },
+    /// The end of a user spin (word changed or budget used): its result.
+    UserSpinEnd {
+        futex: FutexId,
+        val: u32,
     },
     FutexLockPi {
         futex: FutexId,
@@ -304,7 +322,7 @@ impl Kernel {
                     // user space (after an interrupt or a switch in user mode, or before
                     // user work starts)
                     if seg.mode == Mode::User
-                        && seg.kind == SegKind::Work
+                        && matches!(seg.kind, SegKind::Work | SegKind::UserSpin)
                         && self.tasks[t.index()].throttle_work
                         && self.throttle_cfs_rq_work(cpu, t)
                     {
@@ -349,7 +367,7 @@ impl Kernel {
                             self.__schedule(cpu, true);
                         }
                     }
-                    SegKind::Work | SegKind::Spin => {}
+                    SegKind::Work | SegKind::Spin | SegKind::UserSpin => {}
                 }
                 continue;
             }
@@ -540,6 +558,9 @@ impl Kernel {
             Op::FutexWake { futex, nr } => {
                 plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wake.0), Mode::Kernel));
                 plan.push(Do(Effect::FutexWake { futex, nr }));
+            }
+            Op::SpinWhile { futex, val, max_ns } => {
+                plan.push(Do(Effect::UserSpin { futex, val, max_ns }));
             }
             Op::FutexLockPi { futex } => {
                 plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wait.0), Mode::Kernel));
@@ -848,6 +869,20 @@ impl Kernel {
                 exit,
             } => self.do_pipe_read(cpu, t, pipe, bytes, blocked, exit),
             Effect::FutexWait { futex, val } => self.do_futex_wait(t, futex, val),
+            Effect::UserSpin { futex, val, max_ns } => self.user_spin(t, futex, val, max_ns),
+            Effect::UserSpinEnd { futex, val } => {
+                let fx = &mut self.ipc.futexes[futex.index()];
+                if let Some(i) = fx.spinners.iter().position(|&(s, _)| s == t) {
+                    fx.spinners.remove(i);
+                }
+                let res = if fx.val != val {
+                    SysResult::Changed
+                } else {
+                    SysResult::SpinTimeout
+                };
+                self.tasks[t.index()].exec.last = Some(res);
+                Outcome::Continue
+            }
             Effect::FutexLockPi { futex } => self.futex_lock_pi(t, futex),
             Effect::FutexUnlockPi { futex } => {
                 self.futex_unlock_pi(cpu, t, futex);
@@ -2084,6 +2119,87 @@ impl Kernel {
         f.waiters.push_back(t);
         self.push_front(t, &[Step::Do(Effect::Resumed)]);
         self.block_current(t)
+    }
+
+    /// `Op::SpinWhile` (workloads.md §1.10): a user-mode spin segment watching the word, or
+    /// `Changed` at once if it already differs. The result is handed to the program as that
+    /// of user work (no return from a system call: no preemption point of its own).
+    fn user_spin(&mut self, t: TaskId, futex: FutexId, val: u32, max_ns: u64) -> Outcome {
+        let fx = &mut self.ipc.futexes[futex.index()];
+        if fx.val != val || max_ns == 0 {
+            let res = if fx.val != val {
+                SysResult::Changed
+            } else {
+                SysResult::SpinTimeout
+            };
+            self.tasks[t.index()].exec.last = Some(res);
+            return Outcome::Continue;
+        }
+        fx.spinners.push((t, val));
+        self.push_front(t, &[Step::Do(Effect::UserSpinEnd { futex, val })]);
+        self.tasks[t.index()].exec.segs.push(Seg {
+            rem: if max_ns > USER_SPIN_OPEN {
+                SPIN_FOREVER
+            } else {
+                max_ns
+            },
+            mode: Mode::User,
+            kind: SegKind::UserSpin,
+            until: None,
+        });
+        Outcome::Continue
+    }
+
+    /// A store to a futex word: every user spinner that was waiting for it to differ from
+    /// its value stops, in the order the spins started (a running spinner at this instant,
+    /// one off its CPU when it next runs).
+    pub(crate) fn futex_word_changed(&mut self, f: FutexId) {
+        let fx = &mut self.ipc.futexes[f.index()];
+        if fx.spinners.is_empty() {
+            return;
+        }
+        let now_val = fx.val;
+        if fx.spinners.iter().all(|&(_, v)| v == now_val) {
+            return;
+        }
+        let mut ended = std::mem::take(&mut self.spin_scratch);
+        fx.spinners.retain(|&(s, v)| {
+            if v != now_val {
+                ended.push(s);
+                false
+            } else {
+                true
+            }
+        });
+        for &s in &ended {
+            self.end_user_spin(s);
+        }
+        ended.clear();
+        self.spin_scratch = ended;
+    }
+
+    /// Ends the user spin of task `s` (see `end_spin` for kernel mutex spins): if it runs,
+    /// its time so far is accounted and its top segment re-armed, so the spin completes now;
+    /// if not, the spin is marked done and completes when the task next runs.
+    fn end_user_spin(&mut self, s: TaskId) {
+        let cpu = self.tasks[s.index()].cpu;
+        let running = self.rqs[cpu].curr == s;
+        if running {
+            self.progress_segment(cpu);
+        }
+        let Some(seg) = self.tasks[s.index()]
+            .exec
+            .segs
+            .iter_mut()
+            .rev()
+            .find(|x| x.kind == SegKind::UserSpin)
+        else {
+            return;
+        };
+        seg.rem = 0;
+        if running {
+            self.arm_segment(cpu);
+        }
     }
 
     // ===================================================================== PI futexes
@@ -3800,5 +3916,176 @@ pub(crate) mod tests {
             assert_eq!(segment.2, one_by_one.2, "{preempt}: events");
             assert!(segment.0 == one_by_one.0, "{preempt}: the traces differ");
         }
+    }
+
+    // ------------------------------------------------------------- user spins (SpinWhile)
+
+    /// A spinner on word `f` (value 0, bound `max_ns`) pinned to `cpu`: logs "spun" with the
+    /// time its spin returned and "changed"/"timeout" for the result.
+    fn spinner(k: &mut Kernel, l: &Log, f: FutexId, cpu: usize, max_ns: u64) -> TaskId {
+        let l = l.clone();
+        start(
+            k,
+            "spinner",
+            cpu,
+            script(move |i, cx, last| match i {
+                0 => Some(Op::SpinWhile {
+                    futex: f,
+                    val: 0,
+                    max_ns,
+                }),
+                1 => {
+                    log(&l, "spun", cx.now());
+                    let what = match last {
+                        SysResult::Changed => "changed",
+                        SysResult::SpinTimeout => "timeout",
+                        _ => "other",
+                    };
+                    log(&l, what, cx.now());
+                    None
+                }
+                _ => None,
+            }),
+        )
+    }
+
+    /// A task on `cpu` that runs `at` ns, then stores 1 in `f` and exits.
+    fn storer(k: &mut Kernel, f: FutexId, cpu: usize, at: u64) -> TaskId {
+        start(
+            k,
+            "storer",
+            cpu,
+            script(move |i, cx, _| match i {
+                0 => Some(Op::Run(at)),
+                1 => {
+                    cx.futex_store(f, 1);
+                    None
+                }
+                _ => None,
+            }),
+        )
+    }
+
+    /// A SCHED_FIFO task pinned to `cpu` that sleeps `from` ns, then runs `len` ns.
+    fn rt_burst(k: &mut Kernel, cpu: usize, from: u64, len: u64) -> TaskId {
+        let attrs = TaskAttrs {
+            comm: Some("rt".into()),
+            policy: Some(Policy::Fifo),
+            rt_priority: Some(50),
+            cpus: Some(CpuMask::single(cpu)),
+            ..Default::default()
+        };
+        let t = k.create_task(
+            script(move |i, _, _| match i {
+                0 => Some(Op::Sleep(from)),
+                1 => Some(Op::Run(len)),
+                _ => None,
+            }),
+            &attrs,
+            None,
+            false,
+        );
+        k.start_task(t);
+        t
+    }
+
+    #[test]
+    fn a_running_spinner_sees_a_store_from_another_cpu_at_once() {
+        // every cost zero: the spinner on CPU 1 spins from 0; the storer on CPU 0 stores at
+        // 100 µs; the spinner returns at 100 µs with Changed, having used 100 µs of user time
+        let mut k = kernel(2, |_| {});
+        let l: Log = Rc::default();
+        let f = k.ipc.new_futex(0);
+        let s = spinner(&mut k, &l, f, 1, u64::MAX);
+        storer(&mut k, f, 0, 100_000);
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "spun"), 100_000);
+        assert_eq!(at(&l, "changed"), 100_000);
+        let st = &k.tasks[s.index()].stats;
+        assert_eq!((st.user_ns, st.sys_ns), (100_000, 0));
+        assert!(k.ipc.futexes[f.index()].spinners.is_empty());
+    }
+
+    #[test]
+    fn a_preempted_spinner_sees_the_store_when_it_runs_again() {
+        // CPU 1: the spinner spins 0–50 µs; an RT task wakes at 50 µs and runs 200 µs (to
+        // 250 µs); the store at 100 µs finds the spinner off its CPU: it returns Changed when
+        // it runs again, at 250 µs, with 50 µs of user time (the spin before the preemption)
+        let mut k = kernel(2, |_| {});
+        let l: Log = Rc::default();
+        let f = k.ipc.new_futex(0);
+        let s = spinner(&mut k, &l, f, 1, u64::MAX);
+        rt_burst(&mut k, 1, 50_000, 200_000);
+        storer(&mut k, f, 0, 100_000);
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "changed"), 250_000);
+        assert_eq!(k.tasks[s.index()].stats.user_ns, 50_000);
+    }
+
+    #[test]
+    fn a_bounded_spin_times_out_after_its_time_on_a_cpu() {
+        // alone: a 30 µs bound ends at 30 µs with SpinTimeout
+        let mut k = kernel(2, |_| {});
+        let l: Log = Rc::default();
+        let f = k.ipc.new_futex(0);
+        let s = spinner(&mut k, &l, f, 1, 30_000);
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "timeout"), 30_000);
+        assert_eq!(k.tasks[s.index()].stats.user_ns, 30_000);
+        assert!(k.ipc.futexes[f.index()].spinners.is_empty());
+        // preempted 50–250 µs by an RT task: 100 µs of spinning on the CPU end at
+        // 50 + 200 + 50 = 300 µs (time off the CPU does not count)
+        let mut k = kernel(2, |_| {});
+        let l: Log = Rc::default();
+        let f = k.ipc.new_futex(0);
+        let s = spinner(&mut k, &l, f, 1, 100_000);
+        rt_burst(&mut k, 1, 50_000, 200_000);
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "timeout"), 300_000);
+        assert_eq!(k.tasks[s.index()].stats.user_ns, 100_000);
+    }
+
+    #[test]
+    fn a_spin_on_a_word_that_already_differs_returns_at_once() {
+        let mut k = kernel(2, |_| {});
+        let l: Log = Rc::default();
+        let f = k.ipc.new_futex(7);
+        let s = spinner(&mut k, &l, f, 1, u64::MAX);
+        k.run_until(1_000_000);
+        assert_eq!(at(&l, "changed"), 0);
+        assert_eq!(k.tasks[s.index()].stats.user_ns, 0);
+    }
+
+    #[test]
+    fn fetch_add_ends_spins_and_a_store_of_the_same_value_does_not() {
+        // two spinners on CPUs 1 and 2; the task on CPU 0 stores 0 (unchanged) at 10 µs,
+        // then fetch_add(1) at 40 µs: both return Changed at 40 µs
+        let mut k = kernel(3, |_| {});
+        let l1: Log = Rc::default();
+        let l2: Log = Rc::default();
+        let f = k.ipc.new_futex(0);
+        spinner(&mut k, &l1, f, 1, u64::MAX);
+        spinner(&mut k, &l2, f, 2, u64::MAX);
+        start(
+            &mut k,
+            "adder",
+            0,
+            script(move |i, cx, _| match i {
+                0 => Some(Op::Run(10_000)),
+                1 => {
+                    cx.futex_store(f, 0);
+                    Some(Op::Run(30_000))
+                }
+                2 => {
+                    assert_eq!(cx.futex_fetch_add(f, 1), 0);
+                    None
+                }
+                _ => None,
+            }),
+        );
+        k.run_until(1_000_000);
+        assert_eq!(at(&l1, "changed"), 40_000);
+        assert_eq!(at(&l2, "changed"), 40_000);
+        assert_eq!(k.ipc.futexes[f.index()].val, 1);
     }
 }

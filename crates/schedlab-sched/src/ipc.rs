@@ -276,6 +276,9 @@ pub struct Futex {
     pub waiters: VecDeque<TaskId>,
     /// PI futex (FUTEX_LOCK_PI): the owner of its rt_mutex.
     pub pi_owner: Option<TaskId>,
+    /// User-space spinners (`Op::SpinWhile`) watching the word, with the value they spin
+    /// on, in the order they started: a store that makes the word differ ends their spins.
+    pub spinners: Vec<(TaskId, u32)>,
 }
 
 /// Cache lines a pipe read or write of one small message touches that the previous owner of
@@ -330,6 +333,7 @@ impl Ipc {
             val,
             waiters: VecDeque::new(),
             pi_owner: None,
+            spinners: Vec::new(),
         });
         FutexId::new(self.futexes.len() - 1)
     }

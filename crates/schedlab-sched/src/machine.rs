@@ -277,7 +277,9 @@ impl Kernel {
     pub(crate) fn arm_segment_wall(&mut self, cpu: usize, seg: &Seg, wall: u64) {
         self.rqs[cpu].gen += 1;
         self.rqs[cpu].seg_start = self.now;
-        if seg.kind == SegKind::Spin && seg.rem > 0 {
+        if (seg.kind == SegKind::Spin && seg.rem > 0)
+            || (seg.kind == SegKind::UserSpin && seg.rem > crate::exec::USER_SPIN_OPEN)
+        {
             // an open-ended spin has no end event: `end_spin` re-arms it, so no far-future
             // events pile up in the queue
             return;

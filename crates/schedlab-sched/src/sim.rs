@@ -257,6 +257,8 @@ pub struct Kernel {
     pub(crate) cont_depth: u32,
     /// Scratch buffer for planning one operation (see `plan_op`).
     pub(crate) plan_scratch: Vec<Step>,
+    /// Reused buffer of the user spinners a futex store ends (`futex_word_changed`).
+    pub(crate) spin_scratch: Vec<TaskId>,
     /// Scratch buffer for the tasks one system call wakes (pipe and socket wake lists).
     pub(crate) wake_scratch: Vec<TaskId>,
     /// Jitter tables by σ (platforms use one or two shapes).
@@ -373,6 +375,7 @@ impl Kernel {
                 .collect(),
             jitter_tables: Vec::new(),
             plan_scratch: Vec::with_capacity(8),
+            spin_scratch: Vec::new(),
             wake_scratch: Vec::with_capacity(8),
             run_ahead: false,
             sim_run_ahead,

@@ -85,6 +85,25 @@ pub enum Op {
     Poll { fd: PollFd },
     /// `FUTEX_WAIT`: block while the futex word equals `val`.
     FutexWait { futex: FutexId, val: u32 },
+    /// A user-space busy-wait on a word (workloads.md §1.10): `while (*futex == val)
+    /// cpu_relax();`, bounded by `max_ns`. No system call: the task consumes CPU as `Op::Run`
+    /// does (user time, preemptible at every interrupt exit) until one of
+    /// * the word differs from `val` — seen at the instant a store changes it
+    ///   ([`Ctx::futex_store`], [`Ctx::futex_cas`], [`Ctx::futex_fetch_add`]) if the spinner
+    ///   is on a CPU then, else as soon as it runs again: returns `SysResult::Changed`;
+    /// * it has spun `max_ns` ns on a CPU (time preempted does not count; wall ns, not scaled
+    ///   by the CPU's speed, as a loop of a fixed number of `PAUSE`/`YIELD` iterations is
+    ///   approximately): returns `SysResult::SpinTimeout`. `u64::MAX` = no bound.
+    ///
+    /// A word that already differs returns `Changed` at once, without using time.
+    /// Deviation: a change seen while the spinner was off its CPU ends the spin even if the
+    /// word is changed back before it runs again (`Changed` is then returned with the word
+    /// equal to `val`); monotonic counters (barriers, generation numbers) never do that.
+    SpinWhile {
+        futex: FutexId,
+        val: u32,
+        max_ns: u64,
+    },
     /// `FUTEX_LOCK_PI`: take the futex's rt_mutex, or sleep on it by priority, boosting its
     /// owner (and the owners along the chain) to the best waiter's priority.
     FutexLockPi { futex: FutexId },
@@ -216,6 +235,10 @@ pub enum SysResult {
     NoChild,
     /// Number of ready files returned by `poll()`.
     Ready(u32),
+    /// `Op::SpinWhile`: the word changed.
+    Changed,
+    /// `Op::SpinWhile`: the spin reached its `max_ns` bound with the word unchanged.
+    SpinTimeout,
 }
 
 /// A task's behaviour.
@@ -258,19 +281,31 @@ impl<'a> Ctx<'a> {
     pub fn futex_load(&self, f: FutexId) -> u32 {
         self.k.ipc.futexes[f.index()].val
     }
-    /// Stores a futex word.
+    /// Stores a futex word (ends the spins of `Op::SpinWhile` spinners it makes differ).
     pub fn futex_store(&mut self, f: FutexId, v: u32) {
         self.k.ipc.futexes[f.index()].val = v;
+        self.k.futex_word_changed(f);
     }
     /// Atomic compare-and-swap on a futex word; true if it matched and was replaced.
     pub fn futex_cas(&mut self, f: FutexId, old: u32, new: u32) -> bool {
         let w = &mut self.k.ipc.futexes[f.index()].val;
         if *w == old {
             *w = new;
+            self.k.futex_word_changed(f);
             true
         } else {
             false
         }
+    }
+    /// Atomic fetch-and-add (wrapping) on a futex word; returns the old value.
+    pub fn futex_fetch_add(&mut self, f: FutexId, delta: u32) -> u32 {
+        let w = &mut self.k.ipc.futexes[f.index()].val;
+        let old = *w;
+        *w = old.wrapping_add(delta);
+        if delta != 0 {
+            self.k.futex_word_changed(f);
+        }
+        old
     }
     /// The user-space fast path of a priority-inheritance mutex (glibc `pthread_mutex_lock`
     /// with PTHREAD_PRIO_INHERIT): compare-and-swap the caller's TID into a free futex word.

@@ -236,6 +236,10 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
     ("cyclictest ...", "rt-tests cyclictest (workloads.md §5)"),
     ("interbench ...", "interbench 0.31 (workloads.md §6)"),
     ("dbench ... N", "dbench 4, fileio on XFS (workloads.md §7)"),
+    (
+        "llama-batched-bench ...",
+        "llama.cpp batched-bench on the ggml CPU thread pool (workloads.md §9)",
+    ),
 ];
 
 /// Splits a workload line into its leading placement tokens and the command words.
@@ -425,6 +429,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "perf" => crate::hackbench::workload_perf(line, args)?,
         "schbench" => crate::schbench::workload(line, args)?,
         "dbench" => crate::dbench::workload(line, args)?,
+        "llama-batched-bench" => crate::llama::workload(line, args)?,
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         "interbench" => crate::interbench::workload(line, args)?,
         _ => {

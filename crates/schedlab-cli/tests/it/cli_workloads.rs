@@ -57,6 +57,11 @@ fn bad_workload_lines_exit_2_with_one_line_and_no_trace() {
         ),
         ("schbench -x 3", &["schbench", "unknown option '-x'"]),
         (
+            "chrt --idle 0 llama-batched-bench -t 80 -ubatch 512",
+            &["llama-batched-bench", "unknown option '-ubatch'"],
+        ),
+        ("llama-batched-bench -npl 1,0", &["-npl", "'1,0'"]),
+        (
             "cyclictest -D 1 --frobnicate",
             &["cyclictest", "unknown option '--frobnicate'"],
         ),
