@@ -38,6 +38,8 @@ pub struct Placement {
     /// Things about the placement worth telling the user (a `cgexec -g` without the cpu
     /// controller), one line each; the run prints them as warnings.
     pub notes: Vec<String>,
+    /// The line starts with bash's `time` keyword (`time chrt --idle 0 make -j80`).
+    pub time: bool,
 }
 
 impl Placement {
@@ -236,6 +238,10 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
     ("cyclictest ...", "rt-tests cyclictest (workloads.md §5)"),
     ("interbench ...", "interbench 0.31 (workloads.md §6)"),
     ("dbench ... N", "dbench 4, fileio on XFS (workloads.md §7)"),
+    (
+        "make -jN",
+        "kernel build under the GNU make jobserver (workloads.md §8)",
+    ),
 ];
 
 /// Splits a workload line into its leading placement tokens and the command words.
@@ -356,6 +362,12 @@ pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadE
                 i = crate::prefix::cgexec(line, &words, i, &mut p)?;
                 continue;
             }
+            // bash's `time` keyword (not /usr/bin/time): make's report is in its format
+            "time" => {
+                p.time = true;
+                i += 1;
+                continue;
+            }
             _ => {}
         }
         let Some((k, v)) = words[i].split_once('=') else {
@@ -418,6 +430,12 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         });
     };
     let args = &words[1..];
+    let mut placement = placement;
+    if placement.time && prog != "make" {
+        placement.notes.push(format!(
+            "time: bash's time report is printed for make only; {prog} prints its own output"
+        ));
+    }
     let w: Box<dyn Workload> = match prog.as_str() {
         "rt-app" => crate::rtapp::workload(line, args)?,
         "stress-ng" => crate::stress_ng::workload(line, args)?,
@@ -427,6 +445,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "dbench" => crate::dbench::workload(line, args)?,
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         "interbench" => crate::interbench::workload(line, args)?,
+        "make" => crate::kbuild::workload(line, args)?,
         _ => {
             return Err(WorkloadError::UnknownProgram {
                 line: line.to_string(),
@@ -538,6 +557,19 @@ mod tests {
                 assert_eq!(k.task_cgroup_path(t), want, "{line}: {comm}");
             }
         }
+    }
+
+    #[test]
+    fn time_keyword_and_the_prefixes_of_a_kernel_build() {
+        let (p, w) = parse_workload("time chrt --idle 0 make -j80").unwrap();
+        assert!(p.time && p.notes.is_empty());
+        assert_eq!(p.policy, Some(Policy::Idle));
+        assert_eq!(w.program(), "make");
+        let (p, _) = parse_workload("nice -n 19 make -j80").unwrap();
+        assert_eq!((p.nice, p.policy, p.time), (Some(19), None, false));
+        // anything else still runs, with a note that it prints its own output
+        let (p, _) = parse_workload("time hackbench -g 1 -l 10").unwrap();
+        assert!(p.notes[0].contains("hackbench"), "{:?}", p.notes);
     }
 
     #[test]
