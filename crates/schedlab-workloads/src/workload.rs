@@ -530,6 +530,7 @@ mod tests {
             "cgroup=/g schbench -m 1 -t 2 -r 1",
             "cgroup=/g cyclictest -t 2 -i 1000 -D 1",
             "cgexec -g cpu:/g interbench -t 10 -x Write -W Audio",
+            "cgroup=/g make -j2 --units 2",
         ] {
             let cfg = KernelConfig::parse("v6.18").unwrap();
             let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);

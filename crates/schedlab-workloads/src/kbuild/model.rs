@@ -952,4 +952,94 @@ mod tests {
             assert_eq!(kb.conf().unwrap().gcc_pipe, pipe);
         }
     }
+
+    #[test]
+    fn never_more_than_n_jobs_and_every_token_goes_back() {
+        // -j3 on 4 CPUs, 40 units: make starts a job on its implicit slot and two on tokens
+        // at once; at no time are more than 3 jobs (or 3 cc1) alive; every token read is
+        // written back, so the jobserver pipe (the first pipe of the run) received the 2
+        // initial tokens plus one byte per token returned.
+        let mut k = machine(4, true, (60, 300, 50));
+        let kb = build(&mut k, "make -j3 --units 40");
+        let r = kb.report(&k);
+        assert!(r.finished);
+        assert_eq!(r.max_jobs_alive, 3);
+        assert!((1..=3).contains(&r.max_cc1_alive), "{}", r.max_cc1_alive);
+        assert_eq!(r.jobs_done, 40);
+        assert!(r.token_reads >= 2);
+        assert_eq!(r.token_reads, r.token_writes);
+        assert_eq!(k.ipc.pipes[0].bytes_written, 2 + r.token_writes);
+        // per unit one pipe between cc1 and as (-pipe), after the jobserver's
+        assert_eq!(k.ipc.pipes.len(), 1 + 40);
+        // -j1: no jobserver; -j40 on 4 CPUs: all 40 jobs at once
+        let mut k = machine(4, false, (60, 300, 50));
+        let kb = build(&mut k, "make -j40 --units 40");
+        let r = kb.report(&k);
+        assert_eq!((r.max_jobs_alive, r.jobs_done), (40, 40));
+        assert_eq!(r.token_reads, 39);
+        assert!(k.ipc.pipes.len() == 1, "no -pipe: only the jobserver");
+    }
+
+    #[test]
+    fn every_process_inherits_sched_idle_or_nice_19() {
+        // chrt --idle 0 / nice -n 19 apply to make; every process of the build is forked from
+        // it (or from its descendants) and keeps the policy and nice value
+        for (line, policy, nice) in [
+            ("chrt --idle 0 make -j2 --units 4", Policy::Idle, 0),
+            ("nice -n 19 make -j2 --units 4", Policy::Normal, 19),
+            ("time chrt --idle 0 make -j4 --units 4", Policy::Idle, 0),
+        ] {
+            let mut k = machine(2, true, (60, 300, 50));
+            let kb = build(&mut k, line);
+            let ts = kb.tasks();
+            // make, 5 prepare steps, 6 processes per unit, 3 ld and modpost
+            assert_eq!(ts.len(), 1 + 5 + 6 * 4 + 4, "{line}");
+            for t in ts {
+                let task = &k.tasks[t.index()];
+                assert_eq!(
+                    (task.policy, task.nice),
+                    (policy, nice),
+                    "{line}: {}",
+                    task.comm
+                );
+            }
+            assert_eq!(k.tasks[kb.tasks()[0].index()].comm, "make");
+        }
+    }
+
+    #[test]
+    fn same_seed_same_bytes() {
+        let run = |seed: u64| {
+            let mut m = MachineDesc::ideal(4, 250, PreemptModel::Voluntary);
+            m.costs = vec![schedlab_platform::CostModel::zero(); 4];
+            let cfg = KernelConfig::parse("v6.19").unwrap();
+            let mut k = Kernel::new(cfg, m, seed).unwrap();
+            let kb = build(&mut k, "chrt --idle 0 make -j3 --units 30");
+            (kb.output(&k), format!("{:?}", kb.metrics(&k)))
+        };
+        assert_eq!(run(5), run(5));
+        assert_ne!(run(5), run(6));
+    }
+
+    #[test]
+    fn a_build_cut_short_says_so() {
+        let mut k = machine(1, true, (60, 300, 50));
+        let (placement, words) = parse_placement("make -j1 --units 10").unwrap();
+        let mut w = Kbuild::new(parse(&words[1..]).unwrap());
+        let env = Env {
+            placement,
+            tg: None,
+            index: 0,
+            duration_ns: None,
+        };
+        w.setup(&mut k, &env).unwrap();
+        // the 10-unit build takes ≈ 3.2 s; stop it after 1 s
+        k.run_until(1_000_000_000);
+        let out = w.output(&k);
+        assert!(
+            out.contains("did not finish") && !out.contains("real"),
+            "{out}"
+        );
+        assert_eq!(metric(&w, &k, "finished"), 0.0);
+    }
 }
