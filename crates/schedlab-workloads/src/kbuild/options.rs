@@ -102,11 +102,12 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
         }
     }
     if let Some(extra) = sc.positionals().first() {
-        return Err(OptionError::NotModelled {
+        return Err(OptionError::Invalid {
             program: PROG,
-            option: extra.clone(),
-            detail: "targets and variable assignments (the model builds the default target)"
-                .to_string(),
+            message: format!(
+                "'{extra}': targets and variable assignments are not modelled (the model \
+                 builds the default target)"
+            ),
         });
     }
     Ok(o)
@@ -145,8 +146,8 @@ mod tests {
             ("--jobs=-3", &["--jobs", "'-3'"]),
             ("-j4 --units=0", &["--units", "'0'"]),
             ("-j4 --units=many", &["--units", "'many'"]),
-            ("-j4 vmlinux", &["vmlinux"]),
-            ("-j4 V=1", &["V=1"]),
+            ("-j4 vmlinux", &["'vmlinux'"]),
+            ("-j4 V=1", &["'V=1'"]),
             ("-j4 -C /src", &["-C"]),
         ] {
             let e = p(line).unwrap_err().to_string();
