@@ -3,7 +3,8 @@
 //! A workload line is what a user types on hardware, optionally preceded by the placement the
 //! shell would have given it: `nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8`
 //! (DESIGN.md §1), and by the prefixes users type, `chrt`, `taskset`, `nice` and `cgexec`
-//! (`src/prefix.rs`), in any order: `taskset -c 0 chrt -f 80 cyclictest ...`.
+//! (`src/prefix.rs`), in any order: `taskset -c 0 chrt -f 80 cyclictest ...`; bash's `time`
+//! keyword may lead (`time chrt --idle 0 make -j80`: make's report is in its format).
 //! [`parse_workload`] turns it into a [`Workload`], which creates its tasks
 //! through the kernel's set-up handle [`Sys`] (fork with attributes, `wake_up_new_task`, pipes,
 //! sockets, futex words, the clock, the CPU count, the platform's `[programs.NAME]` costs) and
