@@ -1042,4 +1042,69 @@ mod tests {
         );
         assert_eq!(metric(&w, &k, "finished"), 0.0);
     }
+
+    fn xeon(kernel: &str) -> Kernel {
+        let p = schedlab_platform::Platform::builtin("xeon-2s-64").unwrap();
+        let cfg = KernelConfig::parse(kernel).unwrap();
+        Kernel::new(cfg, MachineDesc::from_platform(&p), 1).unwrap()
+    }
+
+    #[test]
+    fn the_platform_gives_pipe_and_objtool() {
+        // xeon-2s-64: [programs.make] gcc_pipe = true, objtool = true; altra-80: both false
+        let mut k = xeon("v6.19");
+        let kb = build(&mut k, "make -j1 --units 1");
+        let c = kb.conf().unwrap();
+        assert!(c.gcc_pipe && c.objtool);
+        let p = schedlab_platform::Platform::builtin("altra-80").unwrap();
+        let cfg = KernelConfig::parse("v6.19").unwrap();
+        let mut k = Kernel::new(cfg, MachineDesc::from_platform(&p), 1).unwrap();
+        let kb = build(&mut k, "make -j1 --units 1");
+        let c = kb.conf().unwrap();
+        assert!(!c.gcc_pipe && !c.objtool);
+        // no objtool: 5 processes per unit
+        assert_eq!(kb.report(&k).forks, 5 + 5 + 4);
+    }
+
+    #[test]
+    fn nice_19_builds_are_the_same_on_both_kernels() {
+        // fd54d81c2c0e changes placement only for a SCHED_IDLE task being placed: a nice-19
+        // SCHED_OTHER build takes exactly the same course on both kernels (workloads.md §12.4)
+        let run = |kernel: &str| {
+            let mut k = xeon(kernel);
+            let kb = build(&mut k, "nice -n 19 make -j4 --units 20");
+            (kb.output(&k), format!("{:?}", kb.metrics(&k)))
+        };
+        assert_eq!(run("v6.19"), run("v6.19 +fd54d81c2c0e"));
+    }
+
+    #[test]
+    fn sched_idle_as_is_stacked_on_cc1_under_mainline() {
+        // Under `chrt --idle 0`, cc1's pipe write wakes as (WF_SYNC); mainline's wake-up
+        // placement counts cc1's CPU, which runs only SCHED_IDLE tasks, as idle and puts as
+        // behind cc1, where it waits (no wake-up preemption among SCHED_IDLE tasks); with
+        // fd54d81c2c0e as goes to an idle CPU and overlaps cc1. So the same -j1 build is
+        // slower on mainline, its as processes wait longer, and the CPU time is the same.
+        let run = |kernel: &str| {
+            let mut k = xeon(kernel);
+            let kb = build(&mut k, "chrt --idle 0 make -j1 --units 20");
+            let r = kb.report(&k);
+            let as_wait: u64 = kb
+                .tasks()
+                .into_iter()
+                .filter(|&t| k.tasks[t.index()].comm == "as")
+                .map(|t| k.task_stat(t).run_delay)
+                .sum();
+            (r, as_wait)
+        };
+        let (main, main_wait) = run("v6.19");
+        let (patched, patched_wait) = run("v6.19 +fd54d81c2c0e");
+        assert!(main.real_ns > patched.real_ns, "{main:?} {patched:?}");
+        assert!(
+            main_wait > 10 * patched_wait.max(1),
+            "{main_wait} {patched_wait}"
+        );
+        // user time: the work, identical on both (CPU time does not depend on placement)
+        assert_eq!(main.user_ns / 1_000_000, patched.user_ns / 1_000_000);
+    }
 }
