@@ -249,6 +249,17 @@ pub struct ProgramCostField {
     pub name: &'static str,
     /// What it is (and the spec section defining it).
     pub meaning: &'static str,
+    /// A duration of work, or an on/off switch of the program's build (`gcc_pipe`).
+    pub kind: ProgramCostKind,
+}
+
+/// What a `[programs.NAME]` value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramCostKind {
+    /// ns of work at the reference core, written like the other times (`"1.9 ms"`, µs bare).
+    Duration,
+    /// `true`/`false` in the file; `Sys::program_cost` reads it as 1/0.
+    Switch,
 }
 
 /// Every per-program cost a platform file may give.
@@ -257,131 +268,211 @@ pub const PROGRAM_COST_FIELDS: &[ProgramCostField] = &[
         program: "schbench",
         name: "w_matmul",
         meaning: "one 104 × 104 naive matrix multiplication (-F 256), workloads.md §4.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "stress-ng",
         name: "w_fill",
         meaning: "pipe stressor: the writer's 512-byte fill loop per write, workloads.md §2.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "stress-ng",
         name: "w_check",
         meaning: "pipe stressor: the reader's check per read, workloads.md §2.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "ntcreatex",
         meaning: "dbench loadfile line NTCreateX (open + fstat): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "close",
         meaning: "dbench loadfile line Close: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "rename",
         meaning: "dbench loadfile line Rename: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "unlink",
         meaning: "dbench loadfile line Unlink: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "deltree",
         meaning: "dbench loadfile line Deltree: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "mkdir",
         meaning: "dbench loadfile line Mkdir: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "rmdir",
         meaning: "dbench loadfile line Rmdir: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "qpathinfo",
         meaning: "dbench loadfile line QUERY_PATH_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "qfileinfo",
         meaning: "dbench loadfile line QUERY_FILE_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "qfsinfo",
         meaning: "dbench loadfile line QUERY_FS_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "sfileinfo",
         meaning: "dbench loadfile line SET_FILE_INFORMATION: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "find",
         meaning: "dbench loadfile line FIND_FIRST: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "writex",
         meaning: "dbench loadfile line WriteX (fixed part): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "readx",
         meaning: "dbench loadfile line ReadX (fixed part): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "lockx",
         meaning: "dbench loadfile line LockX: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "unlockx",
         meaning: "dbench loadfile line UnlockX: whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "dbench",
         name: "flush",
         meaning: "dbench loadfile line Flush (fsync; IO wait excluded): whole fixed CPU cost (user + kernel fixed part), workloads.md §7.2",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "gcc_pipe",
+        meaning: "kernel build: gcc runs cc1 and as concurrently through a pipe (-pipe in KBUILD_CFLAGS), workloads.md §8.1",
+        kind: ProgramCostKind::Switch,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "objtool",
+        meaning: "kernel build: objtool runs on every object after as, workloads.md §8.1",
+        kind: ProgramCostKind::Switch,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "w_cc1",
+        meaning: "kernel build: median cc1 work per compile unit (lognormal, sigma 0.9), workloads.md §8.2",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "w_objtool",
+        meaning: "kernel build: objtool work per object, workloads.md §8.2",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "w_fixdep",
+        meaning: "kernel build: fixdep work per object, workloads.md §8.2",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "w_shell",
+        meaning: "kernel build: shell and gcc driver work per compile job, workloads.md §8.2",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "prepare",
+        meaning: "kernel build: serial configuration/prepare phase at full size, workloads.md §8.2",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "link",
+        meaning: "kernel build: serial vmlinux link with the kallsyms passes at full size, workloads.md §8.2",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "make",
+        name: "modpost",
+        meaning: "kernel build: serial modpost at full size, workloads.md §8.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "llama-batched-bench",
         name: "w_step",
         meaning: "single-thread CPU work of a one-token ggml graph (a decode step), workloads.md §9.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "llama-batched-bench",
         name: "w_token",
         meaning: "extra CPU work per further token of a graph (prompt processing), workloads.md §9.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "llama-batched-bench",
         name: "t_mem",
         meaning: "memory floor of a graph: the weights streamed once (bytes per step / bandwidth), workloads.md §9.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "llama-batched-bench",
         name: "c_barrier",
         meaning: "ggml_barrier cost per thread per node (b; a node's barrier costs b × threads), workloads.md §9.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "llama-batched-bench",
         name: "w_sample",
         meaning: "serial work of the main thread after each graph, workloads.md §9.2",
+        kind: ProgramCostKind::Duration,
     },
     ProgramCostField {
         program: "llama-batched-bench",
         name: "c_relax",
         meaning: "one CPU-relax iteration of ggml's work polling (YIELD / PAUSE), workloads.md §9.2",
+        kind: ProgramCostKind::Duration,
     },
 ];
 

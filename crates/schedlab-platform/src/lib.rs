@@ -50,8 +50,8 @@ mod toml_tree;
 pub mod topology;
 
 pub use cost::{
-    CostField, CostModel, ProgramCostField, ProgramCosts, StorageDevice, COST_FIELDS,
-    PROGRAM_COST_FIELDS,
+    CostField, CostModel, ProgramCostField, ProgramCostKind, ProgramCosts, StorageDevice,
+    COST_FIELDS, PROGRAM_COST_FIELDS,
 };
 pub use cpumask::{CpuListError, CpuMask};
 pub use error::PlatformError;

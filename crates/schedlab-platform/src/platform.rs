@@ -10,7 +10,7 @@ use std::path::Path;
 use schedlab_engine::Nanos;
 
 use crate::cost::{
-    scale_ns, CostModel, ProgramCosts, StorageDevice, COST_FIELDS, LATENCY_FIELDS,
+    scale_ns, CostModel, ProgramCostKind, ProgramCosts, StorageDevice, COST_FIELDS, LATENCY_FIELDS,
     PROGRAM_COST_FIELDS, STORAGE_DEVICES,
 };
 use crate::cpumask::CpuMask;
@@ -1522,7 +1522,10 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
                 else {
                     continue; // reported as unknown by finish()
                 };
-                let v = t.opt_duration_ns(key)?.expect("key listed");
+                let v = match f.kind {
+                    ProgramCostKind::Duration => t.opt_duration_ns(key)?.expect("key listed"),
+                    ProgramCostKind::Switch => u64::from(t.opt_bool(key)?.expect("key listed")),
+                };
                 programs.set(f, Nanos(v));
             }
             t.finish()?;
@@ -1960,10 +1963,24 @@ mod tests {
                 .programs
                 .get("schbench", "w_matmul")
         );
+        // A switch is true/false, read back as 1/0; `show` prints on/off.
+        let p = load("[programs.make]\ngcc_pipe = true\nobjtool = false\n").unwrap();
+        assert_eq!(p.programs.get("make", "gcc_pipe"), Some(Nanos(1)));
+        assert_eq!(p.programs.get("make", "objtool"), Some(Nanos(0)));
+        let s = p.show();
+        assert!(s.contains("make.gcc_pipe") && s.contains(" on"), "{s}");
+        assert!(
+            err("[programs.make]\ngcc_pipe = 1\n").starts_with("t.toml:5: programs.make.gcc_pipe")
+        );
+        // The seed-003 machines: x86 Kbuild adds -pipe, arm64 does not.
+        let xeon = Platform::builtin("xeon-2s-64").unwrap();
+        assert_eq!(xeon.programs.get("make", "gcc_pipe"), Some(Nanos(1)));
+        let altra = Platform::builtin("altra-80").unwrap();
+        assert_eq!(altra.programs.get("make", "gcc_pipe"), Some(Nanos(0)));
         // Typos never pass silently.
         assert_eq!(
             err("[programs.schbnch]\nw_matmul = 1\n"),
-            "t.toml:4: programs.schbnch: no costs are defined for this program (known: schbench, stress-ng, dbench, llama-batched-bench)"
+            "t.toml:4: programs.schbnch: no costs are defined for this program (known: schbench, stress-ng, dbench, make, llama-batched-bench)"
         );
         assert_eq!(
             err("[programs.schbench]\nw_matmull = 1\n"),

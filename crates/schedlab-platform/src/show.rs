@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use schedlab_engine::Nanos;
 
-use crate::cost::{COST_FIELDS, PROGRAM_COST_FIELDS};
+use crate::cost::{ProgramCostKind, COST_FIELDS, PROGRAM_COST_FIELDS};
 use crate::cpumask::CpuMask;
 use crate::platform::{LlcLevel, Platform};
 use crate::toml_tree::format_decimal;
@@ -299,14 +299,17 @@ impl Platform {
         // Per-program costs.
         let _ = writeln!(
             o,
-            "\nProgram costs ([programs.NAME], µs of user-space work on the reference core; — = \
-             the model's default)"
+            "\nProgram costs ([programs.NAME], µs of user-space work on the reference core, or a \
+             switch; — = the model's default)"
         );
         for f in PROGRAM_COST_FIELDS {
             let key = format!("{}.{}", f.program, f.name);
-            let v = match self.programs.get(f.program, f.name) {
-                Some(v) => us(v),
-                None => "—".to_string(),
+            let v = match (self.programs.get(f.program, f.name), f.kind) {
+                (Some(v), ProgramCostKind::Duration) => us(v),
+                (Some(v), ProgramCostKind::Switch) => {
+                    (if v.0 != 0 { "on" } else { "off" }).to_string()
+                }
+                (None, _) => "—".to_string(),
             };
             let note = match self.note(&format!("programs.{key}")) {
                 n if n.is_empty() => format!("  # {}", f.meaning),

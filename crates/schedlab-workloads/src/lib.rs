@@ -7,6 +7,7 @@ pub mod cyclictest;
 pub mod dbench;
 pub mod hackbench;
 pub mod interbench;
+pub mod kbuild;
 pub mod llama;
 pub mod prefix;
 pub mod rtapp;

@@ -3,7 +3,8 @@
 //! A workload line is what a user types on hardware, optionally preceded by the placement the
 //! shell would have given it: `nice=19 policy=idle cpus=0-3 slice=20ms cgroup=/test-A make -j8`
 //! (DESIGN.md §1), and by the prefixes users type, `chrt`, `taskset`, `nice` and `cgexec`
-//! (`src/prefix.rs`), in any order: `taskset -c 0 chrt -f 80 cyclictest ...`.
+//! (`src/prefix.rs`), in any order: `taskset -c 0 chrt -f 80 cyclictest ...`; bash's `time`
+//! keyword may lead (`time chrt --idle 0 make -j80`: make's report is in its format).
 //! [`parse_workload`] turns it into a [`Workload`], which creates its tasks
 //! through the kernel's set-up handle [`Sys`] (fork with attributes, `wake_up_new_task`, pipes,
 //! sockets, futex words, the clock, the CPU count, the platform's `[programs.NAME]` costs) and
@@ -38,6 +39,8 @@ pub struct Placement {
     /// Things about the placement worth telling the user (a `cgexec -g` without the cpu
     /// controller), one line each; the run prints them as warnings.
     pub notes: Vec<String>,
+    /// The line starts with bash's `time` keyword (`time chrt --idle 0 make -j80`).
+    pub time: bool,
 }
 
 impl Placement {
@@ -240,6 +243,10 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
         "llama-batched-bench ...",
         "llama.cpp batched-bench on the ggml CPU thread pool (workloads.md §9)",
     ),
+    (
+        "make -jN",
+        "kernel build under the GNU make jobserver (workloads.md §8)",
+    ),
 ];
 
 /// Splits a workload line into its leading placement tokens and the command words.
@@ -360,6 +367,12 @@ pub fn parse_placement(line: &str) -> Result<(Placement, Vec<String>), WorkloadE
                 i = crate::prefix::cgexec(line, &words, i, &mut p)?;
                 continue;
             }
+            // bash's `time` keyword (not /usr/bin/time): make's report is in its format
+            "time" => {
+                p.time = true;
+                i += 1;
+                continue;
+            }
             _ => {}
         }
         let Some((k, v)) = words[i].split_once('=') else {
@@ -422,6 +435,12 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         });
     };
     let args = &words[1..];
+    let mut placement = placement;
+    if placement.time && prog != "make" {
+        placement.notes.push(format!(
+            "time: bash's time report is printed for make only; {prog} prints its own output"
+        ));
+    }
     let w: Box<dyn Workload> = match prog.as_str() {
         "rt-app" => crate::rtapp::workload(line, args)?,
         "stress-ng" => crate::stress_ng::workload(line, args)?,
@@ -432,6 +451,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "llama-batched-bench" => crate::llama::workload(line, args)?,
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         "interbench" => crate::interbench::workload(line, args)?,
+        "make" => crate::kbuild::workload(line, args)?,
         _ => {
             return Err(WorkloadError::UnknownProgram {
                 line: line.to_string(),
@@ -516,6 +536,7 @@ mod tests {
             "cgroup=/g schbench -m 1 -t 2 -r 1",
             "cgroup=/g cyclictest -t 2 -i 1000 -D 1",
             "cgexec -g cpu:/g interbench -t 10 -x Write -W Audio",
+            "cgroup=/g make -j2 --units 2",
         ] {
             let cfg = KernelConfig::parse("v6.18").unwrap();
             let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
@@ -543,6 +564,19 @@ mod tests {
                 assert_eq!(k.task_cgroup_path(t), want, "{line}: {comm}");
             }
         }
+    }
+
+    #[test]
+    fn time_keyword_and_the_prefixes_of_a_kernel_build() {
+        let (p, w) = parse_workload("time chrt --idle 0 make -j80").unwrap();
+        assert!(p.time && p.notes.is_empty());
+        assert_eq!(p.policy, Some(Policy::Idle));
+        assert_eq!(w.program(), "make");
+        let (p, _) = parse_workload("nice -n 19 make -j80").unwrap();
+        assert_eq!((p.nice, p.policy, p.time), (Some(19), None, false));
+        // anything else still runs, with a note that it prints its own output
+        let (p, _) = parse_workload("time hackbench -g 1 -l 10").unwrap();
+        assert!(p.notes[0].contains("hackbench"), "{:?}", p.notes);
     }
 
     #[test]

@@ -124,6 +124,12 @@ fn bad_workload_lines_exit_2_with_one_line_and_no_trace() {
             &["policy=fifo:100", "1..99"],
         ),
         ("bogus=1 hackbench", &["bogus=1"]),
+        // make: unlimited jobs, a bad job count, a target
+        ("make -j", &["make", "-j", "unlimited"]),
+        ("chrt --idle 0 make -j0", &["make", "-j", "'0'"]),
+        ("nice -n 19 make --jobs=x", &["--jobs", "'x'"]),
+        ("make -j8 --units 0", &["--units", "'0'"]),
+        ("make -j8 vmlinux", &["'vmlinux'"]),
     ];
     for &(line, needles) in cases {
         refused(
@@ -312,4 +318,62 @@ fn compare_jobs_do_not_change_the_output() {
         assert!(!one.is_empty());
         assert_eq!(one, out("3"));
     }
+}
+
+/// `time chrt --idle 0 make -jN` end to end: bash's time report, the run ends with the build
+/// (no --duration needed), every process of the build is SCHED_IDLE; a --duration that cuts
+/// the build short is said so instead of a time.
+#[test]
+fn make_prints_bash_time_and_the_run_ends_with_the_build() {
+    let args = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec![
+            "run",
+            "--platform",
+            "smp:2",
+            "--kernel",
+            "v6.19",
+            "--workload",
+            "time chrt --idle 0 make -j2 --units 3",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let o = run(&args(&[]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &d["workloads"][0];
+    let out = w["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("\nreal\t0m") && out.contains("\nuser\t") && out.contains("\nsys\t"),
+        "{out}"
+    );
+    let m = |name: &str| w["metrics"][name]["value"].as_f64().unwrap();
+    assert_eq!(m("finished"), 1.0);
+    assert_eq!(m("jobs"), 3.0);
+    // forked: 5 prepare steps, 6 processes per unit, 3 ld passes and modpost = 27
+    assert_eq!((m("forks"), m("execs")), (27.0, 27.0));
+    // 3 of 12 000 units: the serial phases are 100 s / 4 000 = 25 ms; the compile work is
+    // ≈ 3 × 0.31 s over 2 CPUs; the run stops when make has exited, not after the default 10 s
+    let sim_s = d["sim_time_ns"].as_f64().unwrap() / 1e9;
+    assert!(
+        sim_s < 2.0 && sim_s >= m("real_s"),
+        "{sim_s} {}",
+        m("real_s")
+    );
+    let tasks = d["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 28); // make + 27
+    assert!(
+        tasks.iter().all(|t| t["policy"] == "SCHED_IDLE"),
+        "{tasks:?}"
+    );
+    // cut short: no time report
+    let o = run(&args(&["--duration", "10ms"]));
+    assert!(o.status.success());
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let out = d["workloads"][0]["output"].as_str().unwrap();
+    assert!(
+        out.contains("did not finish") && !out.contains("real"),
+        "{out}"
+    );
 }
