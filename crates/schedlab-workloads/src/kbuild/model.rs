@@ -1104,7 +1104,10 @@ mod tests {
             main_wait > 10 * patched_wait.max(1),
             "{main_wait} {patched_wait}"
         );
-        // user time: the work, identical on both (CPU time does not depend on placement)
-        assert_eq!(main.user_ns / 1_000_000, patched.user_ns / 1_000_000);
+        // user time: the same work on both; it differs only where two busy SMT siblings
+        // shared a core (xeon-2s-64's smt_throughput 0.60, docs/model.md S§6.1) — at -j1 only
+        // the short as/cc1 overlaps of the patched kernel, far below 5 %
+        let (a, b) = (main.user_ns as f64, patched.user_ns as f64);
+        assert!((a - b).abs() < 0.05 * a, "{a} {b}");
     }
 }
