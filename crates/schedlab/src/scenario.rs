@@ -31,6 +31,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         include_str!("../../../scenarios/next-buddy.toml"),
     ),
     (
+        "sched-idle-placement",
+        "scenarios/sched-idle-placement.toml",
+        include_str!("../../../scenarios/sched-idle-placement.toml"),
+    ),
+    (
         "preempt-short-buddies",
         "scenarios/preempt-short-buddies.toml",
         include_str!("../../../scenarios/preempt-short-buddies.toml"),
