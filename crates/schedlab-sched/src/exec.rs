@@ -2521,7 +2521,11 @@ impl Kernel {
         self.cpu_continue(cpu);
     }
 
-    /// kernel: exit.c do_exit() as far as the scheduler sees it.
+    /// kernel: exit.c do_exit() as far as the scheduler sees it. The waiting parent of a
+    /// process is woken by exit_notify() → do_notify_parent() → __wake_up_parent(), a
+    /// `__wake_up_sync_key()`: WF_SYNC. A thread (`pthread_join()`) is not reaped by a wait:
+    /// its joiner sleeps on the thread's `clear_child_tid` futex, which mm_release() wakes
+    /// with FUTEX_WAKE (`wake_up_q()` → `wake_up_process()`): no wake flags.
     pub(crate) fn do_exit(&mut self, cpu: usize, t: TaskId) {
         self.tasks[t.index()].state = TaskState::Dead;
         self.trace_exit(t, cpu);
@@ -2533,8 +2537,10 @@ impl Kernel {
             self.tasks[p.index()].zombies.push_back(t);
             if self.tasks[p.index()].waiting_child {
                 self.tasks[p.index()].waiting_child = false;
-                let w = self.try_to_wake_up(p, WF_SYNC, cpu, true);
-                self.after_wake_from_task(cpu, p, WF_SYNC, w);
+                let task = &self.tasks[t.index()];
+                let wf = if task.tgid != task.pid { 0 } else { WF_SYNC };
+                let w = self.try_to_wake_up(p, wf, cpu, true);
+                self.after_wake_from_task(cpu, p, wf, w);
             }
         }
     }
@@ -3635,6 +3641,15 @@ pub(crate) mod tests {
     /// `child_run` ns and exits. Returns the kernel, P and what each of P's operations
     /// returned with the time it returned.
     fn wait_family(ops: Vec<Op>, child_run: u64) -> (Kernel, TaskId, Vec<(SysResult, u64)>) {
+        wait_family_of(ops, child_run, false)
+    }
+
+    /// [`wait_family`] whose child is a thread (`thread`) or a process.
+    fn wait_family_of(
+        ops: Vec<Op>,
+        child_run: u64,
+        thread: bool,
+    ) -> (Kernel, TaskId, Vec<(SysResult, u64)>) {
         let mut k = kernel(2, |_| {});
         let got: Rc<RefCell<Vec<(SysResult, u64)>>> = Rc::default();
         let g = got.clone();
@@ -3653,7 +3668,7 @@ pub(crate) mod tests {
                         program: script(move |j, _, _| {
                             (j == 0 && child_run > 0).then_some(Op::Run(child_run))
                         }),
-                        thread: false,
+                        thread,
                         attrs: TaskAttrs {
                             cpus: Some(CpuMask::single(1)),
                             ..Default::default()
@@ -3700,6 +3715,24 @@ pub(crate) mod tests {
         assert_eq!(st.nr_voluntary_switches, 2);
         assert!(!k.tasks[p.index()].waiting_child);
         assert_eq!(k.tasks[p.index()].children, 0);
+    }
+
+    #[test]
+    fn a_thread_exit_wakes_its_joiner_without_wf_sync() {
+        // pthread_join(): a thread does not notify its parent (exit_notify() autoreaps it);
+        // the joiner sleeps on the thread's clear_child_tid futex, which mm_release() wakes
+        // with FUTEX_WAKE -> wake_up_q() -> wake_up_process(): no WF_SYNC. Same timeline as
+        // the process case (the thread runs 100 µs on CPU1 and exits).
+        let (k, p, got) =
+            wait_family_of(vec![fork_op(), Op::WaitChild, Op::WaitChild], 100_000, true);
+        let SysResult::Pid(child) = got[0].0 else {
+            panic!("clone returned {:?}", got[0].0)
+        };
+        assert_eq!(got[1].0, SysResult::Pid(child));
+        assert!(got[1].1 >= 100_000, "woken at {}", got[1].1);
+        assert_eq!(got[2], (SysResult::NoChild, got[1].1));
+        let st = &k.tasks[p.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (1, 0));
     }
 
     #[test]
