@@ -1036,6 +1036,27 @@ c_unix_send = 20000
     }
 
     #[test]
+    fn dbench_is_cut_before_its_throughput_line() {
+        // dbench -t 1 prints `Throughput` and the operation table once the parent has reaped
+        // its client after the warm-up and the 1 s run: its own length (the default) lets it
+        // get there; a 1 s run stops it during the execute phase.
+        let spec = |d: Option<u64>| {
+            let mut s = RunSpec::new("smp:2", "v6.19", &["dbench -t 1 1"]);
+            s.duration_ns = d;
+            quiet_warnings(|| run(&s)).unwrap()
+        };
+        let r = spec(None);
+        assert_eq!(r.length, RunLength::Hint);
+        assert!(!r.workloads[0].cut);
+        assert!(r.workloads[0].output.contains("Throughput"));
+        assert!(!r.workloads[0].metrics.is_empty());
+        let r = spec(Some(1_000_000_000));
+        assert!(r.workloads[0].cut);
+        assert!(!r.workloads[0].output.contains("Throughput"));
+        assert!(r.workloads[0].metrics.is_empty());
+    }
+
+    #[test]
     fn the_safety_limit_is_reported_never_taken_for_the_end() {
         // the limit lowered to 2 s for the test: the run stops there, warns and marks the
         // workload cut
