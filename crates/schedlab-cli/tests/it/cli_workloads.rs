@@ -367,6 +367,32 @@ fn run_lets_a_finite_workload_end_or_says_it_was_cut() {
     let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(d["workloads"][0]["cut"], true);
     assert_eq!(d["workloads"][0]["metrics"], serde_json::json!({}));
+    // compare says which runs were cut (stderr) and has no row of their metrics
+    let o = run(&[
+        "compare",
+        "--platform",
+        p,
+        "--kernel",
+        "v6.19",
+        "--kernel",
+        "v7.1",
+        "--workload",
+        line,
+        "--duration",
+        "1s",
+        "--runs",
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "schedlab: warning: kernel 'v6.19' seed 1: workload '{line}' was cut at 1.000 s \
+             before the program ended: its metrics are not in the table"
+        )),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("time_s"));
     // an open-ended workload stopped by --duration is not "cut": no flag, its metrics stay
     let o = run(&[
         "run",
