@@ -585,7 +585,10 @@ impl Kernel {
                 plan.push(Do(Effect::SchedExec));
             }
             Op::Exit => {
-                // a thread other than the group leader keeps the mm: no mm teardown
+                // a thread other than the group leader keeps the mm: no mm teardown.
+                // Deviation: the kernel tears the mm down in the exit of its last user
+                // (mmput()), which is a thread when the leader exits first; here the leader
+                // always pays c_exit and every other thread c_exit / 7 (the same sum).
                 let task = &self.tasks[t.index()];
                 let div = if task.tgid != task.pid {
                     THREAD_EXIT_DIVISOR
