@@ -2588,7 +2588,16 @@ pub(crate) mod tests {
     }
 
     fn kernel(ncpus: usize, set: impl Fn(&mut schedlab_platform::cost::CostModel)) -> Kernel {
-        let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+        kernel_on("v6.18", ncpus, set)
+    }
+
+    /// [`kernel`] on another kernel version.
+    fn kernel_on(
+        version: &str,
+        ncpus: usize,
+        set: impl Fn(&mut schedlab_platform::cost::CostModel),
+    ) -> Kernel {
+        let cfg = KernelConfig::parse(&format!("{version} NO_SIM_JITTER")).unwrap();
         let mut m = MachineDesc::ideal(ncpus, 1000, PreemptModel::Full);
         for c in &mut m.costs {
             set(c);
@@ -3637,6 +3646,75 @@ pub(crate) mod tests {
                 // the task itself is queued on its CPU: h_nr_idle ≥ 1 exactly when idle
                 assert_eq!(g.4 >= 1, want.3 == 1, "{w}: h_nr_idle {}", g.4);
             }
+        }
+    }
+
+    /// On two CPUs (every cost zero): a hog of policy `hog` pinned to CPU1, and a SCHED_NORMAL
+    /// parent on CPU0 that runs 1 ms and forks a child of policy `child` pinned to CPU1.
+    /// Returns when the child first ran and the hog's involuntary switches.
+    fn fork_onto_a_hog(version: &str, hog: Policy, child: Policy) -> (u64, u64) {
+        let mut k = kernel_on(version, 2, |_| {});
+        let attrs = TaskAttrs {
+            comm: Some("H".into()),
+            policy: Some(hog),
+            cpus: Some(CpuMask::single(1)),
+            ..Default::default()
+        };
+        let h = k.create_task(
+            script(|_, _, _| Some(Op::Run(1 << 40))),
+            &attrs,
+            None,
+            false,
+        );
+        k.start_task(h);
+        let l: Log = Rc::default();
+        let l1 = l.clone();
+        start(
+            &mut k,
+            "P",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(Op::Run(1_000_000)),
+                1 => {
+                    let l = l1.clone();
+                    Some(Op::Spawn(Box::new(Spawn {
+                        program: script(move |j, cx, _| {
+                            (j == 0).then(|| {
+                                log(&l, "child", cx.now());
+                                Op::Run(100_000)
+                            })
+                        }),
+                        thread: false,
+                        attrs: TaskAttrs {
+                            policy: Some(child),
+                            cpus: Some(CpuMask::single(1)),
+                            ..Default::default()
+                        },
+                    })))
+                }
+                _ => Some(Op::Run(1 << 40)),
+            }),
+        );
+        k.run_until(20_000_000);
+        let inv = k.tasks[h.index()].stats.nr_involuntary_switches;
+        (at(&l, "child"), inv)
+    }
+
+    #[test]
+    fn a_forked_child_preempts_a_sched_idle_task_and_a_sched_idle_child_never_preempts() {
+        // fair.md §6.3 (WF_FORK included; in v6.19+ the idle rule comes before the WF_FORK
+        // return of §6.7): a running SCHED_IDLE task is preempted at once by a non-idle wakee
+        // -> the normal child starts when it is forked, at 1 ms, and the SCHED_IDLE hog is
+        // switched out involuntarily.
+        for v in ["v6.18", "v6.19", "v7.1"] {
+            let (t, inv) = fork_onto_a_hog(v, Policy::Idle, Policy::Normal);
+            assert_eq!(t, 1_000_000, "{v}");
+            assert!(inv >= 1, "{v}");
+            // a SCHED_IDLE wakee never preempts: the SCHED_IDLE child forked beside a normal
+            // hog waits at least until the hog's first slice (0.7 ms × (1 + ilog2(2)) =
+            // 1.4 ms from 0) has run out, so it cannot start at the fork (1 ms)
+            let (t, _) = fork_onto_a_hog(v, Policy::Normal, Policy::Idle);
+            assert!(t > 1_400_000, "{v}: child started at {t}");
         }
     }
 
