@@ -25,8 +25,8 @@ pub struct RunSpec {
     pub kernel: String,
     /// Workload lines, each optionally preceded by placement tokens.
     pub workloads: Vec<String>,
-    /// Simulated duration; `None` = until the workloads end if they all end by themselves
-    /// (see [`RunLength`]), else the workloads' own duration (or 10 s).
+    /// Simulated duration; `None` = until the workloads end if they all end after work of
+    /// unknown length (see [`run_length`]), else the workloads' own duration (or 10 s).
     pub duration_ns: Option<u64>,
     pub seed: u64,
     /// Stop at the first violated invariant (and check them after every event).
@@ -614,14 +614,10 @@ fn run_on_limited(
     }
     let ws: Vec<&dyn Workload> = workloads.iter().map(|(_, _, w)| w.as_ref()).collect();
     let (duration, length) = run_length_limited(spec.duration_ns, &ws, safety_limit_ns);
-    // the horizon of the trace's size estimate: the run's length if it is known, else what the
-    // workloads say of their own (10 s if nothing)
+    // the horizon of the trace's size estimate: the run's length if it is known, else 10 s
+    // (the estimate is per 10 s; the size itself is still checked against --trace-limit)
     let trace_horizon = match length {
-        RunLength::UntilEnd => ws
-            .iter()
-            .filter_map(|w| w.duration_hint())
-            .max()
-            .unwrap_or(DEFAULT_DURATION_NS),
+        RunLength::UntilEnd => DEFAULT_DURATION_NS,
         _ => duration,
     };
     if duration == 0 {
