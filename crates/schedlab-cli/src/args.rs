@@ -165,7 +165,9 @@ pub struct SimArgs {
     /// --cgroup flags
     #[arg(long = "cgroup-file", value_name = "FILE")]
     pub cgroup_file: Option<String>,
-    /// simulated time (10s, 500ms); default: the workloads' own duration, else 10s
+    /// simulated time (10s, 500ms); default: until the workloads end if they all end after
+    /// work of unknown length (hackbench; one simulated day at most), else the workloads' own
+    /// duration, else 10s
     #[arg(long = "duration", value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration_ns: Option<u64>,
     /// master seed (default 1); same inputs and seed give the same bytes

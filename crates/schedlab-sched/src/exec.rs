@@ -606,7 +606,10 @@ impl Kernel {
                 plan.push(Do(Effect::SchedExec));
             }
             Op::Exit => {
-                // a thread other than the group leader keeps the mm: no mm teardown
+                // a thread other than the group leader keeps the mm: no mm teardown.
+                // Deviation: the kernel tears the mm down in the exit of its last user
+                // (mmput()), which is a thread when the leader exits first; here the leader
+                // always pays c_exit and every other thread c_exit / 7 (the same sum).
                 let task = &self.tasks[t.index()];
                 let div = if task.tgid != task.pid {
                     THREAD_EXIT_DIVISOR
@@ -2637,7 +2640,11 @@ impl Kernel {
         self.cpu_continue(cpu);
     }
 
-    /// kernel: exit.c do_exit() as far as the scheduler sees it.
+    /// kernel: exit.c do_exit() as far as the scheduler sees it. The waiting parent of a
+    /// process is woken by exit_notify() → do_notify_parent() → __wake_up_parent(), a
+    /// `__wake_up_sync_key()`: WF_SYNC. A thread (`pthread_join()`) is not reaped by a wait:
+    /// its joiner sleeps on the thread's `clear_child_tid` futex, which mm_release() wakes
+    /// with FUTEX_WAKE (`wake_up_q()` → `wake_up_process()`): no wake flags.
     pub(crate) fn do_exit(&mut self, cpu: usize, t: TaskId) {
         self.tasks[t.index()].state = TaskState::Dead;
         self.trace_exit(t, cpu);
@@ -2649,8 +2656,10 @@ impl Kernel {
             self.tasks[p.index()].zombies.push_back(t);
             if self.tasks[p.index()].waiting_child {
                 self.tasks[p.index()].waiting_child = false;
-                let w = self.try_to_wake_up(p, WF_SYNC, cpu, true);
-                self.after_wake_from_task(cpu, p, WF_SYNC, w);
+                let task = &self.tasks[t.index()];
+                let wf = if task.tgid != task.pid { 0 } else { WF_SYNC };
+                let w = self.try_to_wake_up(p, wf, cpu, true);
+                self.after_wake_from_task(cpu, p, wf, w);
             }
         }
     }
@@ -2695,7 +2704,16 @@ pub(crate) mod tests {
     }
 
     fn kernel(ncpus: usize, set: impl Fn(&mut schedlab_platform::cost::CostModel)) -> Kernel {
-        let cfg = KernelConfig::parse("v6.18 NO_SIM_JITTER").unwrap();
+        kernel_on("v6.18", ncpus, set)
+    }
+
+    /// [`kernel`] on another kernel version.
+    fn kernel_on(
+        version: &str,
+        ncpus: usize,
+        set: impl Fn(&mut schedlab_platform::cost::CostModel),
+    ) -> Kernel {
+        let cfg = KernelConfig::parse(&format!("{version} NO_SIM_JITTER")).unwrap();
         let mut m = MachineDesc::ideal(ncpus, 1000, PreemptModel::Full);
         for c in &mut m.costs {
             set(c);
@@ -3696,6 +3714,360 @@ pub(crate) mod tests {
         assert_eq!(k.stats.exec_migrations, 0);
         assert_eq!(k.se[k.tasks[e.index()].se.index()].nr_migrations, 0);
         assert_eq!(k.tasks[e.index()].stats.sys_ns, 50_000);
+    }
+
+    /// (who, policy, nice, se.load.weight, SCHED_IDLE tasks queued on its CPU) of the calling
+    /// task, as each member of a process family logs itself.
+    type Family = Rc<RefCell<Vec<(&'static str, Policy, i32, u64, u32)>>>;
+
+    fn snap(f: &Family, who: &'static str, cx: &Ctx<'_>) {
+        let t = &cx.k.tasks[cx.task.index()];
+        let w = cx.k.se[t.se.index()].load.weight;
+        let idle = cx.k.cfs[cx.k.rqs[t.cpu].cfs.index()].h_nr_idle;
+        f.borrow_mut().push((who, t.policy, t.nice, w, idle));
+    }
+
+    /// A parent started with `attrs` forks a child process that asks for nothing of its own
+    /// (`TaskAttrs::default()`); the child logs itself, execs, logs itself again, creates a
+    /// thread (which logs itself) and joins it; the parent waits for the child.
+    fn fork_exec_family(attrs: TaskAttrs) -> Vec<(&'static str, Policy, i32, u64, u32)> {
+        let mut k = kernel(2, |_| {});
+        let f: Family = Rc::default();
+        let f1 = f.clone();
+        let prog = script(move |i, cx, _| match i {
+            0 => {
+                snap(&f1, "parent", cx);
+                let f = f1.clone();
+                Some(Op::Spawn(Box::new(Spawn {
+                    program: script(move |j, cx, _| match j {
+                        0 => {
+                            snap(&f, "child", cx);
+                            Some(Op::Exec)
+                        }
+                        1 => {
+                            snap(&f, "child after exec", cx);
+                            let f = f.clone();
+                            Some(Op::Spawn(Box::new(Spawn {
+                                program: script(move |_, cx, _| {
+                                    snap(&f, "thread", cx);
+                                    None
+                                }),
+                                thread: true,
+                                attrs: TaskAttrs::default(),
+                            })))
+                        }
+                        2 => Some(Op::WaitChild),
+                        _ => None,
+                    }),
+                    thread: false,
+                    attrs: TaskAttrs::default(),
+                })))
+            }
+            1 => Some(Op::WaitChild),
+            _ => None,
+        });
+        let t = k.create_task(prog, &attrs, None, false);
+        k.start_task(t);
+        k.run_until(10_000_000);
+        let v = f.borrow().clone();
+        v
+    }
+
+    #[test]
+    fn fork_and_exec_keep_sched_idle_and_nice() {
+        // workloads.md §1.7: the child starts with the parent's policy and nice; execve()
+        // changes neither (reset-on-fork is not asked for). fair.md §1.3 / TV-1: SCHED_IDLE
+        // weight scale_load(3) = 3072 whatever the nice; nice 19 -> 15 · 1024 = 15 360; each
+        // task counts in its CPU's h_nr_idle (itself, running) only when SCHED_IDLE.
+        let who = ["parent", "child", "child after exec", "thread"];
+        for (attrs, want) in [
+            // chrt --idle 0 CMD
+            (
+                TaskAttrs {
+                    policy: Some(Policy::Idle),
+                    ..Default::default()
+                },
+                (Policy::Idle, 0, 3_072, 1),
+            ),
+            // nice -n 19 CMD
+            (
+                TaskAttrs {
+                    nice: Some(19),
+                    ..Default::default()
+                },
+                (Policy::Normal, 19, 15_360, 0),
+            ),
+            // nice -n 19 chrt --idle 0 CMD: the nice is kept, the weight is SCHED_IDLE's
+            (
+                TaskAttrs {
+                    policy: Some(Policy::Idle),
+                    nice: Some(19),
+                    ..Default::default()
+                },
+                (Policy::Idle, 19, 3_072, 1),
+            ),
+        ] {
+            let got = fork_exec_family(attrs);
+            assert_eq!(got.len(), 4, "{got:?}");
+            for (g, w) in got.iter().zip(who) {
+                assert_eq!(g.0, w);
+                assert_eq!((g.1, g.2, g.3), (want.0, want.1, want.2), "{w}");
+                // the task itself is queued on its CPU: h_nr_idle ≥ 1 exactly when idle
+                assert_eq!(g.4 >= 1, want.3 == 1, "{w}: h_nr_idle {}", g.4);
+            }
+        }
+    }
+
+    /// On two CPUs (every cost zero): a hog of policy `hog` pinned to CPU1, and a SCHED_NORMAL
+    /// parent on CPU0 that runs 1 ms and forks a child of policy `child` pinned to CPU1.
+    /// Returns when the child first ran and the hog's involuntary switches.
+    fn fork_onto_a_hog(version: &str, hog: Policy, child: Policy) -> (u64, u64) {
+        let mut k = kernel_on(version, 2, |_| {});
+        let attrs = TaskAttrs {
+            comm: Some("H".into()),
+            policy: Some(hog),
+            cpus: Some(CpuMask::single(1)),
+            ..Default::default()
+        };
+        let h = k.create_task(
+            script(|_, _, _| Some(Op::Run(1 << 40))),
+            &attrs,
+            None,
+            false,
+        );
+        k.start_task(h);
+        let l: Log = Rc::default();
+        let l1 = l.clone();
+        start(
+            &mut k,
+            "P",
+            0,
+            script(move |i, _, _| match i {
+                0 => Some(Op::Run(1_000_000)),
+                1 => {
+                    let l = l1.clone();
+                    Some(Op::Spawn(Box::new(Spawn {
+                        program: script(move |j, cx, _| {
+                            (j == 0).then(|| {
+                                log(&l, "child", cx.now());
+                                Op::Run(100_000)
+                            })
+                        }),
+                        thread: false,
+                        attrs: TaskAttrs {
+                            policy: Some(child),
+                            cpus: Some(CpuMask::single(1)),
+                            ..Default::default()
+                        },
+                    })))
+                }
+                _ => Some(Op::Run(1 << 40)),
+            }),
+        );
+        k.run_until(20_000_000);
+        let inv = k.tasks[h.index()].stats.nr_involuntary_switches;
+        (at(&l, "child"), inv)
+    }
+
+    #[test]
+    fn a_forked_child_preempts_a_sched_idle_task_and_a_sched_idle_child_never_preempts() {
+        // fair.md §6.3 (WF_FORK included; in v6.19+ the idle rule comes before the WF_FORK
+        // return of §6.7): a running SCHED_IDLE task is preempted at once by a non-idle wakee
+        // -> the normal child starts when it is forked, at 1 ms, and the SCHED_IDLE hog is
+        // switched out involuntarily.
+        for v in ["v6.18", "v6.19", "v7.1"] {
+            let (t, inv) = fork_onto_a_hog(v, Policy::Idle, Policy::Normal);
+            assert_eq!(t, 1_000_000, "{v}");
+            assert!(inv >= 1, "{v}");
+            // a SCHED_IDLE wakee never preempts: the SCHED_IDLE child forked beside a normal
+            // hog waits at least until the hog's first slice (0.7 ms × (1 + ilog2(2)) =
+            // 1.4 ms from 0) has run out, so it cannot start at the fork (1 ms)
+            let (t, _) = fork_onto_a_hog(v, Policy::Normal, Policy::Idle);
+            assert!(t > 1_400_000, "{v}: child started at {t}");
+        }
+    }
+
+    /// A parent P on CPU0 whose script is `ops`; the child it forks (pinned to CPU1) runs
+    /// `child_run` ns and exits. Returns the kernel, P and what each of P's operations
+    /// returned with the time it returned.
+    fn wait_family(ops: Vec<Op>, child_run: u64) -> (Kernel, TaskId, Vec<(SysResult, u64)>) {
+        wait_family_of(ops, child_run, false)
+    }
+
+    /// [`wait_family`] whose child is a thread (`thread`) or a process.
+    fn wait_family_of(
+        ops: Vec<Op>,
+        child_run: u64,
+        thread: bool,
+    ) -> (Kernel, TaskId, Vec<(SysResult, u64)>) {
+        let mut k = kernel(2, |_| {});
+        let got: Rc<RefCell<Vec<(SysResult, u64)>>> = Rc::default();
+        let g = got.clone();
+        let mut ops = ops.into_iter();
+        let p = start(
+            &mut k,
+            "P",
+            0,
+            script(move |i, cx, last| {
+                if i > 0 {
+                    g.borrow_mut().push((last, cx.now()));
+                }
+                let op = ops.next()?;
+                Some(match op {
+                    Op::Spawn(_) => Op::Spawn(Box::new(Spawn {
+                        program: script(move |j, _, _| {
+                            (j == 0 && child_run > 0).then_some(Op::Run(child_run))
+                        }),
+                        thread,
+                        attrs: TaskAttrs {
+                            cpus: Some(CpuMask::single(1)),
+                            ..Default::default()
+                        },
+                    })),
+                    op => op,
+                })
+            }),
+        );
+        k.run_until(10_000_000);
+        let v = got.borrow().clone();
+        (k, p, v)
+    }
+
+    /// A placeholder `Op::Spawn` for [`wait_family`]'s script (replaced by the real child).
+    fn fork_op() -> Op {
+        Op::Spawn(Box::new(Spawn {
+            program: script(|_, _, _| None),
+            thread: false,
+            attrs: TaskAttrs::default(),
+        }))
+    }
+
+    #[test]
+    fn wait_sleeps_until_the_child_exits_and_is_woken_with_wf_sync() {
+        // §1.7: wait() with a live child blocks; the child's exit wakes the parent with
+        // WF_SYNC (exit.c do_notify_parent -> __wake_up_parent -> __wake_up_sync_key). Every
+        // cost is zero: the fork returns at 0, the child (CPU1) runs 100 µs and exits at
+        // 100 µs, so wait() returns the child's pid no earlier than 100 µs; a second wait()
+        // finds no child left: ECHILD at once.
+        let (k, p, got) = wait_family(vec![fork_op(), Op::WaitChild, Op::WaitChild], 100_000);
+        assert_eq!(got.len(), 3, "{got:?}");
+        let SysResult::Pid(child) = got[0].0 else {
+            panic!("fork returned {:?}", got[0].0)
+        };
+        assert_eq!(got[0].1, 0);
+        assert_eq!(got[1].0, SysResult::Pid(child));
+        assert!(got[1].1 >= 100_000, "woken at {}", got[1].1);
+        assert_eq!(got[2], (SysResult::NoChild, got[1].1));
+        let st = &k.tasks[p.index()].stats;
+        // one wakeup (the exit's), with WF_SYNC; two voluntary switches: the sleep in wait()
+        // and P's own exit (do_task_dead()'s schedule counts in nvcsw)
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (1, 1));
+        assert_eq!(st.nr_voluntary_switches, 2);
+        assert!(!k.tasks[p.index()].waiting_child);
+        assert_eq!(k.tasks[p.index()].children, 0);
+    }
+
+    #[test]
+    fn a_thread_exit_wakes_its_joiner_without_wf_sync() {
+        // pthread_join(): a thread does not notify its parent (exit_notify() autoreaps it);
+        // the joiner sleeps on the thread's clear_child_tid futex, which mm_release() wakes
+        // with FUTEX_WAKE -> wake_up_q() -> wake_up_process(): no WF_SYNC. Same timeline as
+        // the process case (the thread runs 100 µs on CPU1 and exits).
+        let (k, p, got) =
+            wait_family_of(vec![fork_op(), Op::WaitChild, Op::WaitChild], 100_000, true);
+        let SysResult::Pid(child) = got[0].0 else {
+            panic!("clone returned {:?}", got[0].0)
+        };
+        assert_eq!(got[1].0, SysResult::Pid(child));
+        assert!(got[1].1 >= 100_000, "woken at {}", got[1].1);
+        assert_eq!(got[2], (SysResult::NoChild, got[1].1));
+        let st = &k.tasks[p.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (1, 0));
+    }
+
+    #[test]
+    fn wait_returns_a_zombie_at_once() {
+        // The child (CPU1) exits at once; P runs 1 ms, then wait() finds the zombie and
+        // returns its pid at 1 ms (every cost zero) without sleeping: no wakeup, and the only
+        // voluntary switch is P's exit.
+        let (k, p, got) = wait_family(vec![fork_op(), Op::Run(1_000_000), Op::WaitChild], 0);
+        let SysResult::Pid(child) = got[0].0 else {
+            panic!("fork returned {:?}", got[0].0)
+        };
+        assert_eq!(got[2], (SysResult::Pid(child), 1_000_000));
+        let st = &k.tasks[p.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_voluntary_switches), (0, 1));
+        assert!(k.tasks[p.index()].zombies.is_empty());
+    }
+
+    #[test]
+    fn wait_without_children_is_echild() {
+        // No child at all: wait() returns ECHILD at once (time 0, every cost zero); P does not
+        // sleep (its one voluntary switch is its exit).
+        let (k, p, got) = wait_family(vec![Op::WaitChild], 0);
+        assert_eq!(got, vec![(SysResult::NoChild, 0)]);
+        assert_eq!(k.tasks[p.index()].stats.nr_voluntary_switches, 1);
+    }
+
+    #[test]
+    fn fork_clone_exec_and_exit_costs() {
+        // workloads.md §1.7 on a platform with known costs: c_fork 30 µs, c_clone 8 µs,
+        // c_exec 50 µs, c_exit 70 µs (a thread's exit 70/7 = 10 µs, §3.2), c_syscall 1 µs for
+        // each wait(); every other cost zero. P (CPU0) forks process A, clones thread T (both
+        // pinned to CPU1, so sched_exec keeps A where it is: no stopper), waits twice, exits.
+        // A execs and exits; T exits.
+        let mut k = kernel(2, |c| {
+            c.c_fork = Nanos(30_000);
+            c.c_clone = Nanos(8_000);
+            c.c_exec = Nanos(50_000);
+            c.c_exit = Nanos(70_000);
+            c.c_syscall = Nanos(1_000);
+        });
+        let l: Log = Rc::default();
+        let l1 = l.clone();
+        let on_cpu1 = || TaskAttrs {
+            cpus: Some(CpuMask::single(1)),
+            ..Default::default()
+        };
+        let p = start(
+            &mut k,
+            "P",
+            0,
+            script(move |i, cx, _| {
+                match i {
+                    1 => log(&l1, "forked", cx.now()),
+                    2 => log(&l1, "cloned", cx.now()),
+                    _ => {}
+                }
+                match i {
+                    0 => Some(Op::Spawn(Box::new(Spawn {
+                        program: script(|j, _, _| (j == 0).then_some(Op::Exec)),
+                        thread: false,
+                        attrs: on_cpu1(),
+                    }))),
+                    1 => Some(Op::Spawn(Box::new(Spawn {
+                        program: script(|_, _, _| None),
+                        thread: true,
+                        attrs: on_cpu1(),
+                    }))),
+                    2 | 3 => Some(Op::WaitChild),
+                    _ => None,
+                }
+            }),
+        );
+        k.run_until(10_000_000);
+        // fork returns after c_fork, the clone c_clone later
+        assert_eq!(at(&l, "forked"), 30_000);
+        assert_eq!(at(&l, "cloned"), 30_000 + 8_000);
+        let sys = |pid: i32| k.tasks[k.task_by_pid(pid).unwrap().index()].stats.sys_ns;
+        let pp = k.tasks[p.index()].pid;
+        // P: 30 + 8 + 1 + 1 + 70 (the process's last thread) = 110 µs
+        assert_eq!(sys(pp), 110_000);
+        // A (pid P + 1): c_exec 50 + c_exit 70 = 120 µs
+        assert_eq!(sys(pp + 1), 120_000);
+        // T (pid P + 2, a thread of P): 70 / 7 = 10 µs
+        assert_eq!(sys(pp + 2), 10_000);
+        assert_eq!(k.stats.exec_migrations, 0);
     }
 
     /// (event, flags, time) of every sched_waking/sched_wakeup and sched_switch record.

@@ -2783,6 +2783,25 @@ mod tests {
     }
 
     #[test]
+    fn tv9_fork_placement_of_a_sched_idle_child() {
+        // TV-9 with a SCHED_IDLE child (a fork under `chrt --idle 0`): v = V = 1 000 000, and
+        // half of its vslice = calc_delta_fair(3 ms, SCHED_IDLE) (fair.md TV-2: 1 023 999 999
+        // up to v7.0, 1 024 000 000 in v7.1): deadline V + 511 999 999 resp. V + 512 000 000.
+        for (spec, d) in [
+            ("v6.19 base_slice_ns=3000000", 1_000_000 + 511_999_999),
+            ("v7.1 base_slice_ns=3000000", 1_000_000 + 512_000_000),
+        ] {
+            let mut k = kern(spec);
+            let cfs = k.rqs[0].cfs;
+            let (p, c) = (ent(&mut k, 0, false), ent(&mut k, 0, true));
+            put(&mut k, p, 1_000_000, 4_000_000, true);
+            k.place_entity(cfs, c, ENQUEUE_INITIAL);
+            assert_eq!(k.se[c.index()].vruntime, 1_000_000, "{spec}");
+            assert_eq!(k.se[c.index()].deadline, d, "{spec}");
+        }
+    }
+
+    #[test]
     fn tv11_reweight_on_queue() {
         // fair.md TV-11-arith: V = 10 ms, v = 8 ms, d = 11 ms, w 1 048 576 -> 2 097 152.
         // Setup: curr C (nice 0) at 12 ms and the entity at 8 ms give V = 10 ms.

@@ -1796,11 +1796,15 @@ llc = [0, 0, 1, 1]
         for pol in [Policy::Idle, Policy::Normal] {
             assert_eq!(run("v7.0", pol), 2);
             assert_eq!(run("v6.6", pol), 2);
+            // mainline of seed 003 (6.19): the sched_idle_cpu() shortcut
+            assert_eq!(run("v6.19", pol), 2);
         }
         // v7.1, P SCHED_IDLE: CPU2 neither chosen nor idle; CPU3 idle -> CPU3
         assert_eq!(run("v7.1", Policy::Idle), 3);
-        // v7.1, P SCHED_NORMAL -> CPU2
+        assert_eq!(run("v6.19 +fd54d81c2c0e", Policy::Idle), 3);
+        // v7.1, P SCHED_NORMAL -> CPU2 (the same as without the patch)
         assert_eq!(run("v7.1", Policy::Normal), 2);
+        assert_eq!(run("v6.19 +fd54d81c2c0e", Policy::Normal), 2);
     }
 
     #[test]
@@ -1826,7 +1830,7 @@ llc = [0, 0, 1, 1]
             let p = k.create_task(Box::new(Spin), &attrs, Some(parent), false);
             (k, p)
         };
-        for v in ["v6.18", "v7.0", "v7.1"] {
+        for v in ["v6.18", "v6.19", "v7.0", "v7.1", "v6.19 +fd54d81c2c0e"] {
             let (k, p) = setup(v);
             // PKG: local {0,1} fully_busy, {2,3} has_spare (1 idle) -> idlest {2,3}
             let pkg = SdRef { cpu: 0, idx: 1 };
@@ -1837,13 +1841,127 @@ llc = [0, 0, 1, 1]
             assert_eq!(g.span, CpuMask::range(2, 4));
             // ≤ v7.0 picks CPU2 at this level; v7.1 CPU3 directly
             let at_pkg = k.find_idlest_group_cpu(&g.span, p, 0);
-            assert_eq!(at_pkg, if v == "v7.1" { 3 } else { 2 }, "{v}");
+            let patched = v.contains("v7.1") || v.contains("fd54d81c2c0e");
+            assert_eq!(at_pkg, if patched { 3 } else { 2 }, "{v}");
         }
         // then descending into MC{2,3}: local {2} has_spare with 0 idle vs {3} with 1 idle
         // -> CPU3 (all versions)
-        for v in ["v6.6", "v6.12", "v6.18", "v7.0", "v7.1"] {
+        for v in [
+            "v6.6",
+            "v6.12",
+            "v6.18",
+            "v6.19",
+            "v7.0",
+            "v7.1",
+            "v6.19 +fd54d81c2c0e",
+        ] {
             let (mut k, p) = setup(v);
             assert_eq!(k.select_task_rq_fair(p, 0, WF_FORK, 0, true), 3, "{v}");
+        }
+    }
+
+    /// TV-05 / TV-05b as a run, through `Op::Spawn` (`wake_up_new_task`, WF_FORK) and
+    /// `Op::Exec` (`sched_exec`, WF_EXEC) on the TV-05 machine: three hogs pinned to their
+    /// CPUs — `cpu0` on CPU0 (None: no hog there), B (SCHED_NORMAL) on CPU1, I (SCHED_IDLE)
+    /// on CPU2 — CPU3 idle, and a task P pinned to CPU0 that runs `run_ns`, then widens its
+    /// affinity to all CPUs and (`exec`) execs or (else) forks a child of `policy` allowed on
+    /// every CPU. Returns the CPU the exec'd task or the child runs its first work on, and the
+    /// kernel.
+    fn tv05b_live(
+        spec: &str,
+        policy: Policy,
+        exec: bool,
+        cpu0: Option<Policy>,
+        run_ns: u64,
+    ) -> (usize, Kernel) {
+        use crate::exec::tests::script;
+        use crate::syscalls::Spawn;
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let mut k = from_toml(spec, TWO_LLC4);
+        let pinned =
+            |k: &mut Kernel, name: &str, pol: Policy, cpu: usize, prog: Box<dyn Program>| {
+                let attrs = TaskAttrs {
+                    comm: Some(name.to_string()),
+                    policy: Some(pol),
+                    cpus: Some(CpuMask::single(cpu)),
+                    ..Default::default()
+                };
+                let t = k.create_task(prog, &attrs, None, false);
+                k.start_task(t);
+            };
+        if let Some(pol) = cpu0 {
+            pinned(&mut k, "H", pol, 0, Box::new(Spin));
+        }
+        pinned(&mut k, "B", Policy::Normal, 1, Box::new(Spin));
+        pinned(&mut k, "I", Policy::Idle, 2, Box::new(Spin));
+        let first: Rc<Cell<Option<usize>>> = Rc::default();
+        let f = first.clone();
+        let on_first_work = move |cx: &mut Ctx<'_>| {
+            f.set(Some(cx.cpu()));
+            Some(Op::Run(10_000))
+        };
+        let prog = script(move |i, cx, _| match i {
+            0 => Some(Op::Run(run_ns)),
+            1 => {
+                // sched_setaffinity() to every CPU, without moving the task
+                let t = &mut cx.k.tasks[cx.task.index()];
+                t.cpus_allowed = CpuMask::range(0, 4);
+                t.nr_cpus_allowed = 4;
+                if exec {
+                    return Some(Op::Exec);
+                }
+                let on_first_work = on_first_work.clone();
+                Some(Op::Spawn(Box::new(Spawn {
+                    program: script(move |j, cx, _| match j {
+                        0 => on_first_work(cx),
+                        _ => None,
+                    }),
+                    thread: false,
+                    attrs: TaskAttrs {
+                        comm: Some("child".into()),
+                        policy: Some(policy),
+                        cpus: Some(CpuMask::range(0, 4)),
+                        ..Default::default()
+                    },
+                })))
+            }
+            2 if exec => on_first_work(cx),
+            2 => Some(Op::Run(1 << 40)),
+            _ => None,
+        });
+        pinned(&mut k, "P", policy, 0, prog);
+        k.run_until(run_ns * 4);
+        let cpu = first.get().expect("the child or the exec'd task ran");
+        (cpu, k)
+    }
+
+    #[test]
+    fn tv05b_fork_and_exec_as_a_run() {
+        // Fork (TV-05b): P alone on CPU0 for 200 ms next to B on CPU1: both CPUs' util is
+        // about 1024·(1 − 0.5^(200/32)) ≈ 1010 (smp.md TV-20), Σ ≈ 2020 ≥ 1751 -> local {0,1}
+        // fully_busy; {2,3} has_spare with 1 idle CPU -> idlest {2,3}. find_idlest_group_cpu
+        // takes CPU2 on v6.19 (sched_idle_cpu) and, with fd54d81c2c0e, for a SCHED_NORMAL
+        // child; CPU3 for a SCHED_IDLE child with the patch. From CPU2 the descent into
+        // MC{2,3} compares {2} (I, util ≈ 1010: fully_busy) with {3} (idle, has_spare) ->
+        // CPU3. Every child of every kernel starts on CPU3.
+        for spec in ["v6.19", "v6.19 +fd54d81c2c0e"] {
+            for pol in [Policy::Idle, Policy::Normal] {
+                let (cpu, _) = tv05b_live(spec, pol, false, None, 200_000_000);
+                assert_eq!(cpu, 3, "{spec} {pol:?}");
+            }
+        }
+        // Exec (smp.md §1.8): P shares CPU0 with a hog H of its own policy for 20 ms, then
+        // execs. P itself is discounted: local {0,1} has H and B, no idle CPU; {2,3} has 1 ->
+        // idlest {2,3} (has_spare on both sides, more idle CPUs) -> CPU2 or CPU3 as above;
+        // from CPU2 the descent goes to the idle CPU3 ({3} has 1 idle CPU, {2} none). The
+        // stopper moves P there: one exec migration, P's first migration.
+        for spec in ["v6.19", "v6.19 +fd54d81c2c0e"] {
+            for pol in [Policy::Idle, Policy::Normal] {
+                let (cpu, k) = tv05b_live(spec, pol, true, Some(pol), 20_000_000);
+                assert_eq!(cpu, 3, "{spec} {pol:?}");
+                assert_eq!(k.stats.exec_migrations, 1, "{spec} {pol:?}");
+            }
         }
     }
 

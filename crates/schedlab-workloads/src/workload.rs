@@ -130,6 +130,20 @@ pub trait Workload {
     fn needs_duration(&self) -> bool {
         false
     }
+    /// Whether the program ends by itself after a finite amount of work whose length in
+    /// simulated time is not known before the run (hackbench's loops, a build): with no
+    /// `--duration`, a run of such workloads only lasts until they have all ended.
+    fn ends_by_itself(&self) -> bool {
+        false
+    }
+    /// After the run, for a program whose figures are defined over its whole run (hackbench's
+    /// total time, dbench's throughput): whether it reached its own end — `Some(false)` means
+    /// the run stopped it first and its figures are partial. `None` for a program whose
+    /// figures are rates or distributions over whatever time it ran (stress-ng, cyclictest,
+    /// schbench, rt-app, interbench): stopping it earlier does not make them wrong.
+    fn completed(&self) -> Option<bool> {
+        None
+    }
     /// Most tasks the workload can create on a machine with `ncpus` CPUs (counted against
     /// the cap on all lines of a run, [`crate::cmdline::MAX_TASKS`]).
     fn max_tasks(&self, ncpus: usize) -> u64;

@@ -76,6 +76,23 @@ pub fn compare(
             }
         }
     }
+    // A run that stopped a program before its end reports none of its metrics: say which
+    // samples are missing from the table, in job order.
+    for (j, r) in results.iter().enumerate() {
+        if let Ok(r) = r {
+            let (k, i) = job_list[j];
+            for w in r.workloads.iter().filter(|w| w.cut) {
+                eprintln!(
+                    "schedlab: warning: kernel '{}' seed {}: workload '{}' was cut at {:.3} s \
+                     before the program ended: its metrics are not in the table",
+                    kernels[k],
+                    base.seed + u64::from(i),
+                    w.line,
+                    r.sim_time_ns as f64 / 1e9
+                );
+            }
+        }
+    }
     let mut results = results.into_iter();
     let mut cols: Vec<Col> = Vec::new();
     for k in kernels {

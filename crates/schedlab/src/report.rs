@@ -18,6 +18,27 @@ fn shows_cgroups(r: &RunResult) -> bool {
     r.tasks.iter().any(|t| t.cgroup != "/")
 }
 
+/// Why a workload's figures are partial: the run stopped at its length before the program
+/// ended (one line, for the text output).
+pub fn cut_note(r: &RunResult, w: &crate::run::WorkloadResult) -> String {
+    use crate::run::RunLength;
+    let why = match r.length {
+        RunLength::Given => "--duration".to_string(),
+        RunLength::Hint => "the other workloads' own length".to_string(),
+        RunLength::Default => format!(
+            "the default length, {} s, as some workload runs until stopped",
+            secs(crate::run::DEFAULT_DURATION_NS)
+        ),
+        RunLength::UntilEnd => "the safety limit of a run without --duration".to_string(),
+    };
+    format!(
+        "workload '{}' was cut: the run stopped at {} s ({why}) before the program ended; its \
+         output is partial and its metrics are not reported",
+        w.line,
+        secs(r.sim_time_ns)
+    )
+}
+
 /// The benchmarks' output followed by schedlab's own summary.
 pub fn text(r: &RunResult) -> String {
     let mut s = String::new();
@@ -45,6 +66,9 @@ pub fn text(r: &RunResult) -> String {
         secs(r.sim_time_ns),
         r.events
     );
+    for w in r.workloads.iter().filter(|w| w.cut) {
+        let _ = writeln!(s, "schedlab: {}", cut_note(r, w));
+    }
     let cg = shows_cgroups(r);
     let _ = writeln!(
         s,
@@ -384,7 +408,13 @@ pub fn json(r: &RunResult) -> Value {
             for x in &w.metrics {
                 m.insert(x.name.clone(), json!({"value": x.value, "unit": x.unit}));
             }
-            json!({"line": w.line, "program": w.program, "output": w.output, "metrics": m})
+            let mut v =
+                json!({"line": w.line, "program": w.program, "output": w.output, "metrics": m});
+            if w.cut {
+                // present only when the run stopped the program before its end
+                v["cut"] = json!(true);
+            }
+            v
         })
         .collect();
     let mut ops = Map::new();

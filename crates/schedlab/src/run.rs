@@ -25,7 +25,8 @@ pub struct RunSpec {
     pub kernel: String,
     /// Workload lines, each optionally preceded by placement tokens.
     pub workloads: Vec<String>,
-    /// Simulated duration; `None` = the workloads' own duration (or 10 s).
+    /// Simulated duration; `None` = until the workloads end if they all end after work of
+    /// unknown length (see [`run_length`]), else the workloads' own duration (or 10 s).
     pub duration_ns: Option<u64>,
     pub seed: u64,
     /// Stop at the first violated invariant (and check them after every event).
@@ -199,6 +200,24 @@ pub struct WorkloadResult {
     pub metrics: Vec<Metric>,
     /// The workload's per-event series ([`schedlab_workloads::Workload::series`]).
     pub series: Vec<(String, Vec<(u64, u64)>)>,
+    /// The run stopped the program before its own end ([`Workload::completed`]): `output` is
+    /// what it printed so far and `metrics` is empty (its figures would be partial).
+    pub cut: bool,
+}
+
+/// How the length of a run was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunLength {
+    /// `--duration`.
+    Given,
+    /// The workloads' own length ([`Workload::duration_hint`], the longest of them).
+    Hint,
+    /// [`DEFAULT_DURATION_NS`]: some workload runs until stopped and none says how long.
+    Default,
+    /// Until every workload has ended: they all end by themselves after an amount of work
+    /// whose length is not known before ([`Workload::ends_by_itself`]); [`SAFETY_LIMIT_NS`] at
+    /// most.
+    UntilEnd,
 }
 
 /// Everything a run produced.
@@ -216,6 +235,10 @@ pub struct RunResult {
     pub tasks: Vec<TaskResult>,
     pub cpus: Vec<CpuResult>,
     pub workloads: Vec<WorkloadResult>,
+    /// How the run's length (`duration_ns`) was chosen.
+    pub length: RunLength,
+    /// The simulated time the run was allowed (it stops earlier when every workload ended).
+    pub duration_ns: u64,
     /// `sched_switch` events of the run (= Σ `cpus[].nr_switches`).
     pub nr_switches: u64,
     /// `sched_migrate_task` events of the run (= Σ `cpus[].migrations_in` = Σ
@@ -460,6 +483,39 @@ pub fn validate(spec: &RunSpec) -> Result<(), RunError> {
 /// Default simulated time when no workload says how long it runs.
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 
+/// Most simulated time a run without `--duration` is given to let its workloads end by
+/// themselves ([`RunLength::UntilEnd`]): one simulated day (a `make -j1` kernel build takes
+/// about 4 400 s). A run that reaches it says so on stderr and marks its workloads cut.
+pub const SAFETY_LIMIT_NS: u64 = 86_400 * 1_000_000_000;
+
+/// The run's length and how it was chosen: `--duration`; else, when every workload ends by
+/// itself after work of unknown length (hackbench, a build), until they have ended
+/// ([`SAFETY_LIMIT_NS`] at most); else the longest of the workloads' own lengths (a workload of
+/// unknown length beside them is a background load, stopped — and marked cut — with them);
+/// else [`DEFAULT_DURATION_NS`].
+pub fn run_length(given: Option<u64>, workloads: &[&dyn Workload]) -> (u64, RunLength) {
+    run_length_limited(given, workloads, SAFETY_LIMIT_NS)
+}
+
+/// [`run_length`] with another safety limit (tests).
+fn run_length_limited(
+    given: Option<u64>,
+    workloads: &[&dyn Workload],
+    safety_limit_ns: u64,
+) -> (u64, RunLength) {
+    if let Some(d) = given {
+        return (d, RunLength::Given);
+    }
+    if !workloads.is_empty() && workloads.iter().all(|w| w.ends_by_itself()) {
+        return (safety_limit_ns, RunLength::UntilEnd);
+    }
+    let hint = workloads.iter().filter_map(|w| w.duration_hint()).max();
+    match hint {
+        Some(h) => (h, RunLength::Hint),
+        None => (DEFAULT_DURATION_NS, RunLength::Default),
+    }
+}
+
 /// Runs one simulation.
 pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
     run_on(Platform::resolve(&spec.platform)?, spec)
@@ -467,6 +523,15 @@ pub fn run(spec: &RunSpec) -> Result<RunResult, RunError> {
 
 /// [`run`] on an already loaded platform (`spec.platform` is not read).
 pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError> {
+    run_on_limited(platform, spec, SAFETY_LIMIT_NS)
+}
+
+/// [`run_on`] with another safety limit for a run that lasts until its workloads end (tests).
+fn run_on_limited(
+    platform: Platform,
+    spec: &RunSpec,
+    safety_limit_ns: u64,
+) -> Result<RunResult, RunError> {
     let cfg = KernelConfig::parse(&spec.kernel)?;
     let cfg_warnings = cfg.warnings.clone();
     let machine = MachineDesc::from_platform(&platform);
@@ -552,20 +617,21 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
             eprintln!("schedlab: warning: {w}");
         }
     }
-    let duration = spec.duration_ns.unwrap_or_else(|| {
-        workloads
-            .iter()
-            .filter_map(|(_, _, w)| w.duration_hint())
-            .max()
-            .unwrap_or(DEFAULT_DURATION_NS)
-    });
+    let ws: Vec<&dyn Workload> = workloads.iter().map(|(_, _, w)| w.as_ref()).collect();
+    let (duration, length) = run_length_limited(spec.duration_ns, &ws, safety_limit_ns);
+    // the horizon of the trace's size estimate: the run's length if it is known, else 10 s
+    // (the estimate is per 10 s; the size itself is still checked against --trace-limit)
+    let trace_horizon = match length {
+        RunLength::UntilEnd => DEFAULT_DURATION_NS,
+        _ => duration,
+    };
     if duration == 0 {
         return Err(RunError::Config("--duration must be > 0".into()));
     }
 
     let mut trace = match &spec.trace {
         Some(p) => Some(
-            TraceFile::create(p, k.ncpus as u32, duration, spec.trace_limit).map_err(|e| {
+            TraceFile::create(p, k.ncpus as u32, trace_horizon, spec.trace_limit).map_err(|e| {
                 RunError::Trace {
                     path: p.display().to_string(),
                     source: e,
@@ -607,7 +673,8 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
             placement: placement.clone(),
             tg,
             index: i,
-            duration_ns: Some(duration),
+            // no length is imposed on a run that lasts until its workloads end
+            duration_ns: (length != RunLength::UntilEnd).then_some(duration),
         };
         if let Err(e) = w.setup(&mut k as &mut dyn Sys, &env) {
             if let Some(t) = trace.take() {
@@ -617,7 +684,7 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
         }
     }
 
-    let stop = run_with_progress(&mut k, duration, spec.progress);
+    let stop = run_with_progress(&mut k, duration, length, spec.progress);
     if let Some(msg) = k.first_warning.clone() {
         if spec.strict {
             if let Some(t) = trace.take() {
@@ -635,7 +702,28 @@ pub fn run_on(platform: Platform, spec: &RunSpec) -> Result<RunResult, RunError>
         None => None,
     };
 
-    let mut results = collect(&k, &platform, spec, stop, &workloads, trace_path);
+    let mut results = collect(
+        &k,
+        &platform,
+        spec,
+        (stop, duration, length),
+        &workloads,
+        trace_path,
+    );
+    if length == RunLength::UntilEnd {
+        for w in results.workloads.iter().filter(|w| w.cut) {
+            let m = format!(
+                "workload '{}': had not ended after {} s of simulated time, the safety limit of a \
+                 run without --duration: the run stopped there and its figures are partial",
+                w.line,
+                duration / 1_000_000_000
+            );
+            if spec.print_warnings() {
+                eprintln!("schedlab: warning: {m}");
+            }
+            input_warnings.push(m);
+        }
+    }
     // Warnings that setup added (cyclictest's, once it knows the CPU count).
     for (line, _, w) in &workloads {
         for m in w.warnings() {
@@ -669,12 +757,24 @@ pub fn force_progress(on: bool) {
 /// so the output is byte-identical. Wall-clock time only decides whether to draw. The bar
 /// counts simulated milliseconds and ends at 100 % when the run ends, also when every workload
 /// finished before the duration.
-fn run_with_progress(k: &mut Kernel, duration: u64, progress: bool) -> u64 {
+fn run_with_progress(k: &mut Kernel, duration: u64, length: RunLength, progress: bool) -> u64 {
     if !progress_wanted(progress) {
         return k.run_until(duration);
     }
     let total_ms = duration.div_ceil(1_000_000);
     let secs = |ns: u64| ns as f64 / 1e9;
+    if length == RunLength::UntilEnd {
+        // no known end: the simulated time so far, without a bar
+        let mut bar = crate::progress::Bar::new(true, total_ms, "simulated {msg}", "");
+        let stop = k.run_until_observed(duration, 1 << 16, &mut |now| {
+            let now = now.min(duration);
+            bar.set(now / 1_000_000, || {
+                format!("{:.1} s (until the workloads end)", secs(now))
+            });
+        });
+        bar.finish(|| format!("{:.1} s", secs(stop)));
+        return stop;
+    }
     let mut bar = crate::progress::Bar::new(
         true,
         total_ms,
@@ -701,7 +801,7 @@ fn collect(
     k: &Kernel,
     platform: &Platform,
     spec: &RunSpec,
-    stop: u64,
+    (stop, duration_ns, length): (u64, u64, RunLength),
     workloads: &[(String, Placement, Box<dyn Workload>)],
     trace_path: Option<PathBuf>,
 ) -> RunResult {
@@ -781,12 +881,17 @@ fn collect(
         .collect();
     let wl = workloads
         .iter()
-        .map(|(line, _, w)| WorkloadResult {
-            line: line.clone(),
-            program: w.program().to_string(),
-            output: w.output(procfs),
-            metrics: w.metrics(procfs),
-            series: w.series(),
+        .map(|(line, _, w)| {
+            let cut = w.completed() == Some(false);
+            WorkloadResult {
+                line: line.clone(),
+                program: w.program().to_string(),
+                output: w.output(procfs),
+                // a cut program's figures are partial: not reported as if complete
+                metrics: if cut { Vec::new() } else { w.metrics(procfs) },
+                series: w.series(),
+                cut,
+            }
         })
         .collect();
     RunResult {
@@ -802,6 +907,8 @@ fn collect(
         tasks,
         cpus,
         workloads: wl,
+        length,
+        duration_ns,
         nr_switches: k.stats.nr_switches,
         nr_migrations: k.stats.migrations,
         ttwu_local: k.stats.ttwu_local,
@@ -836,5 +943,141 @@ fn collect(
             (c, long)
         }),
         cgroups,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One CPU whose AF_UNIX sends cost 20 ms each: hackbench `-g 1 -f 1 -l 600` (one sender,
+    /// one receiver, sockets by default) needs at least 600 × 20 ms = 12 s of simulated time.
+    const SLOW_SEND: &str = r#"
+name = "slow-send"
+description = "one CPU, 20 ms per AF_UNIX send"
+extends = "smp:1"
+[costs]
+c_unix_send = 20000
+"#;
+    const SLOW_HACKBENCH: &str = "hackbench -g 1 -f 1 -l 600";
+
+    fn length(given: Option<u64>, lines: &[&str]) -> (u64, RunLength) {
+        let ws: Vec<Box<dyn Workload>> =
+            lines.iter().map(|l| parse_workload(l).unwrap().1).collect();
+        let refs: Vec<&dyn Workload> = ws.iter().map(|w| w.as_ref()).collect();
+        run_length(given, &refs)
+    }
+
+    #[test]
+    fn the_run_length_follows_the_workloads() {
+        let s = 1_000_000_000u64;
+        // --duration wins
+        assert_eq!(length(Some(s), &["hackbench"]), (s, RunLength::Given));
+        // workloads that end after an unknown amount of work: until they end, a day at most
+        let until = (SAFETY_LIMIT_NS, RunLength::UntilEnd);
+        assert_eq!(length(None, &["hackbench -l 100"]), until);
+        assert_eq!(length(None, &["hackbench -l 100", "hackbench -p"]), until);
+        // beside one with its own length (stress-ng --timeout 5: 5 s plus its margin; seed
+        // 004's hackbench -l 16000000 beside cyclictest -D): that length, hackbench is the
+        // background load and is marked cut if it has not ended by then
+        let (d, l) = length(None, &["hackbench", "stress-ng --pipe 1 --timeout 5"]);
+        assert_eq!(l, RunLength::Hint);
+        assert!(d > 5 * s && d < 10 * s, "{d}");
+        // beside one that runs until stopped (stress-ng --timeout 0): the 10 s default, and
+        // hackbench is marked cut if it has not ended by then
+        assert_eq!(
+            length(None, &["hackbench", "stress-ng --pipe 1 --timeout 0"]),
+            (DEFAULT_DURATION_NS, RunLength::Default)
+        );
+        // only workloads with a length of their own: the longest (unchanged)
+        let (d, l) = length(None, &["stress-ng --pipe 1 --timeout 5"]);
+        assert_eq!(l, RunLength::Hint);
+        assert!(d > 5 * s && d < 10 * s, "{d}");
+    }
+
+    fn slow_run(duration_ns: Option<u64>, limit: u64) -> RunResult {
+        let p = Platform::from_toml_str(SLOW_SEND, "slow-send.toml").unwrap();
+        let mut spec = RunSpec::new("slow-send.toml", "v6.19", &[SLOW_HACKBENCH]);
+        spec.duration_ns = duration_ns;
+        quiet_warnings(|| run_on_limited(p, &spec, limit)).unwrap()
+    }
+
+    #[test]
+    fn a_finite_workload_runs_to_its_end_without_duration() {
+        // ≥ 12 s of sends: past the old 10 s default, and it ends by itself
+        let r = slow_run(None, SAFETY_LIMIT_NS);
+        assert_eq!(r.length, RunLength::UntilEnd);
+        assert!(r.sim_time_ns >= 12_000_000_000, "{}", r.sim_time_ns);
+        assert!(r.sim_time_ns < SAFETY_LIMIT_NS);
+        let w = &r.workloads[0];
+        assert!(!w.cut);
+        assert!(w.output.contains("\nTime: "), "{}", w.output);
+        let t = w.metrics.iter().find(|m| m.name == "time_s").unwrap();
+        assert!(t.value >= 12.0, "{}", t.value);
+        assert!(r.input_warnings.is_empty(), "{:?}", r.input_warnings);
+        assert!(!crate::report::text(&r).contains("was cut"));
+    }
+
+    #[test]
+    fn a_finite_workload_stopped_by_duration_is_marked_cut() {
+        let r = slow_run(Some(1_000_000_000), SAFETY_LIMIT_NS);
+        assert_eq!((r.length, r.sim_time_ns), (RunLength::Given, 1_000_000_000));
+        let w = &r.workloads[0];
+        assert!(w.cut);
+        assert!(w.metrics.is_empty(), "{:?}", w.metrics);
+        assert!(!w.output.contains("Time:"), "{}", w.output);
+        let text = crate::report::text(&r);
+        assert!(
+            text.contains(&format!(
+                "schedlab: workload '{SLOW_HACKBENCH}' was cut: the run stopped at 1.000 s \
+                 (--duration) before the program ended"
+            )),
+            "{text}"
+        );
+        let j = crate::report::json(&r);
+        assert_eq!(j["workloads"][0]["cut"], true);
+        assert_eq!(j["workloads"][0]["metrics"], serde_json::json!({}));
+    }
+
+    #[test]
+    fn dbench_is_cut_before_its_throughput_line() {
+        // dbench -t 1 prints `Throughput` and the operation table once the parent has reaped
+        // its client after the warm-up and the 1 s run: its own length (the default) lets it
+        // get there; a 1 s run stops it during the execute phase.
+        let spec = |d: Option<u64>| {
+            let mut s = RunSpec::new("smp:2", "v6.19", &["dbench -t 1 1"]);
+            s.duration_ns = d;
+            quiet_warnings(|| run(&s)).unwrap()
+        };
+        let r = spec(None);
+        assert_eq!(r.length, RunLength::Hint);
+        assert!(!r.workloads[0].cut);
+        assert!(r.workloads[0].output.contains("Throughput"));
+        assert!(!r.workloads[0].metrics.is_empty());
+        let r = spec(Some(1_000_000_000));
+        assert!(r.workloads[0].cut);
+        assert!(!r.workloads[0].output.contains("Throughput"));
+        assert!(r.workloads[0].metrics.is_empty());
+    }
+
+    #[test]
+    fn the_safety_limit_is_reported_never_taken_for_the_end() {
+        // the limit lowered to 2 s for the test: the run stops there, warns and marks the
+        // workload cut
+        let r = slow_run(None, 2_000_000_000);
+        assert_eq!(
+            (r.length, r.sim_time_ns),
+            (RunLength::UntilEnd, 2_000_000_000)
+        );
+        assert!(r.workloads[0].cut);
+        assert!(r.workloads[0].metrics.is_empty());
+        assert_eq!(r.input_warnings.len(), 1, "{:?}", r.input_warnings);
+        assert!(
+            r.input_warnings[0]
+                .contains("had not ended after 2 s of simulated time, the safety limit"),
+            "{:?}",
+            r.input_warnings
+        );
+        assert!(crate::report::text(&r).contains("(the safety limit of a run without --duration)"));
     }
 }

@@ -2003,6 +2003,7 @@ mod tests {
                 m("passes", 100.0),
             ],
             series: Vec::new(),
+            cut: false,
         };
         let job = Job {
             variant: 0,

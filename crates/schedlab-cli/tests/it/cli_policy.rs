@@ -83,6 +83,15 @@ fn bad_policy_and_affinity_inputs_exit_2_naming_the_value() {
             &["chrt -f 101", ": 101"],
         ),
         ("cyclictest -p 100 -D 1", &["-p", "'100'"]),
+        // the prefixes of a SCHED_IDLE or niced run (issue #15): the value is named
+        (
+            "chrt --idle 5 schbench -m 1 -t 4",
+            &["chrt --idle 5", ": 5", "SCHED_IDLE takes only 0"],
+        ),
+        ("nice -n abc hackbench", &["nice -n abc", "'abc'"]),
+        ("chrt", &["'chrt'", "no priority and command"]),
+        ("chrt --idle 0", &["chrt --idle 0", "no command"]),
+        ("nice -n 19", &["nice -n 19", "no command"]),
         (
             "chrt -i --sched-runtime 8000000 hackbench",
             &[
@@ -311,6 +320,62 @@ fn children_inherit_the_prefix_policy() {
         assert!(tasks.len() >= 3, "{line}: {} tasks", tasks.len());
         for t in tasks {
             assert_eq!(t["policy"], policy, "{line}: {t}");
+        }
+    }
+}
+
+/// `chrt --idle 0 CMD` is `policy=idle CMD` and `nice -n 19 CMD` is `nice=19 CMD`: the same
+/// run byte for byte (JSON, apart from the workload line), with every task of the program —
+/// schbench's main, message and worker threads, hackbench's senders and receivers —
+/// SCHED_IDLE resp. nice 19, as fork inherits policy and nice.
+#[test]
+fn chrt_idle_and_nice_prefixes_are_the_placement_tokens() {
+    let run_json = |line: &str| {
+        json(&[
+            "run",
+            "--platform",
+            "smp:8",
+            "--kernel",
+            "v6.19",
+            "--duration",
+            "100ms",
+            "--json",
+            "--workload",
+            line,
+        ])
+    };
+    for (prefix, token, tasks, n, policy, nice) in [
+        // -m 1 -t 4: main + 1 message thread + 4 workers
+        (
+            "chrt --idle 0",
+            "policy=idle",
+            "schbench -m 1 -t 4",
+            6,
+            "SCHED_IDLE",
+            0,
+        ),
+        // -g 1 -f 2: main + 2 senders + 2 receivers
+        (
+            "nice -n 19",
+            "nice=19",
+            "hackbench -g 1 -f 2 -l 50",
+            5,
+            "SCHED_OTHER",
+            19,
+        ),
+    ] {
+        let a = run_json(&format!("{prefix} {tasks}"));
+        let mut b = run_json(&format!("{token} {tasks}"));
+        b["workloads"][0]["line"] = a["workloads"][0]["line"].clone();
+        assert_eq!(a, b, "{prefix} vs {token}");
+        let t = a["tasks"].as_array().unwrap();
+        assert_eq!(t.len(), n, "{prefix} {tasks}: {t:?}");
+        for t in t {
+            assert_eq!(
+                (t["policy"].as_str(), t["nice"].as_i64()),
+                (Some(policy), Some(nice)),
+                "{t}"
+            );
         }
     }
 }

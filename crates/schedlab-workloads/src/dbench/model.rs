@@ -147,6 +147,12 @@ impl Workload for Dbench {
         self.warnings.clone()
     }
 
+    /// The `Throughput` line and the operation table come when the parent has reaped the
+    /// clients after `-t`.
+    fn completed(&self) -> Option<bool> {
+        Some(self.shared.as_ref().is_some_and(|sh| sh.borrow().finished))
+    }
+
     fn duration_hint(&self) -> Option<u64> {
         let secs = self.opts.warmup_secs as u64 + self.opts.timelimit_secs as u64;
         Some(secs * NS_PER_SEC + NS_PER_SEC + TAIL_MARGIN_NS)

@@ -216,6 +216,16 @@ impl Workload for Hackbench {
         self.opts.warnings.clone()
     }
 
+    /// hackbench sends its `-l` messages and ends; how long that takes is what it measures.
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    /// The `Time:` line needs the last worker reaped.
+    fn completed(&self) -> Option<bool> {
+        Some(self.finished())
+    }
+
     fn program(&self) -> &str {
         match self.opts.flavor {
             super::Flavor::RtTests => "hackbench",

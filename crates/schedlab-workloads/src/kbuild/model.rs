@@ -738,6 +738,14 @@ impl Workload for Kbuild {
         self.opts.warnings.clone()
     }
 
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn completed(&self) -> Option<bool> {
+        self.shared.as_ref().map(|sh| sh.borrow().end.is_some())
+    }
+
     fn duration_hint(&self) -> Option<u64> {
         // three times the whole work done serially, plus a minute: the run ends when make
         // exits, long before that

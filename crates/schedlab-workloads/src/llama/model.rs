@@ -549,6 +549,16 @@ impl Workload for LlamaBatchedBench {
         PROG
     }
 
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn completed(&self) -> Option<bool> {
+        self.pool
+            .as_ref()
+            .map(|p| p.borrow().done_rows == p.borrow().rows.len())
+    }
+
     fn duration_hint(&self) -> Option<u64> {
         // the Altra costs with the threads given (or 1): four times the undisturbed time,
         // plus 5 s; the run ends when the tool exits
