@@ -354,7 +354,7 @@ pub struct TablesOutcome {
     pub checks_spec: Vec<CheckSpec>,
     pub source: String,
     pub notes: Vec<String>,
-    /// (line, kernel, wall time) of every run.
+    /// (platform: line, kernel, wall time) of every run.
     pub timing: Vec<(String, String, Duration)>,
 }
 
@@ -505,7 +505,8 @@ pub fn execute_scenario(
         });
     }
     for (j, (r, wall)) in list.iter().zip(results) {
-        timing.push((j.line.clone(), j.kernel.clone(), wall));
+        let platform = &spec.tables[j.table].platform;
+        timing.push((format!("{platform}: {}", j.line), j.kernel.clone(), wall));
         let f = r.map_err(|e| ScenarioError::Input(format!("{}: {e}", sc.name)))?;
         let out = tables
             .iter_mut()
