@@ -2175,34 +2175,10 @@ impl Kernel {
             }
         });
         for &s in &ended {
-            self.end_user_spin(s);
+            self.end_open_segment(s, SegKind::UserSpin);
         }
         ended.clear();
         self.spin_scratch = ended;
-    }
-
-    /// Ends the user spin of task `s` (see `end_spin` for kernel mutex spins): if it runs,
-    /// its time so far is accounted and its top segment re-armed, so the spin completes now;
-    /// if not, the spin is marked done and completes when the task next runs.
-    fn end_user_spin(&mut self, s: TaskId) {
-        let cpu = self.tasks[s.index()].cpu;
-        let running = self.rqs[cpu].curr == s;
-        if running {
-            self.progress_segment(cpu);
-        }
-        let Some(seg) = self.tasks[s.index()]
-            .exec
-            .segs
-            .iter_mut()
-            .rev()
-            .find(|x| x.kind == SegKind::UserSpin)
-        else {
-            return;
-        };
-        seg.rem = 0;
-        if running {
-            self.arm_segment(cpu);
-        }
     }
 
     // ===================================================================== PI futexes

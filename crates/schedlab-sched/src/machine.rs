@@ -138,6 +138,30 @@ impl Kernel {
         }
     }
 
+    /// Ends the open-ended segment of kind `kind` (a kernel mutex spin, a user-space spin) of
+    /// task `s`: if `s` runs, its time so far is accounted and its top segment re-armed, so the
+    /// segment completes now; if not, it is marked done and completes when `s` next runs.
+    pub(crate) fn end_open_segment(&mut self, s: crate::sched::TaskId, kind: SegKind) {
+        let cpu = self.tasks[s.index()].cpu;
+        let running = self.rqs[cpu].curr == s;
+        if running {
+            self.progress_segment(cpu);
+        }
+        let Some(seg) = self.tasks[s.index()]
+            .exec
+            .segs
+            .iter_mut()
+            .rev()
+            .find(|x| x.kind == kind)
+        else {
+            return;
+        };
+        seg.rem = 0;
+        if running {
+            self.arm_segment(cpu);
+        }
+    }
+
     /// SMT throughput (a property of the core, not of the kernel): while two or more SMT
     /// siblings of a core run tasks, each delivers `smt_throughput` of the core's single-thread
     /// speed (`[topology] smt_throughput`, e.g. 0.60 on xeon-2s-64); an idle sibling (the idle

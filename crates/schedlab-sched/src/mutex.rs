@@ -35,23 +35,6 @@ impl Kernel {
     /// Ends the spin of task `s` now (running on its CPU, possibly under an interrupt
     /// handler): its spin segment completes and the retry step that follows it runs.
     pub(crate) fn end_spin(&mut self, s: TaskId) {
-        let cpu = self.tasks[s.index()].cpu;
-        let running = self.rqs[cpu].curr == s;
-        if running {
-            self.progress_segment(cpu);
-        }
-        let Some(seg) = self.tasks[s.index()]
-            .exec
-            .segs
-            .iter_mut()
-            .rev()
-            .find(|x| x.kind == SegKind::Spin)
-        else {
-            return;
-        };
-        seg.rem = 0;
-        if running {
-            self.arm_segment(cpu);
-        }
+        self.end_open_segment(s, SegKind::Spin);
     }
 }

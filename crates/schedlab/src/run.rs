@@ -385,6 +385,24 @@ pub const MAX_TASKS_PER_RUN: u64 = schedlab_workloads::cmdline::MAX_TASKS;
 /// worker threads).
 static QUIET_WARNINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// One workload line of a scenario on one platform, kernel and seed, with the scenario's
+/// cgroups, `duration_ns` (`None`: the workload's own length) and input warnings kept off
+/// stderr (the reproduction tables run every configuration many times); errors as one line.
+pub fn run_scenario_line(
+    platform: &str,
+    kernel: &str,
+    line: &str,
+    seed: u64,
+    duration_ns: Option<u64>,
+    cgroups: &crate::cgroups::Cgroups,
+) -> Result<RunResult, String> {
+    let mut spec = RunSpec::new(platform, kernel, &[line]);
+    spec.duration_ns = duration_ns;
+    spec.seed = seed;
+    spec.cgroups = cgroups.clone();
+    quiet_warnings(|| run(&spec)).map_err(|e| e.to_string())
+}
+
 /// Runs `f` without printing input warnings on stderr (repeated runs of one configuration,
 /// e.g. compare's second and later seeds; the warnings are still in the results).
 pub fn quiet_warnings<T>(f: impl FnOnce() -> T) -> T {

@@ -865,21 +865,8 @@ pub fn execute_scenario(
         jobs.unwrap_or_else(crate::jobs::default_jobs),
         bar,
         |kernel, line, seed| {
-            let spec = crate::run::RunSpec {
-                platform: sc.platform.clone(),
-                kernel: kernel.to_string(),
-                workloads: vec![line.to_string()],
-                duration_ns: None,
-                seed,
-                strict: false,
-                trace: None,
-                trace_limit: None,
-                progress: false,
-                explain_wakeups: None,
-                cgroups: sc.cgroups.clone(),
-            };
             let r =
-                crate::run::quiet_warnings(|| crate::run::run(&spec)).map_err(|e| e.to_string())?;
+                crate::run::run_scenario_line(&sc.platform, kernel, line, seed, None, &sc.cgroups)?;
             collect(&r)
         },
     )

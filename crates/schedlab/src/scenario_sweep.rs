@@ -760,20 +760,14 @@ fn simulate(
     // 10 s limit would cut a full-size run of many groups short (296 groups of pipes take
     // ≈ 13 s, of sockets ≈ 50 s): give it an hour.
     let hackbench = line.contains("sched messaging");
-    let spec = crate::run::RunSpec {
-        platform: sc.platform.clone(),
-        kernel: kernel.to_string(),
-        workloads: vec![line.to_string()],
-        duration_ns: hackbench.then_some(HACKBENCH_LIMIT_NS),
+    crate::run::run_scenario_line(
+        &sc.platform,
+        kernel,
+        line,
         seed,
-        strict: false,
-        trace: None,
-        trace_limit: None,
-        progress: false,
-        explain_wakeups: None,
-        cgroups: sc.cgroups.clone(),
-    };
-    crate::run::quiet_warnings(|| crate::run::run(&spec)).map_err(|e| e.to_string())
+        hackbench.then_some(HACKBENCH_LIMIT_NS),
+        &sc.cgroups,
+    )
 }
 
 /// `reproduce` of a scenario of kind sweep.

@@ -374,30 +374,6 @@ pub fn gain(baseline: f64, patched: f64, higher_better: bool) -> f64 {
     }
 }
 
-fn simulate(
-    platform: &str,
-    kernel: &str,
-    line: &str,
-    seed: u64,
-    duration_ns: Option<u64>,
-    cgroups: &crate::cgroups::Cgroups,
-) -> Result<crate::run::RunResult, String> {
-    let spec = crate::run::RunSpec {
-        platform: platform.to_string(),
-        kernel: kernel.to_string(),
-        workloads: vec![line.to_string()],
-        duration_ns,
-        seed,
-        strict: false,
-        trace: None,
-        trace_limit: None,
-        progress: false,
-        explain_wakeups: None,
-        cgroups: cgroups.clone(),
-    };
-    crate::run::quiet_warnings(|| crate::run::run(&spec)).map_err(|e| e.to_string())
-}
-
 /// `reproduce` of a scenario of kind tables.
 pub fn execute_scenario(
     sc: &crate::scenario::Scenario,
@@ -464,7 +440,15 @@ pub fn execute_scenario(
             .duration
             .as_deref()
             .map(|d| schedlab_engine::parse_duration(d).map(|n| n.0).unwrap_or(0));
-        let r = simulate(&t.platform, &j.kernel, &j.line, j.seed, dur, &sc.cgroups).and_then(|r| {
+        let r = crate::run::run_scenario_line(
+            &t.platform,
+            &j.kernel,
+            &j.line,
+            j.seed,
+            dur,
+            &sc.cgroups,
+        )
+        .and_then(|r| {
             let w = r
                 .workloads
                 .first()
