@@ -733,6 +733,7 @@ impl Kernel {
             children: 0,
             zombies: VecDeque::new(),
             waiting_child: false,
+            sigchld_wait: false,
             wakee_flips: 0,
             wakee_flip_decay_ts: 0,
             last_wakee: None,

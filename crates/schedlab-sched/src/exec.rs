@@ -125,6 +125,9 @@ pub(crate) enum Effect {
     Poll {
         fd: PollFd,
     },
+    Pselect {
+        fd: PollFd,
+    },
     FutexWait {
         futex: FutexId,
         val: u32,
@@ -551,6 +554,10 @@ impl Kernel {
                 plan.push(Cpu(self.cost(cpu, |c| c.c_syscall.0), Mode::Kernel));
                 plan.push(Do(Effect::Poll { fd }));
             }
+            Op::Pselect { fd } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_syscall.0), Mode::Kernel));
+                plan.push(Do(Effect::Pselect { fd }));
+            }
             Op::FutexWait { futex, val } => {
                 plan.push(Cpu(self.cost(cpu, |c| c.c_futex_wait.0), Mode::Kernel));
                 plan.push(Do(Effect::FutexWait { futex, val }));
@@ -865,6 +872,7 @@ impl Kernel {
             Effect::SockSend { sock, bytes } => self.do_sock_send(cpu, t, sock, bytes),
             Effect::SockRecv { sock, bytes } => self.do_sock_recv(cpu, t, sock, bytes),
             Effect::Poll { fd } => self.do_poll(t, fd),
+            Effect::Pselect { fd } => self.do_pselect(t, fd),
             Effect::PipeRead {
                 pipe,
                 bytes,
@@ -2111,6 +2119,49 @@ impl Kernel {
         self.block_current(t)
     }
 
+    /// kernel: select.c do_pselect() → do_select() with one file, no timeout and SIGCHLD
+    /// unblocked for the sleep (`Op::Pselect`): the file's readiness first, then a pending
+    /// signal (an unreaped child process: `EINTR`), then an interruptible sleep on the file's
+    /// read queue (non-exclusive, as `do_poll`) that a child's exit also ends (`do_exit`).
+    /// A task woken by one source is still queued on the other: the stale entry is dropped
+    /// when it runs this again (in between it is runnable, and a wake-up finds it so).
+    fn do_pselect(&mut self, t: TaskId, fd: PollFd) -> Outcome {
+        self.tasks[t.index()].sigchld_wait = false;
+        let ready = match fd {
+            PollFd::Pipe(p) => {
+                let p = &mut self.ipc.pipes[p.index()];
+                p.pollers.retain(|&w| w != t);
+                p.poll_usage = true;
+                !p.is_empty() || p.nr_writers == 0
+            }
+            PollFd::Sock(s) => {
+                let s = &mut self.ipc.socks[s.index()];
+                s.readers.retain(|&w| w != t);
+                !s.is_empty()
+            }
+        };
+        if ready {
+            self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
+            return Outcome::Continue;
+        }
+        let task = &self.tasks[t.index()];
+        let sigchld_pending = task.zombies.iter().any(|&z| {
+            let z = &self.tasks[z.index()];
+            z.tgid == z.pid
+        });
+        if sigchld_pending {
+            self.push_front(t, &[Step::Ret(SysResult::Interrupted)]);
+            return Outcome::Continue;
+        }
+        match fd {
+            PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
+            PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+        }
+        self.tasks[t.index()].sigchld_wait = true;
+        self.push_front(t, &[Step::Do(Effect::Pselect { fd })]);
+        self.block_current(t)
+    }
+
     // ===================================================================== futexes
 
     fn do_futex_wait(&mut self, t: TaskId, futex: FutexId, val: u32) -> Outcome {
@@ -2620,7 +2671,10 @@ impl Kernel {
     /// process is woken by exit_notify() → do_notify_parent() → __wake_up_parent(), a
     /// `__wake_up_sync_key()`: WF_SYNC. A thread (`pthread_join()`) is not reaped by a wait:
     /// its joiner sleeps on the thread's `clear_child_tid` futex, which mm_release() wakes
-    /// with FUTEX_WAKE (`wake_up_q()` → `wake_up_process()`): no wake flags.
+    /// with FUTEX_WAKE (`wake_up_q()` → `wake_up_process()`): no wake flags. A parent asleep
+    /// in `pselect()` (`Op::Pselect`) is not on the wait queue `__wake_up_parent()` wakes: the
+    /// SIGCHLD that do_notify_parent() sends wakes it through signal_wake_up() →
+    /// wake_up_state(TASK_INTERRUPTIBLE): no wake flags.
     pub(crate) fn do_exit(&mut self, cpu: usize, t: TaskId) {
         self.tasks[t.index()].state = TaskState::Dead;
         self.trace_exit(t, cpu);
@@ -2636,6 +2690,13 @@ impl Kernel {
                 let wf = if task.tgid != task.pid { 0 } else { WF_SYNC };
                 let w = self.try_to_wake_up(p, wf, cpu, true);
                 self.after_wake_from_task(cpu, p, wf, w);
+            } else if self.tasks[p.index()].sigchld_wait && {
+                let task = &self.tasks[t.index()];
+                task.tgid == task.pid
+            } {
+                self.tasks[p.index()].sigchld_wait = false;
+                let w = self.try_to_wake_up(p, 0, cpu, true);
+                self.after_wake_from_task(cpu, p, 0, w);
             }
         }
     }
@@ -3876,7 +3937,16 @@ pub(crate) mod tests {
         child_run: u64,
         thread: bool,
     ) -> (Kernel, TaskId, Vec<(SysResult, u64)>) {
-        let mut k = kernel(2, |_| {});
+        wait_family_in(kernel(2, |_| {}), ops, child_run, thread)
+    }
+
+    /// [`wait_family_of`] on kernel `k` (two CPUs at least), which may hold objects already.
+    fn wait_family_in(
+        mut k: Kernel,
+        ops: Vec<Op>,
+        child_run: u64,
+        thread: bool,
+    ) -> (Kernel, TaskId, Vec<(SysResult, u64)>) {
         let got: Rc<RefCell<Vec<(SysResult, u64)>>> = Rc::default();
         let g = got.clone();
         let mut ops = ops.into_iter();
@@ -3974,6 +4044,130 @@ pub(crate) mod tests {
         let st = &k.tasks[p.index()].stats;
         assert_eq!((st.nr_wakeups, st.nr_voluntary_switches), (0, 1));
         assert!(k.tasks[p.index()].zombies.is_empty());
+    }
+
+    /// [`wait_family`] with an empty pipe (one writer left open) that P's `Op::Pselect`
+    /// watches: `ops` gets the pipe.
+    fn pselect_family(ops: impl FnOnce(PipeId) -> Vec<Op>, child_run: u64) -> PselectRun {
+        let mut k = kernel(2, |_| {});
+        let pipe = k.ipc.new_pipe(false, 16, 4096);
+        let (k, p, got) = wait_family_in(k, ops(pipe), child_run, false);
+        (k, p, pipe, got)
+    }
+
+    type PselectRun = (Kernel, TaskId, PipeId, Vec<(SysResult, u64)>);
+
+    #[test]
+    fn pselect_is_interrupted_by_a_child_exit_without_wf_sync() {
+        // The child (CPU1) runs 100 µs and exits at 100 µs (every cost zero) while P sleeps
+        // in pselect() on an empty pipe: the SIGCHLD of do_notify_parent() wakes P through
+        // signal_wake_up() -> wake_up_state(): one wake-up, no WF_SYNC, and pselect()
+        // returns EINTR no earlier than 100 µs. The zombie is still there: the wait() that
+        // follows returns its pid at once (same instant), the next one ECHILD. Two voluntary
+        // switches: the sleep in pselect() and P's exit. P's wait entry on the pipe is gone.
+        let (k, p, pipe, got) = pselect_family(
+            |pipe| {
+                let fd = PollFd::Pipe(pipe);
+                vec![fork_op(), Op::Pselect { fd }, Op::WaitChild, Op::WaitChild]
+            },
+            100_000,
+        );
+        assert_eq!(got.len(), 4, "{got:?}");
+        let SysResult::Pid(child) = got[0].0 else {
+            panic!("fork returned {:?}", got[0].0)
+        };
+        assert_eq!(got[1].0, SysResult::Interrupted);
+        assert!(got[1].1 >= 100_000, "woken at {}", got[1].1);
+        assert_eq!(got[2], (SysResult::Pid(child), got[1].1));
+        assert_eq!(got[3], (SysResult::NoChild, got[1].1));
+        let st = &k.tasks[p.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (1, 0));
+        assert_eq!(st.nr_voluntary_switches, 2);
+        assert!(!k.tasks[p.index()].sigchld_wait);
+        assert!(k.ipc.pipes[pipe.index()].pollers.is_empty());
+    }
+
+    #[test]
+    fn pselect_returns_eintr_at_once_while_a_zombie_is_unreaped() {
+        // The child (CPU1) exits at once; P runs 1 ms, then pselect() on the empty pipe finds
+        // the unreaped child (its SIGCHLD pending): EINTR at 1 ms without sleeping; wait()
+        // then reaps it at 1 ms. No wake-up; the one voluntary switch is P's exit.
+        let (k, p, _, got) = pselect_family(
+            |pipe| {
+                let fd = PollFd::Pipe(pipe);
+                vec![
+                    fork_op(),
+                    Op::Run(1_000_000),
+                    Op::Pselect { fd },
+                    Op::WaitChild,
+                ]
+            },
+            0,
+        );
+        let SysResult::Pid(child) = got[0].0 else {
+            panic!("fork returned {:?}", got[0].0)
+        };
+        assert_eq!(got[2], (SysResult::Interrupted, 1_000_000));
+        assert_eq!(got[3], (SysResult::Pid(child), 1_000_000));
+        let st = &k.tasks[p.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_voluntary_switches), (0, 1));
+    }
+
+    #[test]
+    fn pselect_prefers_a_readable_file_to_a_pending_sigchld() {
+        // select.c do_select() checks the files before signal_pending(): with a byte in the
+        // pipe and an unreaped child, pselect() returns the ready count (at 1 ms, no sleep).
+        let (_, _, _, got) = pselect_family(
+            |pipe| {
+                let fd = PollFd::Pipe(pipe);
+                vec![
+                    fork_op(),
+                    Op::PipeWrite { pipe, bytes: 1 },
+                    Op::Run(1_000_000),
+                    Op::Pselect { fd },
+                ]
+            },
+            0,
+        );
+        assert_eq!(got[3], (SysResult::Ready(1), 1_000_000));
+    }
+
+    #[test]
+    fn pselect_is_woken_by_a_pipe_write_with_wf_sync() {
+        // P forks a child (CPU1) that runs 5 ms, then sleeps in pselect() on an empty pipe; a
+        // writer on CPU2 sleeps 100 µs and writes one byte at 150 µs (50 µs timer slack, as in
+        // `poll_wakes_every_poller_with_the_source_sync_flag`): pipe_write()'s wake-up
+        // (WF_SYNC) makes pselect() return Ready(1) at 150 µs. Then wait() sleeps until the
+        // child exits (>= 5 ms) and is woken by __wake_up_parent (WF_SYNC): two wake-ups, both
+        // sync — the pselect() sleep left no SIGCHLD wait behind for the exit to take.
+        let mut k = kernel(3, |_| {});
+        let pipe = k.ipc.new_pipe(false, 16, 4096);
+        start(
+            &mut k,
+            "writer",
+            2,
+            script(move |i, _, _| match i {
+                0 => Some(Op::Sleep(100_000)),
+                1 => Some(Op::PipeWrite { pipe, bytes: 1 }),
+                _ => None,
+            }),
+        );
+        let fd = PollFd::Pipe(pipe);
+        let (k, p, got) = wait_family_in(
+            k,
+            vec![fork_op(), Op::Pselect { fd }, Op::WaitChild],
+            5_000_000,
+            false,
+        );
+        let SysResult::Pid(child) = got[0].0 else {
+            panic!("fork returned {:?}", got[0].0)
+        };
+        assert_eq!(got[1], (SysResult::Ready(1), 150_000));
+        assert_eq!(got[2].0, SysResult::Pid(child));
+        assert!(got[2].1 >= 5_000_000, "reaped at {}", got[2].1);
+        let st = &k.tasks[p.index()].stats;
+        assert_eq!((st.nr_wakeups, st.nr_wakeups_sync), (2, 2));
+        assert!(k.ipc.pipes[pipe.index()].pollers.is_empty());
     }
 
     #[test]

@@ -442,6 +442,8 @@ pub struct Task {
     pub children: u32,
     pub zombies: VecDeque<TaskId>,
     pub waiting_child: bool,
+    /// Asleep in `Op::Pselect`: a child process's exit (SIGCHLD) wakes it.
+    pub sigchld_wait: bool,
     pub wakee_flips: u32,
     pub wakee_flip_decay_ts: u64,
     pub last_wakee: Option<TaskId>,

@@ -83,6 +83,17 @@ pub enum Op {
     /// `poll()` for input on one file, no timeout (§1.5): returns `Ready(1)` at once if it is
     /// readable, else blocks (non-exclusive wait) until a wakeup finds it readable.
     Poll { fd: PollFd },
+    /// `pselect()` for input on one file, no timeout, with SIGCHLD unblocked in its signal
+    /// mask only for the sleep (GNU make's jobserver wait for a token). Returns `Ready(1)` if
+    /// the file is readable; else `Interrupted` (`EINTR`) if a child process of the caller has
+    /// exited and is not yet reaped (a zombie: its SIGCHLD is pending), at once; else sleeps
+    /// interruptibly (non-exclusive wait on the file, as `Poll`) until a wake-up finds the file
+    /// readable (a pipe write's wake-up, WF_SYNC) or a child process exits — exit.c
+    /// do_notify_parent() → signal_wake_up() → wake_up_state(TASK_INTERRUPTIBLE): a plain
+    /// wake-up, no WF_SYNC — and returns `Interrupted`. As select.c do_select(), readiness is
+    /// checked before the pending signal. The zombie stays: reap it with `WaitChild`, which
+    /// then returns at once. A thread's exit sends no SIGCHLD and does not interrupt.
+    Pselect { fd: PollFd },
     /// `FUTEX_WAIT`: block while the futex word equals `val`.
     FutexWait { futex: FutexId, val: u32 },
     /// A user-space busy-wait on a word (workloads.md §1.10): `while (*futex == val)
@@ -235,6 +246,8 @@ pub enum SysResult {
     NoChild,
     /// Number of ready files returned by `poll()`.
     Ready(u32),
+    /// `EINTR`: `Op::Pselect` was interrupted by SIGCHLD (a child process exited).
+    Interrupted,
     /// `Op::SpinWhile`: the word changed.
     Changed,
     /// `Op::SpinWhile`: the spin reached its `max_ns` bound with the word unchanged.
