@@ -106,6 +106,8 @@ pub(crate) enum Effect {
         bytes: u32,
         blocked: bool,
         exit: u64,
+        /// `O_NONBLOCK`: an empty pipe with writers returns `EAGAIN` instead of sleeping.
+        nonblock: bool,
     },
     /// Sleep on a pipe's writer (`write`) or reader queue unless it is ready, then retry.
     PipeWait {
@@ -535,10 +537,13 @@ impl Kernel {
                 }
             }
             Op::PipeWrite { pipe, bytes } => {
-                self.plan_pipe_op(cpu, pipe, bytes, true, plan);
+                self.plan_pipe_op(cpu, pipe, bytes, true, false, plan);
             }
             Op::PipeRead { pipe, bytes } => {
-                self.plan_pipe_op(cpu, pipe, bytes, false, plan);
+                self.plan_pipe_op(cpu, pipe, bytes, false, false, plan);
+            }
+            Op::PipeReadNonblock { pipe, bytes } => {
+                self.plan_pipe_op(cpu, pipe, bytes, false, true, plan);
             }
             Op::SockSend { sock, bytes } => {
                 let c = self.unix_cost(cpu, bytes, true);
@@ -698,6 +703,7 @@ impl Kernel {
         pipe: PipeId,
         bytes: u32,
         write: bool,
+        nonblock: bool,
         plan: &mut Vec<Step>,
     ) {
         let c = self.pipe_cost(cpu, bytes, write);
@@ -735,6 +741,7 @@ impl Kernel {
                 bytes,
                 blocked: false,
                 exit,
+                nonblock,
             }
         };
         if !self.cfg.sim(SimFeature::SIM_PIPE_MUTEX) {
@@ -878,7 +885,8 @@ impl Kernel {
                 bytes,
                 blocked,
                 exit,
-            } => self.do_pipe_read(cpu, t, pipe, bytes, blocked, exit),
+                nonblock,
+            } => self.do_pipe_read(cpu, t, pipe, bytes, blocked, exit, nonblock),
             Effect::FutexWait { futex, val } => self.do_futex_wait(t, futex, val),
             Effect::UserSpin { futex, val, max_ns } => self.user_spin(t, futex, val, max_ns),
             Effect::UserSpinEnd { futex, val } => {
@@ -1889,6 +1897,7 @@ impl Kernel {
                 bytes,
                 blocked: true,
                 exit,
+                nonblock: false,
             }
         };
         if self.cfg.sim(SimFeature::SIM_PIPE_MUTEX) {
@@ -2000,7 +2009,8 @@ impl Kernel {
     }
 
     /// kernel: pipe.c pipe_read() @ v6.12 (workloads.md §1.2); `blocked`: this read slept
-    /// before (`wake_next_reader`).
+    /// before (`wake_next_reader`); `nonblock`: `O_NONBLOCK` (an empty pipe: `EAGAIN`).
+    #[allow(clippy::too_many_arguments)]
     fn do_pipe_read(
         &mut self,
         cpu: usize,
@@ -2009,11 +2019,17 @@ impl Kernel {
         bytes: u32,
         blocked: bool,
         exit: u64,
+        nonblock: bool,
     ) -> Outcome {
         let pi = pipe.index();
         if self.ipc.pipes[pi].is_empty() {
-            if self.ipc.pipes[pi].nr_writers == 0 {
-                self.push_ret_after_exit(t, exit, SysResult::Bytes(0));
+            if self.ipc.pipes[pi].nr_writers == 0 || nonblock {
+                let r = if nonblock && self.ipc.pipes[pi].nr_writers > 0 {
+                    SysResult::Again
+                } else {
+                    SysResult::Bytes(0)
+                };
+                self.push_ret_after_exit(t, exit, r);
                 self.pipe_unlock(cpu, t, pipe);
                 return Outcome::Continue;
             }
@@ -4130,6 +4146,26 @@ pub(crate) mod tests {
             0,
         );
         assert_eq!(got[3], (SysResult::Ready(1), 1_000_000));
+    }
+
+    #[test]
+    fn a_nonblocking_read_of_an_empty_pipe_is_eagain() {
+        // O_NONBLOCK: an empty pipe with a writer left returns EAGAIN at once (time 0, every
+        // cost zero, no sleep: P's one voluntary switch is its exit); with a byte in it the
+        // read returns the byte.
+        let (k, p, _, got) = pselect_family(
+            |pipe| {
+                vec![
+                    Op::PipeReadNonblock { pipe, bytes: 1 },
+                    Op::PipeWrite { pipe, bytes: 1 },
+                    Op::PipeReadNonblock { pipe, bytes: 1 },
+                ]
+            },
+            0,
+        );
+        assert_eq!(got[0], (SysResult::Again, 0));
+        assert_eq!(got[2], (SysResult::Bytes(1), 0));
+        assert_eq!(k.tasks[p.index()].stats.nr_voluntary_switches, 1);
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub enum Op {
     PipeWrite { pipe: PipeId, bytes: u32 },
     /// `read()` of up to `bytes` from a pipe.
     PipeRead { pipe: PipeId, bytes: u32 },
+    /// `read()` of up to `bytes` from a pipe opened `O_NONBLOCK`: as `PipeRead`, except that
+    /// an empty pipe with writers returns `Again` (`EAGAIN`) at once instead of sleeping.
+    PipeReadNonblock { pipe: PipeId, bytes: u32 },
     /// `send()`/`write()` of `bytes` (one skb) on an AF_UNIX stream socket (§1.3); blocks
     /// while the sending socket's `sk_sndbuf` budget is used up.
     SockSend { sock: SockId, bytes: u32 },
@@ -236,7 +239,7 @@ pub enum SysResult {
     None,
     /// Bytes transferred by a pipe read or write (0 = end of file).
     Bytes(u32),
-    /// `EAGAIN`: the futex word did not match.
+    /// `EAGAIN`: the futex word did not match; a non-blocking pipe read found it empty.
     Again,
     /// Number of tasks woken by `FutexWake`.
     Woken(u32),

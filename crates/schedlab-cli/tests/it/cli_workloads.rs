@@ -351,8 +351,10 @@ fn make_prints_bash_time_and_the_run_ends_with_the_build() {
     let m = |name: &str| w["metrics"][name]["value"].as_f64().unwrap();
     assert_eq!(m("finished"), 1.0);
     assert_eq!(m("jobs"), 3.0);
-    // forked: 5 prepare steps, 6 processes per unit, 3 ld passes and modpost = 27
-    assert_eq!((m("forks"), m("execs")), (27.0, 27.0));
+    // forked: 5 prepare steps, one sub-make (-j2: the 3 units are one directory), 6
+    // processes per unit, 3 ld passes and modpost = 5 + 1 + 18 + 4 = 28
+    assert_eq!((m("forks"), m("execs")), (28.0, 28.0));
+    assert_eq!(m("submakes"), 1.0);
     // 3 of 12 000 units: the serial phases are 100 s / 4 000 = 25 ms; the compile work is
     // ≈ 3 × 0.31 s over 2 CPUs; the run stops when make has exited, not after the default 10 s
     let sim_s = d["sim_time_ns"].as_f64().unwrap() / 1e9;
@@ -362,7 +364,7 @@ fn make_prints_bash_time_and_the_run_ends_with_the_build() {
         m("real_s")
     );
     let tasks = d["tasks"].as_array().unwrap();
-    assert_eq!(tasks.len(), 28); // make + 27
+    assert_eq!(tasks.len(), 29); // make + 28
     assert!(
         tasks.iter().all(|t| t["policy"] == "SCHED_IDLE"),
         "{tasks:?}"

@@ -9,7 +9,7 @@ use schedlab_engine::rng::exp_q32;
 use schedlab_engine::{Rng, MAX_SIM_NS};
 use schedlab_sched::ipc::PipeId;
 use schedlab_sched::sched::TaskId;
-use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
+use schedlab_sched::{Ctx, Op, PollFd, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -25,6 +25,11 @@ pub const CHUNK_BYTES: u32 = 4096;
 /// Serial processes of the prepare phase and of the vmlinux link (the work is split evenly).
 pub const PREPARE_STEPS: u64 = 5;
 pub const LINK_STEPS: u64 = 3;
+
+/// Compile units per Kbuild directory, the basis of the number of sub-makes at `-jN`
+/// (N > 1): ≈ 1 500 directories with objects for the full 12 000 units. **Unverified**
+/// (schedlab's own estimate); `--units` scales the directories with the units.
+pub const UNITS_PER_DIR: u32 = 8;
 
 /// Defaults of the per-platform keys (`[programs.make]`), workloads.md §8.2.
 pub const DEFAULT_W_CC1: u64 = 175_000_000;
@@ -209,6 +214,14 @@ struct Shared {
     execs: u64,
     token_reads: u64,
     token_writes: u64,
+    /// Token reads (by any make) that followed a `pselect()` which another make's token write
+    /// ended: the jobserver's hand-offs.
+    token_handoffs: u64,
+    /// `pselect()` calls on the jobserver, and those SIGCHLD interrupted.
+    token_waits: u64,
+    token_waits_interrupted: u64,
+    /// Sub-makes started (`make -f scripts/Makefile.build obj=DIR`).
+    submakes: u64,
     /// Compile jobs alive (from make's fork of the job's shell to its reaping) and the most
     /// at once; cc1 processes alive and the most at once.
     jobs_alive: u32,
@@ -481,19 +494,194 @@ enum MState {
     SerialWaited(bool, usize),
     /// The last operation created the jobserver pipe / wrote its N − 1 tokens.
     PipeCreated,
-    /// In the compile phase; the last operation was of this kind.
-    Compile(Last),
+    /// In the compile phase (its job loop).
+    Compile,
     Done,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Last {
     Other,
+    /// A non-blocking read of a token (after `pselect()` found the pipe readable).
     ReadToken,
+    /// `pselect()` on the jobserver; the number of token writes when it was called.
+    Pselect(u64),
     Waited,
 }
 
-/// The top-level make: prepare, the compile phase under the jobserver, link, modpost.
+/// What one make runs as its jobs: compile jobs (a sub-make, or the one make at `-j1`) or
+/// sub-makes (the top-level make at `-jN`).
+enum Jobs {
+    Units(Vec<Unit>),
+    Dirs(Vec<Vec<Unit>>),
+}
+
+impl Jobs {
+    fn len(&self) -> usize {
+        match self {
+            Jobs::Units(u) => u.len(),
+            Jobs::Dirs(d) => d.len(),
+        }
+    }
+}
+
+/// GNU make's job loop of one make (job.c new_job / reap_children / jobserver_acquire): a job
+/// starts on the make's implicit slot when none of its jobs runs, otherwise on a token taken
+/// from the jobserver: `pselect()` on the pipe with SIGCHLD unblocked, then a non-blocking
+/// `read()` of one byte when it is readable, or a reap when a child exited. With no job left
+/// to start it waits for its jobs. A reaped job's token is written back while it holds one
+/// (the last job runs on the implicit slot). At `-j1` there is no jobserver and one job runs
+/// at a time.
+struct JobLoop {
+    sh: Sh,
+    conf: Rc<Conf>,
+    jobs: Jobs,
+    jobserver: Option<PipeId>,
+    next: usize,
+    running: u32,
+    /// Tokens read from the jobserver and not yet written back.
+    tokens: u32,
+    last: Last,
+}
+
+impl JobLoop {
+    fn new(sh: Sh, conf: Rc<Conf>, jobs: Jobs, jobserver: Option<PipeId>) -> JobLoop {
+        JobLoop {
+            sh,
+            conf,
+            jobs,
+            jobserver,
+            next: 0,
+            running: 0,
+            tokens: 0,
+            last: Last::Other,
+        }
+    }
+
+    /// Forks the next job: the shell of a compile job, or a sub-make.
+    fn start_job(&mut self) -> Op {
+        let i = self.next;
+        self.next += 1;
+        self.running += 1;
+        self.last = Last::Other;
+        match &self.jobs {
+            Jobs::Units(units) => {
+                let unit = units[i];
+                {
+                    let mut s = self.sh.borrow_mut();
+                    s.jobs_started += 1;
+                    s.jobs_alive += 1;
+                    s.max_jobs_alive = s.max_jobs_alive.max(s.jobs_alive);
+                }
+                let j = Box::new(JobShell {
+                    sh: self.sh.clone(),
+                    conf: self.conf.clone(),
+                    unit,
+                    step: 0,
+                });
+                spawn(&self.sh, "sh", j)
+            }
+            Jobs::Dirs(dirs) => {
+                self.sh.borrow_mut().submakes += 1;
+                let m = Box::new(SubMake {
+                    started: false,
+                    jobs: JobLoop::new(
+                        self.sh.clone(),
+                        self.conf.clone(),
+                        Jobs::Units(dirs[i].clone()),
+                        self.jobserver,
+                    ),
+                });
+                spawn(&self.sh, "make", m)
+            }
+        }
+    }
+
+    /// The next operation of the loop given the last one's result; `None` when every job
+    /// has been reaped.
+    fn step(&mut self, last: SysResult) -> Option<Op> {
+        match (self.last, last) {
+            (Last::ReadToken, SysResult::Bytes(n)) if n > 0 => {
+                self.tokens += n;
+                self.sh.borrow_mut().token_reads += 1;
+                return Some(self.start_job());
+            }
+            (Last::Pselect(writes), SysResult::Ready(_)) => {
+                {
+                    let mut s = self.sh.borrow_mut();
+                    if s.token_writes > writes {
+                        s.token_handoffs += 1;
+                    }
+                }
+                self.last = Last::ReadToken;
+                return Some(Op::PipeReadNonblock {
+                    pipe: self.jobserver.expect("a token wait has a jobserver"),
+                    bytes: 1,
+                });
+            }
+            (Last::Pselect(_), SysResult::Interrupted) => {
+                // SIGCHLD: reap the dead child (wait() returns the zombie at once)
+                self.sh.borrow_mut().token_waits_interrupted += 1;
+                self.last = Last::Waited;
+                return Some(Op::WaitChild);
+            }
+            (Last::Waited, SysResult::Pid(_)) => {
+                self.running -= 1;
+                if let Jobs::Units(_) = self.jobs {
+                    let mut s = self.sh.borrow_mut();
+                    s.jobs_done += 1;
+                    s.jobs_alive -= 1;
+                }
+                if self.tokens > 0 {
+                    self.tokens -= 1;
+                    self.sh.borrow_mut().token_writes += 1;
+                    self.last = Last::Other;
+                    return Some(Op::PipeWrite {
+                        pipe: self.jobserver.expect("tokens come from the jobserver"),
+                        bytes: 1,
+                    });
+                }
+            }
+            _ => {}
+        }
+        if self.next < self.jobs.len() && self.running < self.conf.jobs {
+            if self.running == 0 {
+                return Some(self.start_job());
+            }
+            let mut s = self.sh.borrow_mut();
+            s.token_waits += 1;
+            self.last = Last::Pselect(s.token_writes);
+            return Some(Op::Pselect {
+                fd: PollFd::Pipe(self.jobserver.expect("-jN with N > 1")),
+            });
+        }
+        if self.running > 0 {
+            self.last = Last::Waited;
+            return Some(Op::WaitChild);
+        }
+        None
+    }
+}
+
+/// A Kbuild sub-make (`make -f scripts/Makefile.build obj=DIR`): exec, then the compile jobs
+/// of its directory under the shared jobserver, then exit.
+struct SubMake {
+    started: bool,
+    jobs: JobLoop,
+}
+
+impl Program for SubMake {
+    fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
+        if !self.started {
+            self.started = true;
+            return exec(&self.jobs.sh, cx);
+        }
+        self.jobs.step(last).unwrap_or(Op::Exit)
+    }
+}
+
+/// The top-level make: prepare, the compile phase (at `-jN`, N > 1, through one sub-make per
+/// directory sharing its jobserver; at `-j1` every compile job itself), link, modpost.
 struct Make {
     sh: Sh,
     conf: Rc<Conf>,
@@ -502,10 +690,7 @@ struct Make {
     before: Vec<Step>,
     after: Vec<Step>,
     jobserver: Option<PipeId>,
-    next_unit: usize,
-    running: u32,
-    /// Tokens read from the jobserver and not yet written back.
-    tokens: u32,
+    jobs: Option<JobLoop>,
 }
 
 impl Make {
@@ -522,27 +707,6 @@ impl Make {
         spawn(&self.sh, step.comm, t)
     }
 
-    /// Forks the shell of the next compile job.
-    fn start_job(&mut self) -> Op {
-        let unit = self.units[self.next_unit];
-        self.next_unit += 1;
-        self.running += 1;
-        {
-            let mut s = self.sh.borrow_mut();
-            s.jobs_started += 1;
-            s.jobs_alive += 1;
-            s.max_jobs_alive = s.max_jobs_alive.max(s.jobs_alive);
-        }
-        self.state = MState::Compile(Last::Other);
-        let j = Box::new(JobShell {
-            sh: self.sh.clone(),
-            conf: self.conf.clone(),
-            unit,
-            step: 0,
-        });
-        spawn(&self.sh, "sh", j)
-    }
-
     /// The phase after the serial list `after` (or the compile phase) is done.
     fn after_list(&mut self, cx: &mut Ctx<'_>, after: bool) -> Op {
         if after {
@@ -557,51 +721,37 @@ impl Make {
             self.state = MState::PipeCreated;
             return Op::Syscall(cx.costs().c_syscall.0);
         }
+        self.start_compile(cx)
+    }
+
+    /// Starts the compile phase's job loop: at `-j1` over the units, else over the
+    /// directories (`UNITS_PER_DIR` units each, the last ones possibly fewer).
+    fn start_compile(&mut self, cx: &mut Ctx<'_>) -> Op {
+        let units = std::mem::take(&mut self.units);
+        let jobs = if self.jobserver.is_some() {
+            let n = units.len();
+            let d = n.div_ceil(UNITS_PER_DIR as usize).max(1);
+            Jobs::Dirs(
+                (0..d)
+                    .map(|i| units[i * n / d..(i + 1) * n / d].to_vec())
+                    .collect(),
+            )
+        } else {
+            Jobs::Units(units)
+        };
+        self.jobs = Some(JobLoop::new(
+            self.sh.clone(),
+            self.conf.clone(),
+            jobs,
+            self.jobserver,
+        ));
+        self.state = MState::Compile;
         self.compile(cx, SysResult::None)
     }
 
-    /// GNU make's job loop for one make: a job starts on the implicit slot when none runs,
-    /// else on a token read from the jobserver; a reaped job's token is written back while
-    /// other jobs still run.
     fn compile(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
-        match (self.state, last) {
-            (MState::Compile(Last::ReadToken), SysResult::Bytes(n)) => {
-                self.tokens += n;
-                self.sh.borrow_mut().token_reads += 1;
-                return self.start_job();
-            }
-            (MState::Compile(Last::Waited), SysResult::Pid(_)) => {
-                self.running -= 1;
-                {
-                    let mut s = self.sh.borrow_mut();
-                    s.jobs_done += 1;
-                    s.jobs_alive -= 1;
-                }
-                if self.tokens > 0 {
-                    self.tokens -= 1;
-                    self.sh.borrow_mut().token_writes += 1;
-                    self.state = MState::Compile(Last::Other);
-                    return Op::PipeWrite {
-                        pipe: self.jobserver.expect("tokens come from the jobserver"),
-                        bytes: 1,
-                    };
-                }
-            }
-            _ => {}
-        }
-        if self.next_unit < self.units.len() && self.running < self.conf.jobs {
-            if self.running == 0 {
-                return self.start_job();
-            }
-            self.state = MState::Compile(Last::ReadToken);
-            return Op::PipeRead {
-                pipe: self.jobserver.expect("-jN with N > 1"),
-                bytes: 1,
-            };
-        }
-        if self.running > 0 {
-            self.state = MState::Compile(Last::Waited);
-            return Op::WaitChild;
+        if let Some(op) = self.jobs.as_mut().expect("in the compile phase").step(last) {
+            return op;
         }
         self.sh.borrow_mut().compile_end = Some(cx.now());
         if self.after.is_empty() {
@@ -647,13 +797,14 @@ impl Program for Make {
                 self.after_list(cx, after)
             }
             MState::PipeCreated => {
-                self.state = MState::Compile(Last::Other);
+                self.state = MState::Compile;
                 Op::PipeWrite {
                     pipe: self.jobserver.unwrap(),
                     bytes: self.conf.jobs - 1,
                 }
             }
-            MState::Compile(_) => self.compile(cx, last),
+            MState::Compile if self.jobs.is_none() => self.start_compile(cx),
+            MState::Compile => self.compile(cx, last),
             MState::Done => Op::Exit,
         }
     }
@@ -715,6 +866,10 @@ impl Kbuild {
             processes: sh.tasks.len() as u64,
             token_reads: sh.token_reads,
             token_writes: sh.token_writes,
+            token_handoffs: sh.token_handoffs,
+            token_waits: sh.token_waits,
+            token_waits_interrupted: sh.token_waits_interrupted,
+            submakes: sh.submakes,
             max_jobs_alive: sh.max_jobs_alive,
             max_cc1_alive: sh.max_cc1_alive,
             serial_work_ns: sh.serial_work,
@@ -729,9 +884,9 @@ impl Workload for Kbuild {
     }
 
     fn max_tasks(&self, _ncpus: usize) -> u64 {
-        // live at once: make, one serial step, and per job slot sh, gcc, cc1 and as (objtool
-        // and fixdep replace cc1 and as); pids of exited processes are reused
-        2 + 4 * u64::from(self.opts.jobs)
+        // live at once: make, one serial step, and per job slot a sub-make (-jN), sh, gcc, cc1
+        // and as (objtool and fixdep replace cc1 and as); pids of exited processes are reused
+        2 + 5 * u64::from(self.opts.jobs)
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -778,9 +933,7 @@ impl Workload for Kbuild {
             before: Vec::new(),
             after: Vec::new(),
             jobserver: None,
-            next_unit: 0,
-            running: 0,
-            tokens: 0,
+            jobs: None,
         });
         let attrs = env.placement.attrs("make", env.tg);
         let t = sys.fork(make, &attrs);
@@ -806,6 +959,26 @@ impl Workload for Kbuild {
             Metric::new("forks", r.forks as f64, "", Better::Lower),
             Metric::new("execs", r.execs as f64, "", Better::Lower),
         ];
+        if r.jobs > 1 {
+            out.push(Metric::new(
+                "submakes",
+                r.submakes as f64,
+                "",
+                Better::Lower,
+            ));
+            out.push(Metric::new(
+                "token_waits",
+                r.token_waits as f64,
+                "",
+                Better::Lower,
+            ));
+            out.push(Metric::new(
+                "token_handoffs",
+                r.token_handoffs as f64,
+                "",
+                Better::Lower,
+            ));
+        }
         for (name, v) in [
             ("prepare_s", r.prepare_ns),
             ("compile_s", r.compile_ns),
@@ -979,13 +1152,64 @@ mod tests {
         assert_eq!(k.ipc.pipes[0].bytes_written, 2 + r.token_writes);
         // per unit one pipe between cc1 and as (-pipe), after the jobserver's
         assert_eq!(k.ipc.pipes.len(), 1 + 40);
-        // -j1: no jobserver; -j40 on 4 CPUs: all 40 jobs at once
+        // -j40 on 4 CPUs: all 40 jobs at once. 40 units are 5 directories of 8: make runs
+        // the 5 sub-makes on its implicit slot and 4 tokens, each sub-make runs its first
+        // job on its own slot and 7 on tokens (5 × 7 = 35): 39 token reads, all 39 tokens
+        // taken long before the first job (≈ 0.3 s of work) ends.
         let mut k = machine(4, false, (60, 300, 50));
         let kb = build(&mut k, "make -j40 --units 40");
         let r = kb.report(&k);
         assert_eq!((r.max_jobs_alive, r.jobs_done), (40, 40));
+        assert_eq!(r.submakes, 5);
         assert_eq!(r.token_reads, 39);
         assert!(k.ipc.pipes.len() == 1, "no -pipe: only the jobserver");
+    }
+
+    /// The sum of `nr_wakeups` and of `nr_wakeups_sync` over the build's makes.
+    fn make_wakeups(k: &Kernel, kb: &Kbuild) -> (u64, u64) {
+        kb.tasks()
+            .iter()
+            .map(|t| &k.tasks[t.index()])
+            .filter(|t| t.comm == "make")
+            .fold((0, 0), |(a, b), t| {
+                (a + t.stats.nr_wakeups, b + t.stats.nr_wakeups_sync)
+            })
+    }
+
+    #[test]
+    fn sub_makes_share_the_jobserver_and_hand_tokens_over() {
+        // -j4 on 8 CPUs, 64 units = 8 directories of 8 (UNITS_PER_DIR): make runs the 8
+        // sub-makes under the jobserver, each sub-make its 8 compile jobs.
+        let mut k = machine(8, true, (60, 300, 50));
+        let kb = build(&mut k, "make -j4 --units 64");
+        let r = kb.report(&k);
+        assert!(r.finished);
+        assert_eq!((r.jobs_done, r.submakes), (64, 8));
+        // N = 4 slots across all makes: the top make's implicit slot plus 3 tokens bound its
+        // running sub-makes, each sub-make's jobs its own slot plus its tokens: never more
+        // than 4 compile jobs alive, and the 8 CPUs let all 4 run (reached)
+        assert_eq!(r.max_jobs_alive, 4);
+        // every token read is written back: the pipe received the 3 initial tokens plus one
+        // byte per token returned, and holds the 3 tokens again at the end
+        assert_eq!(r.token_reads, r.token_writes);
+        let js = &k.ipc.pipes[0];
+        assert_eq!(js.bytes_written, 3 + r.token_writes);
+        assert_eq!(js.buf.iter().sum::<u32>(), 3);
+        // 4 slots for 8 sub-makes of 8 jobs: makes wait for tokens in pselect(); some of
+        // those waits end with another make's token write (a hand-off), others with SIGCHLD
+        assert!(r.token_waits > 0);
+        assert!(r.token_handoffs > 0, "{r:?}");
+        assert!(r.token_waits_interrupted > 0, "{r:?}");
+        // a make is woken by a child's exit in wait() (WF_SYNC), by a token write in
+        // pselect() (pipe_write: WF_SYNC) or by SIGCHLD in pselect() (no WF_SYNC): the
+        // wake-ups without WF_SYNC are SIGCHLD interrupts (at most one per interrupted
+        // pselect()), so every hand-off that woke a make carried WF_SYNC
+        let (all, sync) = make_wakeups(&k, &kb);
+        assert!(
+            all - sync <= r.token_waits_interrupted,
+            "{all} {sync} {r:?}"
+        );
+        assert!(sync >= r.token_handoffs);
     }
 
     #[test]
@@ -1000,8 +1224,9 @@ mod tests {
             let mut k = machine(2, true, (60, 300, 50));
             let kb = build(&mut k, line);
             let ts = kb.tasks();
-            // make, 5 prepare steps, 6 processes per unit, 3 ld and modpost
-            assert_eq!(ts.len(), 1 + 5 + 6 * 4 + 4, "{line}");
+            // make, 5 prepare steps, one sub-make (4 units, one directory of up to 8), 6
+            // processes per unit, 3 ld and modpost
+            assert_eq!(ts.len(), 1 + 5 + 1 + 6 * 4 + 4, "{line}");
             for t in ts {
                 let task = &k.tasks[t.index()];
                 assert_eq!(

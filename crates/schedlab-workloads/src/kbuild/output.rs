@@ -24,6 +24,13 @@ pub struct Report {
     pub processes: u64,
     pub token_reads: u64,
     pub token_writes: u64,
+    /// Token reads that followed a `pselect()` ended by another make's token write.
+    pub token_handoffs: u64,
+    /// `pselect()` calls on the jobserver, and how many SIGCHLD interrupted.
+    pub token_waits: u64,
+    pub token_waits_interrupted: u64,
+    /// Sub-makes run (`-jN`, N > 1: one per directory).
+    pub submakes: u64,
     pub max_jobs_alive: u32,
     pub max_cc1_alive: u32,
     /// The job graph's user-space work: serial phases (S) and compile jobs (P), ns.
