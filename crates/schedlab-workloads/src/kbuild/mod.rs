@@ -10,10 +10,15 @@
 //!
 //! ```text
 //! make:   prepare: 5 × { fork sh; exec; run(prepare/5); exit } each waited for
+//!         -j1: for each unit: fork sh (job); wait()
 //!         -jN, N > 1: pipe(); write(N − 1 one-byte tokens)           (the jobserver)
-//!         for each unit: slot = implicit if no job runs, else read(jobserver, 1)
-//!                        fork sh (job) ; when no slot is free: wait(); a reaped job's
-//!                        token is written back while other jobs run
+//!                     for each directory of UNITS_PER_DIR units: a job loop forking a
+//!                     sub-make (below)
+//! job loop (every make at -jN): slot = implicit if none of its jobs runs, else a token:
+//!         pselect(jobserver, SIGCHLD) → readable: read(jobserver, 1, O_NONBLOCK) (EAGAIN:
+//!         again); EINTR: wait() reaps the dead child; nothing left to start: wait();
+//!         a reaped job's token is written back while the make holds one
+//! sub-make: exec; the job loop over its directory's units (fork sh per job); exit
 //!         link: 3 × ld (link/3), then modpost, each forked and waited for; exit
 //! sh:     exec; run(w_shell/2); fork gcc, wait; [fork objtool, wait]; fork fixdep, wait; exit
 //! gcc:    exec; run(w_shell/2);
@@ -36,13 +41,11 @@
 //!
 //! Model decisions (where the spec is silent; all **unverified**):
 //!
-//! * **One make.** Kbuild descends with recursive sub-makes that share the jobserver; a
-//!   sub-make waiting for a token sleeps in `pselect()` until the token pipe is readable *or*
-//!   SIGCHLD arrives, a wait the kernel model cannot express (no signals, `poll()` of one
-//!   file). Here one make runs every compile job: it reads a token only when it holds fewer
-//!   than N slots, so its reads never block, and a written-back token never wakes a blocked
-//!   reader; what the jobserver costs (1-byte reads and writes) is there, the hand-off
-//!   between sub-makes is not. The N − 1 tokens are written with one `write()`.
+//! * **Sub-makes at `-jN` only**, one per directory of [`UNITS_PER_DIR`] units (≈ 1 500
+//!   directories for 12 000 units), flat (no sub-make of a sub-make), doing no work of their
+//!   own besides their system calls. At `-j1` one make runs every job (Kbuild's sub-makes
+//!   would only add a fork + exec per directory there), so `-j1` is unchanged. The N − 1
+//!   tokens are written with one `write()`.
 //! * **Assembly size**: 1 MiB of assembly per second of cc1 work ([`ASM_BYTES_PER_CC1_SEC`]),
 //!   written in 4 KiB pieces evenly spread over cc1's work (≈ 45 chunks for the median
 //!   unit); `as` works on each piece as it arrives, in proportion to the bytes.
@@ -65,7 +68,7 @@ mod output;
 
 pub use model::{
     job_graph, workload, Conf, Kbuild, Step, Unit, ASM_BYTES_PER_CC1_SEC, AS_RATIO_PPM,
-    CHUNK_BYTES, SIGMA_PPM,
+    CHUNK_BYTES, SIGMA_PPM, UNITS_PER_DIR,
 };
 pub use options::{parse, Options, FULL_UNITS, MAX_JOBS};
 pub use output::{bash_time, render, Report};
