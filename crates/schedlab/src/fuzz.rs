@@ -1316,7 +1316,19 @@ fn check_inner(front: Front, input: &str, cache: &mut Cache) -> Result<Verdict, 
         }
         Front::Platform => match Platform::from_toml_str(input, "fuzz.toml") {
             Err(e) => refused(2, e.to_string()),
-            Ok(p) => judge_run(run_on(p, &spec("fuzz.toml", "v6.18", vec![hog]))),
+            Ok(p) => {
+                // a file with a program's costs runs that program (small sizes), so that its
+                // values reach the model
+                let line = if input.contains("[programs.make]") {
+                    "make -j4 --units=1".to_string()
+                } else if input.contains("[programs.llama-batched-bench]") {
+                    "llama-batched-bench -c 256 -npp 8 -ntg 4 -npl 1,2 -t 2 -tb 3 --poll 100"
+                        .to_string()
+                } else {
+                    hog
+                };
+                judge_run(run_on(p, &spec("fuzz.toml", "v6.19", vec![line])))
+            }
         },
         Front::Scenario => {
             let mut sc = match crate::scenario::parse(input, "fuzz.toml") {
@@ -1431,6 +1443,14 @@ mod tests {
             check(Front::RtApp, &seed_input, &mut c).is_ok(),
             "{seed_input}"
         );
+        // Campaign (platform seeds 3506, 14117): c_relax = "3s" / "2s" made the llama model's poll
+        // time 131072 × 100 × 2 s in ps, past u64; now computed in u128 (and capped at 2^33 s).
+        let llama_relax = "extends = \"rpi5\"\nname = \"fz\"\ndescription = \"d\"\n\
+            [programs.llama-batched-bench]\nc_relax = \"2s\"\nw_token = \"3600 s\"\n";
+        assert_eq!(
+            check(Front::Platform, llama_relax, &mut c),
+            Ok(Verdict::Ran)
+        );
         // A workload line with a newline in it (campaign seed 231): the message quoted the
         // line as it was and came out on two lines.
         let r = check(Front::Workload, "slice=1.5us slice\n= schbench", &mut c);
@@ -1500,6 +1520,15 @@ mod tests {
                 Front::Workload,
                 "llama-batched-bench -c 4294967295 -npp 1 -ntg 4294967294 -npl 1",
                 "asks for 4294967296 graphs, more than the 1000000",
+            ),
+            // Campaign (platform seed 867): a w_token of 2^33 s overflowed the graph work;
+            // program costs are capped at an hour.
+            (
+                Front::Platform,
+                "extends = \"rpi5\"\nname = \"fz\"\ndescription = \"d\"\n\
+                 [programs.llama-batched-bench]\nw_token = 8589934592000000\n",
+                "fuzz.toml:5: programs.llama-batched-bench.w_token: 8589934592000000000 ns is \
+                 more than the 3600 s (one hour) of work one program cost may be",
             ),
             // make: --units above 1 000 000 is refused, not drawn.
             (
