@@ -260,6 +260,8 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
                 check(k, "tables kernel")?;
             }
             tb.check(file).map_err(ScenarioError::Input)?;
+            tb.validate_runs(file, &s.baseline, &s.cgroups)
+                .map_err(ScenarioError::Input)?;
             return Ok(s);
         }
         (Some("tables"), None) => {

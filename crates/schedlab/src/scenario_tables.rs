@@ -289,6 +289,56 @@ impl TablesSpec {
         Ok(())
     }
 
+    /// Checks every run of every table as `run` checks it before simulating — platform,
+    /// kernel on that platform, workload line and placement — for each parameter of both
+    /// modes, so that a bad platform or line in the last table is refused before the first
+    /// run rather than after hours of them. Errors name the file and the table.
+    pub fn validate_runs(
+        &self,
+        file: &str,
+        baseline: &str,
+        cgroups: &crate::cgroups::Cgroups,
+    ) -> Result<(), String> {
+        for t in &self.tables {
+            let kernels = [
+                t.baseline.as_deref().unwrap_or(baseline),
+                t.patched.as_deref().unwrap_or(&self.patched),
+            ];
+            let mut lines = Vec::new();
+            for quick in [false, true] {
+                if t.params.is_empty() {
+                    lines.push(t.line(quick, None));
+                } else {
+                    for p in t.params(quick) {
+                        lines.push(t.line(quick, Some(&p)));
+                    }
+                }
+            }
+            lines.sort();
+            lines.dedup();
+            for k in kernels {
+                for l in &lines {
+                    let spec = crate::run::RunSpec {
+                        platform: t.platform.clone(),
+                        kernel: k.to_string(),
+                        workloads: vec![l.clone()],
+                        duration_ns: None,
+                        seed: 1,
+                        strict: false,
+                        trace: None,
+                        trace_limit: None,
+                        progress: false,
+                        explain_wakeups: None,
+                        cgroups: cgroups.clone(),
+                    };
+                    crate::run::quiet_warnings(|| crate::run::validate(&spec))
+                        .map_err(|e| format!("{file}: table '{}': {e}", t.id))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every kernel string the tables use (validated by the scenario loader).
     pub fn kernels<'a>(&'a self, baseline: &'a str) -> Vec<&'a str> {
         let mut v = vec![baseline, self.patched.as_str()];
