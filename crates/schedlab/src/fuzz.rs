@@ -6,6 +6,11 @@
 //! share them. Inputs are built from the real vocabulary (presets, patch ids, feature names,
 //! every modelled option of every program, rt-app keys, platform and scenario files) mixed with
 //! boundary numbers and random mutations, so that most of them get past the first check.
+//! Seed 003's front ends are in it too: `make` (`-jN`, `-j N`, `--jobs=N`, `--units`, `-s`,
+//! `-k`) and `llama-batched-bench` (every option, comma lists with empty entries) behind the
+//! `time`, `chrt --idle 0` and `nice -n 19` prefixes; platform files with `[programs.make]`
+//! and `[programs.llama-batched-bench]` (which then run that program); scenario files of kind
+//! tables (the built-in one and small generated ones, with their checks).
 //!
 //! The oracle: an input either runs (simulated for at most [`SIM_NS`]) or is refused with a
 //! non-empty one-line message that the CLI maps to exit code 2. A panic (including an
