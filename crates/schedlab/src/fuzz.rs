@@ -1557,6 +1557,19 @@ mod tests {
         assert!(
             crate::scenario::parse(&tables("smp:2", "make -j2 --units=1"), "fuzz.toml").is_ok()
         );
+        // Campaign (scenario seed 1448759): a check kind with a newline in it was quoted in a
+        // two-line message.
+        let kind_nl = format!(
+            "{}\n[[tables.check]]\nkind = \"directio\\n\"\ntable = \"t0\"\ndescription = \"d\"\n",
+            tables("smp:2", "make -j2 --units=1")
+        );
+        match check(Front::Scenario, &kind_nl, &mut c) {
+            Ok(Verdict::Refused(m)) => assert!(
+                m.starts_with("fuzz.toml: tables.check kind 'directio\\n': unknown (known: "),
+                "{m}"
+            ),
+            r => panic!("{r:?}"),
+        }
         // A workload line with a newline in it (campaign seed 231): the message quoted the
         // line as it was and came out on two lines.
         let r = check(Front::Workload, "slice=1.5us slice\n= schbench", &mut c);

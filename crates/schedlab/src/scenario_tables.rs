@@ -21,6 +21,21 @@ use serde_json::{json, Value};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
+/// `m` with its control characters escaped (`\n` as the two characters `\` `n`): an error
+/// quotes the file's strings (a check `kind`, a table `id`), and a newline in one must not
+/// split the one-line message.
+pub fn one_line(m: &str) -> String {
+    m.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The `[tables]` table of a scenario file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
