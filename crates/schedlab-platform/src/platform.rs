@@ -911,6 +911,11 @@ fn read_idle_state(ctx: &Ctx, node: &Node, path: &str) -> Result<IdleState, Plat
 /// The most one cost value may be (1 s).
 pub const MAX_COST_NS: u64 = 1_000_000_000;
 
+/// The most one `[programs.NAME]` duration may be: an hour of work (the largest default is the
+/// kernel build's 60 s vmlinux link). The models multiply these values by counts of tokens,
+/// chunks and units; the cap keeps those products in `u64`.
+pub const MAX_PROGRAM_COST_NS: u64 = 3_600_000_000_000;
+
 /// Reads cost values of a `[costs]`-like table into `c`; returns the fields set, in order.
 /// Bare numbers are µs; `"n/a"` marks an optional field as not applicable.
 fn read_costs(
@@ -1523,7 +1528,21 @@ fn decode(docs: &Docs, root: &Node, file: &str) -> Result<Platform, PlatformErro
                     continue; // reported as unknown by finish()
                 };
                 let v = match f.kind {
-                    ProgramCostKind::Duration => t.opt_duration_ns(key)?.expect("key listed"),
+                    ProgramCostKind::Duration => {
+                        let v = t.opt_duration_ns(key)?.expect("key listed");
+                        // Work of one step of a program beyond an hour is a typo, and the
+                        // models multiply these values by token, chunk and unit counts.
+                        if v > MAX_PROGRAM_COST_NS {
+                            return Err(t.err(
+                                key,
+                                format!(
+                                    "{v} ns is more than the 3600 s (one hour) of work one \
+                                     program cost may be"
+                                ),
+                            ));
+                        }
+                        v
+                    }
                     ProgramCostKind::Switch => u64::from(t.opt_bool(key)?.expect("key listed")),
                 };
                 programs.set(f, Nanos(v));
@@ -1985,6 +2004,25 @@ mod tests {
         assert_eq!(
             err("[programs.schbench]\nw_matmull = 1\n"),
             "t.toml:5: programs.schbench.w_matmull: unknown key"
+        );
+        // the one-hour cap (campaign: w_token = 8589934592000000 µs overflowed the llama
+        // model's graph work); 3600 s itself is allowed
+        assert_eq!(
+            load("[programs.make]\nlink = \"3600 s\"\n")
+                .unwrap()
+                .programs
+                .get("make", "link"),
+            Some(Nanos(3_600_000_000_000))
+        );
+        assert_eq!(
+            err("[programs.llama-batched-bench]\nw_token = 8589934592000000\n"),
+            "t.toml:5: programs.llama-batched-bench.w_token: 8589934592000000000 ns is more than \
+             the 3600 s (one hour) of work one program cost may be"
+        );
+        assert_eq!(
+            err("[programs.make]\nw_cc1 = \"3600.000000001 s\"\n"),
+            "t.toml:5: programs.make.w_cc1: 3600000000001 ns is more than the 3600 s (one hour) \
+             of work one program cost may be"
         );
         assert_eq!(
             err("[programs.schbench]\nw_matmul = \"fast\"\n"),

@@ -10,7 +10,7 @@
 //! that an arithmetic overflow is a failure too. Input n goes to a front end by n mod 10 (3
 //! kernel strings, 3 workload lines, 2 rt-app files, 1 platform file, 1 scenario file: the
 //! cheap front ends get more inputs) with seed n, so a failure is reproduced with
-//! `--only FRONT --seed n` (printed with it). A panic is caught, counted and printed with its
+//! `--only FRONT --seed n` (printed with it; `--only FRONT --seed n --print` prints the input). A panic is caught, counted and printed with its
 //! input; the campaign goes on. `--threads T` (default 2) splits the inputs. Prints a progress
 //! line every 100 000 inputs and a summary at the end; exit code 1 if anything failed.
 
@@ -71,6 +71,12 @@ fn main() {
                 verbose = true;
                 i += 1;
                 continue;
+            }
+            "--print" => {
+                // the input of `--only FRONT --seed N`, to look at or to feed to the CLI
+                let front = only.expect("--only FRONT before --print");
+                print!("{}", generate(front, start));
+                return;
             }
             a => panic!("unknown argument {a}"),
         }

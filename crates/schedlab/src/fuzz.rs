@@ -6,6 +6,11 @@
 //! share them. Inputs are built from the real vocabulary (presets, patch ids, feature names,
 //! every modelled option of every program, rt-app keys, platform and scenario files) mixed with
 //! boundary numbers and random mutations, so that most of them get past the first check.
+//! Seed 003's front ends are in it too: `make` (`-jN`, `-j N`, `--jobs=N`, `--units`, `-s`,
+//! `-k`) and `llama-batched-bench` (every option, comma lists with empty entries) behind the
+//! `time`, `chrt --idle 0` and `nice -n 19` prefixes; platform files with `[programs.make]`
+//! and `[programs.llama-batched-bench]` (which then run that program); scenario files of kind
+//! tables (the built-in one and small generated ones, with their checks).
 //!
 //! The oracle: an input either runs (simulated for at most [`SIM_NS`]) or is refused with a
 //! non-empty one-line message that the CLI maps to exit code 2. A panic (including an
@@ -477,7 +482,69 @@ const PROGRAMS: &[Program] = &[
             "-h",
         ],
     },
+    Program {
+        words: "make",
+        with_value: &["-j", "--jobs", "--units"],
+        switches: &[
+            "-s",
+            "--silent",
+            "--quiet",
+            "-k",
+            "--keep-going",
+            "-sj4",
+            "-j",
+            "-C",
+            "V=1",
+            "vmlinux",
+        ],
+    },
+    Program {
+        words: "llama-batched-bench",
+        with_value: &[
+            "-m",
+            "--model",
+            "-c",
+            "--ctx-size",
+            "-b",
+            "--batch-size",
+            "-ub",
+            "--ubatch-size",
+            "-npp",
+            "-ntg",
+            "-npl",
+            "-t",
+            "--threads",
+            "-tb",
+            "--threads-batch",
+            "-fa",
+            "--flash-attn",
+            "-ngl",
+            "--gpu-layers",
+            "--n-gpu-layers",
+            "--poll",
+        ],
+        switches: &["-pps", "-pps", "-pps", "--bogus"],
+    },
 ];
+
+/// A comma-separated list of `llama-batched-bench` (`-npp 128,256`), with empty entries and
+/// boundary numbers now and then.
+fn number_list(g: &mut Gen) -> String {
+    let n = 1 + g.below(4);
+    let mut v = Vec::new();
+    for _ in 0..n {
+        v.push(match g.below(8) {
+            0 => String::new(),
+            1..=4 => g.pick(&["1", "2", "4", "8", "16", "32", "128"]).to_string(),
+            _ => number(g),
+        });
+    }
+    let mut s = v.join(",");
+    if g.chance(1, 12) {
+        s.push(',');
+    }
+    s
+}
 
 const EXAMPLES: &[&str] = &[
     "one-hog.json",
@@ -581,11 +648,22 @@ pub fn gen_workload(g: &mut Gen) -> String {
                     "nice --5",
                     "nice -n x",
                     "nice",
+                    "time",
+                    "time time",
+                    "chrt --idle 0",
+                    "chrt --idle 0 nice -n 19",
+                    "time chrt --idle 0",
                 ])
                 .to_string(),
             _ => format!("{}={}", g.pick(&["foo", "nice", "slice"]), number(g)),
         };
-        words.push(t);
+        // a prefix command of several words (`chrt -f 80`) is several words of the line, not
+        // one quoted word
+        if t.contains('=') {
+            words.push(t); // `cgroup=/a b`: one word with a space in it
+        } else {
+            words.extend(t.split(' ').map(str::to_string));
+        }
     }
     if g.chance(1, 5) {
         let ex = examples_dir().join(g.pick(EXAMPLES));
@@ -597,7 +675,7 @@ pub fn gen_workload(g: &mut Gen) -> String {
         });
     } else {
         let p = g.pick(PROGRAMS);
-        words.push(p.words.to_string());
+        words.extend(p.words.split(' ').map(str::to_string));
         for _ in 0..g.below(6) {
             if g.chance(1, 2) {
                 let o = *g.pick(p.with_value);
@@ -616,6 +694,20 @@ pub fn gen_workload(g: &mut Gen) -> String {
                         "/nonexistent/client.txt",
                     ])
                     .to_string()
+                } else if matches!(o, "-npp" | "-ntg" | "-npl") && g.chance(3, 4) {
+                    number_list(g)
+                } else if p.words == "llama-batched-bench" && g.chance(1, 2) {
+                    // small sizes, so that the run gets past its first graphs
+                    match o {
+                        "-m" | "--model" => g.pick(&["model-7b-q4_0.gguf", "", "-"]).to_string(),
+                        "-fa" | "--flash-attn" => g
+                            .pick(&["on", "off", "auto", "1", "0", "-1", "enabled", "maybe", ""])
+                            .to_string(),
+                        _ => g.pick(&["1", "2", "4", "16", "64", "512"]).to_string(),
+                    }
+                } else if p.words == "make" && o == "--units" && g.chance(1, 2) {
+                    g.pick(&["1", "2", "7", "100", "1000000", "1000001", "4000000000"])
+                        .to_string()
                 } else if matches!(o, "--units" | "--timekeeper-affinity") && g.chance(2, 3) {
                     g.pick(&["us", "100ns", "ns", "cpu0", "original_mask", "all"])
                         .to_string()
@@ -633,6 +725,20 @@ pub fn gen_workload(g: &mut Gen) -> String {
             } else {
                 words.push(g.pick(p.switches).to_string());
             }
+        }
+        if p.words == "make" && g.chance(1, 2) {
+            // -jN glued, the usual spelling
+            let n = if g.chance(1, 2) {
+                g.pick(&["1", "2", "4", "64", "4096", "4097", "0"])
+                    .to_string()
+            } else {
+                number(g)
+            };
+            words.push(format!("-j{n}"));
+        }
+        if p.words == "make" && g.chance(2, 3) {
+            // small builds, so that the run gets past make's first processes
+            words.push(format!("--units={}", g.pick(&["1", "2", "10", "50"])));
         }
         if p.words == "dbench" && g.chance(4, 5) {
             // the number of clients
@@ -834,6 +940,11 @@ pub fn gen_platform(g: &mut Gen) -> String {
     } else {
         g.pick(PLATFORM_FILES).1.to_string()
     };
+    let base = if g.chance(1, 3) {
+        format!("{base}{}", programs_section(g))
+    } else {
+        base
+    };
     let mut lines: Vec<String> = base.lines().map(str::to_string).collect();
     for _ in 0..1 + g.below(3) {
         if lines.is_empty() {
@@ -865,13 +976,215 @@ pub fn gen_platform(g: &mut Gen) -> String {
     lines.join("\n") + "\n"
 }
 
+/// A `[programs.make]` or `[programs.llama-batched-bench]` table (and now and then another
+/// program's or an unknown one): switches, durations with and without units, boundary values.
+fn programs_section(g: &mut Gen) -> String {
+    let (prog, keys): (&str, &[&str]) = match g.below(8) {
+        0..=3 => (
+            "make",
+            &[
+                "gcc_pipe",
+                "objtool",
+                "w_cc1",
+                "w_objtool",
+                "w_fixdep",
+                "w_shell",
+                "prepare",
+                "link",
+                "modpost",
+                "w_cc2",
+            ],
+        ),
+        4..=6 => (
+            "llama-batched-bench",
+            &[
+                "w_step",
+                "w_token",
+                "t_mem",
+                "c_barrier",
+                "w_sample",
+                "c_relax",
+                "w_steps",
+            ],
+        ),
+        _ => (
+            *g.pick(&["schbench", "llama", "make.x", "\"llama-batched-bench\""]),
+            &["w_matmul", "w_step"],
+        ),
+    };
+    let mut s = format!("\n[programs.{prog}]\n");
+    for _ in 0..1 + g.below(4) {
+        let k = *g.pick(keys);
+        let v = if matches!(k, "gcc_pipe" | "objtool") && g.chance(3, 4) {
+            g.pick(&["true", "false", "1", "0", "\"yes\"", "\"true\""])
+                .to_string()
+        } else if g.chance(1, 2) {
+            format!("\"{}\"", duration(g))
+        } else if g.chance(1, 6) {
+            g.pick(&["true", "[]", "\"1 ms\"", "\"0.5 ns\"", "1.0005", "nan"])
+                .to_string()
+        } else {
+            json_num(g)
+        };
+        s.push_str(&format!("{k} = {v}\n"));
+    }
+    s
+}
+
 // ------------------------------------------------------------------------------ scenario TOML
 
 const SCENARIO: &str = include_str!("../../../scenarios/delay-dequeue.toml");
+const TABLES_SCENARIO: &str = include_str!("../../../scenarios/sched-idle-placement.toml");
+
+/// A small scenario of kind tables (scenario_tables.rs): one or two tables of the seed-003
+/// programs with their checks, values at the boundaries.
+fn gen_tables_scenario(g: &mut Gen) -> String {
+    // half of the files have no bad value at all (a tables file has many values to get right)
+    let rare = if g.chance(1, 2) { 1_000_000 } else { 6 };
+    let mut s = format!(
+        "name = \"fz\"\nkind = \"tables\"\ntitle = \"t\"\nseed = \"s\"\nplatform = \"smp:2\"\nbaseline = \"v6.19\"\nworkloads = []\nmetrics = []\nruns = {}\nquick_runs = 1\n\n[[variant]]\nkernel = \"v6.19\"\nlabel = \"a\"\n\n[[variant]]\nkernel = \"v6.19+fd54d81c2c0e\"\nlabel = \"b\"\n\n[tables]\npatched = \"{}\"\nsource = \"fz\"\n",
+        if g.chance(1, rare) {
+            g.pick(&["0", "4000000000", "-1"])
+        } else {
+            "1"
+        },
+        if g.chance(1, rare) {
+            g.pick(&["v6.19", "v9.9", ""])
+        } else {
+            "v6.19+fd54d81c2c0e"
+        },
+    );
+    let ntables = 1 + g.below(2);
+    for i in 0..ntables {
+        let (line, metrics, params): (&str, &str, &[&str]) = match g.below(4) {
+            0 => (
+                "chrt --idle 0 make -j{param} --units=2",
+                "[\"real_s\"]",
+                &["1", "2", "4"],
+            ),
+            1 => (
+                "time nice -n 19 make -j2 --units=1",
+                "[\"real_s\", \"user_s\", \"sys_s\"]",
+                &[],
+            ),
+            2 => (
+                "chrt --idle 0 llama-batched-bench -c 256 -npp 8 -ntg 4 -npl 1 -t {param}",
+                "[\"s_tg_tps\"]",
+                &["1", "2"],
+            ),
+            _ => (
+                "chrt --idle 0 schbench -m 1 -t {param}",
+                "[\"request_p999_us\"]",
+                &["1", "2"],
+            ),
+        };
+        let (line, params) = if g.chance(1, 4) {
+            // any generated line, one row
+            (gen_workload(g).replace(['"', '\\'], ""), &[][..])
+        } else {
+            (line.to_string(), params)
+        };
+        let params: Vec<String> = params.iter().map(|p| format!("\"{p}\"")).collect();
+        let rows = params.len().max(1) * metrics.matches('"').count() / 2;
+        let published: Vec<String> = (0..rows + usize::from(g.chance(1, rare)))
+            .map(|_| {
+                if g.chance(1, 3) {
+                    g.pick(&["nan", "0", "-1", "1e308", "inf", "-inf"])
+                        .to_string()
+                } else {
+                    "1.5".to_string()
+                }
+            })
+            .collect();
+        s.push_str(&format!(
+            "\n[[tables.table]]\nid = \"t{}\"\ntitle = \"t\"\nplatform = \"{}\"\nline = \"{line}\"\nparams = [{}]\nmetrics = {metrics}\nunit = \"s\"\nhigher_better = {}\nduration = \"{}\"\nruns = {}\npublished_baseline = [{}]\npublished_patched = [{}]\n",
+            if g.chance(1, rare) { 0 } else { i },
+            if g.chance(1, rare) {
+                g.pick(&["smp:0", "nosuch", "altra-80"])
+            } else {
+                g.pick(&["smp:2", "rpi5"])
+            },
+            params.join(", "),
+            if g.chance(1, rare) {
+                "1"
+            } else {
+                g.pick(&["true", "false"])
+            },
+            if g.chance(1, rare) {
+                duration(g)
+            } else {
+                "1ms".to_string()
+            },
+            if g.chance(1, rare) {
+                g.pick(&["0", "-1", "4294967296", "10001"])
+            } else {
+                "1"
+            },
+            published.join(", "),
+            published.join(", "),
+        ));
+        if g.chance(1, rare) {
+            s.push_str(&format!(
+                "quick_params = [{}]\n",
+                g.pick(&["\"1\"", "\"9\"", "", "\"\""])
+            ));
+        }
+        if g.chance(1, rare) {
+            s.push_str(&format!(
+                "labels = [{}]\n",
+                g.pick(&["\"real\"", "\"real\", \"user\", \"sys\"", ""])
+            ));
+        }
+    }
+    for _ in 0..g.below(3) {
+        s.push_str(&format!(
+            "\n[[tables.check]]\nkind = \"{}\"\ntable = \"{}\"\ndescription = \"d\"\n",
+            if g.chance(1, rare) {
+                g.pick(&["gain_min", "gain_below", "abs_gain_max", "within", "bogus"])
+            } else {
+                g.pick(&["identical", "direction"])
+            },
+            if g.chance(1, rare) { "nosuch" } else { "t0" },
+        ));
+        if g.chance(2, 3) {
+            s.push_str(&format!(
+                "value = {}\n",
+                if g.chance(1, 2) {
+                    json_num(g)
+                } else {
+                    g.pick(&["nan", "inf", "-inf", "3.0", "-0.0"]).to_string()
+                }
+            ));
+        }
+        if g.chance(1, 3) {
+            s.push_str(&format!(
+                "rows = [{}]\n",
+                g.pick(&["\"1\"", "\"2\"", "\"real\"", "", "\"x\""])
+            ));
+        }
+        if g.chance(1, 4) {
+            s.push_str(&format!("than = [{}]\n", g.pick(&["\"1\"", "\"x\"", ""])));
+        }
+        if g.chance(1, 4) {
+            s.push_str(&format!(
+                "column = \"{}\"\n",
+                g.pick(&["baseline", "patched", "both"])
+            ));
+        }
+    }
+    s
+}
 
 /// A scenario file: the built-in one or a small one, with values replaced and lines mutated.
 pub fn gen_scenario(g: &mut Gen) -> String {
-    let base = if g.chance(1, 2) {
+    let tables = g.chance(1, 4);
+    let base = if tables {
+        if g.chance(1, 8) {
+            TABLES_SCENARIO.to_string()
+        } else {
+            gen_tables_scenario(g)
+        }
+    } else if g.chance(1, 2) {
         let k = gen_kernel(g).replace('"', "");
         format!(
             "name = \"fz\"\ntitle = \"t\"\nseed = \"s\"\nplatform = \"{}\"\nworkloads = [\"{}\"]\nduration = \"{}\"\nruns = {}\nbaseline = \"v6.6\"\nmetrics = [\"{}\"]\n\n[[variant]]\nkernel = \"v6.6\"\nlabel = \"a\"\n\n[[variant]]\nkernel = \"{k}\"\nlabel = \"b\"\nrelative_to = \"v6.6\"\n",
@@ -885,7 +1198,7 @@ pub fn gen_scenario(g: &mut Gen) -> String {
         SCENARIO.to_string()
     };
     let mut lines: Vec<String> = base.lines().map(str::to_string).collect();
-    if g.chance(1, 3) {
+    if !tables && g.chance(1, 3) {
         // a [cgroups] table (crate::cgroups), the workload lines' /a among its groups
         lines.push(format!(
             "[cgroups.\"{}\"]",
@@ -901,7 +1214,9 @@ pub fn gen_scenario(g: &mut Gen) -> String {
             lines.push(format!("{key} = {v}"));
         }
     }
-    for _ in 0..g.below(3) {
+    // (a tables file has many values to get right: fewer edits)
+    let edits = if tables && g.chance(1, 2) { 1 } else { 3 };
+    for _ in 0..g.below(edits) {
         let i = g.below(lines.len());
         match g.below(4) {
             0 => {
@@ -1043,13 +1358,51 @@ fn check_inner(front: Front, input: &str, cache: &mut Cache) -> Result<Verdict, 
         }
         Front::Platform => match Platform::from_toml_str(input, "fuzz.toml") {
             Err(e) => refused(2, e.to_string()),
-            Ok(p) => judge_run(run_on(p, &spec("fuzz.toml", "v6.18", vec![hog]))),
+            Ok(p) => {
+                // a file with a program's costs runs that program (small sizes), so that its
+                // values reach the model
+                let line = if input.contains("[programs.make]") {
+                    "make -j4 --units=1".to_string()
+                } else if input.contains("[programs.llama-batched-bench]") {
+                    "llama-batched-bench -c 256 -npp 8 -ntg 4 -npl 1,2 -t 2 -tb 3 --poll 100"
+                        .to_string()
+                } else {
+                    hog
+                };
+                judge_run(run_on(p, &spec("fuzz.toml", "v6.19", vec![line])))
+            }
         },
         Front::Scenario => {
             let mut sc = match crate::scenario::parse(input, "fuzz.toml") {
                 Err(e) => return refused(e.code(), e.to_string()),
                 Ok(sc) => sc,
             };
+            if let Some(mut tb) = sc.tables.clone() {
+                // Kind tables: at most 1 ms per run and one seed per cell; the big file in
+                // quick mode (its full mode runs dozens of lines).
+                for t in &mut tb.tables {
+                    t.duration = Some("1ms".into());
+                    t.runs = Some(1);
+                    t.quick_runs = Some(1);
+                }
+                let quick = tb.tables.len() > 2;
+                return match crate::scenario_tables::execute_scenario(
+                    &sc,
+                    &tb,
+                    None,
+                    quick,
+                    false,
+                    Some(1),
+                ) {
+                    Ok(o) => {
+                        let _ = o.render(&sc.name, &sc.title, &sc.seed);
+                        let _ = o.json(&sc.name);
+                        let _ = o.checks();
+                        Ok(Verdict::Ran)
+                    }
+                    Err(e) => refused(e.code(), e.to_string()),
+                };
+            }
             // At most 1 ms per run, one seed, the first variant.
             sc.duration = Some("1ms".into());
             sc.variants.truncate(1);
@@ -1117,6 +1470,31 @@ mod tests {
         }
     }
 
+    /// Generated scenario files of kind tables get past parsing and reach the runs (over the
+    /// first 400 scenario seeds, a quarter of which are tables files): they run, or a run is
+    /// refused (`fz: …`: a 1 ms run of make or llama-batched-bench ends before the model has
+    /// its metric).
+    #[test]
+    fn tables_scenarios_reach_the_runs() {
+        let mut c = cache();
+        let (mut tables, mut reached) = (0, 0);
+        for s in 0..400 {
+            let input = generate(Front::Scenario, s);
+            if input.contains("kind = \"tables\"") {
+                tables += 1;
+                match check(Front::Scenario, &input, &mut c) {
+                    Ok(Verdict::Ran) => reached += 1,
+                    Ok(Verdict::Refused(m)) if m.starts_with("fz: ") => reached += 1,
+                    _ => {}
+                }
+            }
+        }
+        assert!(
+            tables >= 50 && reached >= 10,
+            "{reached} of {tables} tables files reached the runs"
+        );
+    }
+
     /// Inputs that found bugs, kept as regression tests.
     #[test]
     fn regressions() {
@@ -1132,6 +1510,66 @@ mod tests {
             check(Front::RtApp, &seed_input, &mut c).is_ok(),
             "{seed_input}"
         );
+        // Campaign (platform seeds 3506, 14117): c_relax = "3s" / "2s" made the llama model's poll
+        // time 131072 × 100 × 2 s in ps, past u64; now computed in u128 (and capped at 2^33 s).
+        let llama_relax = "extends = \"rpi5\"\nname = \"fz\"\ndescription = \"d\"\n\
+            [programs.llama-batched-bench]\nc_relax = \"2s\"\nw_token = \"3600 s\"\n";
+        assert_eq!(
+            check(Front::Platform, llama_relax, &mut c),
+            Ok(Verdict::Ran)
+        );
+        // Campaign (scenario front, tables files): a table's platform and line were first
+        // looked at when its run came, after every earlier table had run (hours in full
+        // mode); now the loader checks every run of every table before anything runs.
+        let tables = |platform: &str, line: &str| {
+            format!(
+                "name = \"fz\"\nkind = \"tables\"\ntitle = \"t\"\nseed = \"s\"\n\
+                 platform = \"smp:2\"\nbaseline = \"v6.19\"\nworkloads = []\nmetrics = []\n\
+                 runs = 1\nquick_runs = 1\n\n[[variant]]\nkernel = \"v6.19\"\nlabel = \"a\"\n\n\
+                 [[variant]]\nkernel = \"v6.19+fd54d81c2c0e\"\nlabel = \"b\"\n\n[tables]\n\
+                 patched = \"v6.19+fd54d81c2c0e\"\nsource = \"fz\"\n\n[[tables.table]]\n\
+                 id = \"t0\"\ntitle = \"t\"\nplatform = \"smp:2\"\n\
+                 line = \"schbench -m 1 -t {{param}}\"\nparams = [\"1\"]\n\
+                 metrics = [\"request_p999_us\"]\nunit = \"us\"\nhigher_better = false\n\n\
+                 [[tables.table]]\nid = \"t1\"\ntitle = \"t\"\nplatform = \"{platform}\"\n\
+                 line = \"{line}\"\nmetrics = [\"real_s\"]\nunit = \"s\"\nhigher_better = false\n"
+            )
+        };
+        for (input, words) in [
+            (
+                tables("nosuch", "make -j2 --units=1"),
+                "fuzz.toml: table 't1': unknown platform `nosuch`",
+            ),
+            (
+                tables("smp:2", "make -j0 --units=1"),
+                "fuzz.toml: table 't1': workload 'make -j0 --units=1': make: -j: expected a \
+                 job count in 1..=4096, got '0'",
+            ),
+        ] {
+            match crate::scenario::parse(&input, "fuzz.toml") {
+                Err(e) => {
+                    assert_eq!(e.code(), 2);
+                    assert!(e.to_string().starts_with(words), "{e}");
+                }
+                Ok(_) => panic!("accepted: {input}"),
+            }
+        }
+        assert!(
+            crate::scenario::parse(&tables("smp:2", "make -j2 --units=1"), "fuzz.toml").is_ok()
+        );
+        // Campaign (scenario seed 1448759): a check kind with a newline in it was quoted in a
+        // two-line message.
+        let kind_nl = format!(
+            "{}\n[[tables.check]]\nkind = \"directio\\n\"\ntable = \"t0\"\ndescription = \"d\"\n",
+            tables("smp:2", "make -j2 --units=1")
+        );
+        match check(Front::Scenario, &kind_nl, &mut c) {
+            Ok(Verdict::Refused(m)) => assert!(
+                m.starts_with("fuzz.toml: tables.check kind 'directio\\n': unknown (known: "),
+                "{m}"
+            ),
+            r => panic!("{r:?}"),
+        }
         // A workload line with a newline in it (campaign seed 231): the message quoted the
         // line as it was and came out on two lines.
         let r = check(Front::Workload, "slice=1.5us slice\n= schbench", &mut c);
@@ -1193,6 +1631,29 @@ mod tests {
                 Front::RtApp,
                 "{ \"tasks\": { \"a\": { \"cpus\": [4294967295], \"run\": 1 } } }",
                 "above 8191",
+            ),
+            // llama-batched-bench built its whole script of graphs at start: -ntg 4294967294
+            // with a context that fits it asked for 2^32 graphs (24 GB, killed). Refused: the
+            // warm-up, 1 prompt graph and 4294967294 decodes are over the 1 000 000 cap.
+            (
+                Front::Workload,
+                "llama-batched-bench -c 4294967295 -npp 1 -ntg 4294967294 -npl 1",
+                "asks for 4294967296 graphs, more than the 1000000",
+            ),
+            // Campaign (platform seed 867): a w_token of 2^33 s overflowed the graph work;
+            // program costs are capped at an hour.
+            (
+                Front::Platform,
+                "extends = \"rpi5\"\nname = \"fz\"\ndescription = \"d\"\n\
+                 [programs.llama-batched-bench]\nw_token = 8589934592000000\n",
+                "fuzz.toml:5: programs.llama-batched-bench.w_token: 8589934592000000000 ns is \
+                 more than the 3600 s (one hour) of work one program cost may be",
+            ),
+            // make: --units above 1 000 000 is refused, not drawn.
+            (
+                Front::Workload,
+                "make -j4096 --units 4000000000",
+                "--units: expected a unit count in 1..=1000000, got '4000000000'",
             ),
         ] {
             match check(front, input, &mut c) {

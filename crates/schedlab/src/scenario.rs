@@ -259,7 +259,11 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
             for k in tb.kernels(&s.baseline) {
                 check(k, "tables kernel")?;
             }
-            tb.check(file).map_err(ScenarioError::Input)?;
+            // the messages quote the file's strings, which may hold a newline
+            let one_line = |m: String| ScenarioError::Input(crate::scenario_tables::one_line(&m));
+            tb.check(file).map_err(one_line)?;
+            tb.validate_runs(file, &s.baseline, &s.cgroups)
+                .map_err(one_line)?;
             return Ok(s);
         }
         (Some("tables"), None) => {

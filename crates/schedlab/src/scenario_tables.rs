@@ -21,6 +21,21 @@ use serde_json::{json, Value};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
+/// `m` with its control characters escaped (`\n` as the two characters `\` `n`): an error
+/// quotes the file's strings (a check `kind`, a table `id`), and a newline in one must not
+/// split the one-line message.
+pub fn one_line(m: &str) -> String {
+    m.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The `[tables]` table of a scenario file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -284,6 +299,56 @@ impl TablesSpec {
                     "{file}: tables.check within on '{}' needs column = \"baseline\" or \"patched\"",
                     c.table
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every run of every table as `run` checks it before simulating — platform,
+    /// kernel on that platform, workload line and placement — for each parameter of both
+    /// modes, so that a bad platform or line in the last table is refused before the first
+    /// run rather than after hours of them. Errors name the file and the table.
+    pub fn validate_runs(
+        &self,
+        file: &str,
+        baseline: &str,
+        cgroups: &crate::cgroups::Cgroups,
+    ) -> Result<(), String> {
+        for t in &self.tables {
+            let kernels = [
+                t.baseline.as_deref().unwrap_or(baseline),
+                t.patched.as_deref().unwrap_or(&self.patched),
+            ];
+            let mut lines = Vec::new();
+            for quick in [false, true] {
+                if t.params.is_empty() {
+                    lines.push(t.line(quick, None));
+                } else {
+                    for p in t.params(quick) {
+                        lines.push(t.line(quick, Some(&p)));
+                    }
+                }
+            }
+            lines.sort();
+            lines.dedup();
+            for k in kernels {
+                for l in &lines {
+                    let spec = crate::run::RunSpec {
+                        platform: t.platform.clone(),
+                        kernel: k.to_string(),
+                        workloads: vec![l.clone()],
+                        duration_ns: None,
+                        seed: 1,
+                        strict: false,
+                        trace: None,
+                        trace_limit: None,
+                        progress: false,
+                        explain_wakeups: None,
+                        cgroups: cgroups.clone(),
+                    };
+                    crate::run::quiet_warnings(|| crate::run::validate(&spec))
+                        .map_err(|e| format!("{file}: table '{}': {e}", t.id))?;
+                }
             }
         }
         Ok(())

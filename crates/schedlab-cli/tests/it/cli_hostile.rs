@@ -52,6 +52,14 @@ const FILES: &[(&str, &str)] = &[
         "jitter.toml",
         "extends = \"rpi5\"\nname = \"j\"\ndescription = \"d\"\n[costs]\njitter_sigma = 1000\n",
     ),
+    (
+        "w-token.toml",
+        "extends = \"rpi5\"\nname = \"w\"\ndescription = \"d\"\n[programs.llama-batched-bench]\nw_token = 8589934592000000\n",
+    ),
+    (
+        "tables-platform.toml",
+        "name = \"x\"\nkind = \"tables\"\ntitle = \"t\"\nseed = \"s\"\nplatform = \"smp:2\"\nbaseline = \"v6.19\"\nworkloads = []\nmetrics = []\nruns = 1\nquick_runs = 1\n[[variant]]\nkernel = \"v6.19\"\nlabel = \"a\"\n[tables]\npatched = \"v6.19\"\nsource = \"s\"\n[[tables.table]]\nid = \"t0\"\ntitle = \"t\"\nplatform = \"smp:2\"\nline = \"make -j2 --units=1\"\nmetrics = [\"real_s\"]\nunit = \"s\"\nhigher_better = false\n[[tables.table]]\nid = \"t1\"\ntitle = \"t\"\nplatform = \"nosuch\"\nline = \"make -j2 --units=1\"\nmetrics = [\"real_s\"]\nunit = \"s\"\nhigher_better = false\n",
+    ),
 ];
 
 /// (argv, exit code, words in stderr — or in stdout and stderr when the exit code is 0).
@@ -251,6 +259,35 @@ const CASES: &[(&[&str], i32, &[&str])] = &[
         &["reproduce", "next-buddy", "--check-scaling", "--quick"],
         2,
         &["--check-scaling", "--quick"],
+    ),
+    // ---- seed 003's front ends (fuzz campaign, 2026-11-26)
+    (
+        &[
+            "run",
+            "--workload",
+            "llama-batched-bench -c 4294967295 -npp 1 -ntg 4294967294 -npl 1",
+        ],
+        2,
+        &["asks for 4294967296 graphs", "more than the 1000000"],
+    ),
+    (
+        &["run", "--workload", "make -j4096 --units 4000000000"],
+        2,
+        &["--units", "1..=1000000", "'4000000000'"],
+    ),
+    (
+        &["run", "--platform", "@w-token.toml"],
+        2,
+        &[
+            "w-token.toml:5",
+            "programs.llama-batched-bench.w_token",
+            "3600 s (one hour)",
+        ],
+    ),
+    (
+        &["reproduce", "@tables-platform.toml"],
+        2,
+        &["tables-platform.toml: table 't1': unknown platform `nosuch`"],
     ),
     // ---- platform files
     (

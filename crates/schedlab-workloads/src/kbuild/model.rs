@@ -158,8 +158,11 @@ impl Conf {
     pub fn totals(&self, units: &[Unit]) -> (u64, u64) {
         let (before, after) = self.serial();
         let s = before.iter().chain(after.iter()).map(|s| s.work).sum();
-        let p = units.iter().map(|u| u.cc1 + u.as_).sum::<u64>()
-            + units.len() as u64 * self.w_job_fixed();
+        // saturating: a million units at the one-hour cap of every key pass u64
+        let p = units
+            .iter()
+            .fold(0u64, |a, u| a.saturating_add(u.cc1).saturating_add(u.as_))
+            .saturating_add((units.len() as u64).saturating_mul(self.w_job_fixed()));
         (s, p)
     }
 }
@@ -187,10 +190,14 @@ pub fn job_graph(conf: &Conf, rng: &mut Rng) -> Vec<Unit> {
             let cc1 = (upto - prev) as u64;
             prev = upto;
             let bytes = cc1 as u128 * ASM_BYTES_PER_CC1_SEC as u128 / 1_000_000_000;
-            let chunks = bytes.div_ceil(CHUNK_BYTES as u128).max(1) as u32;
+            // u128 and a u32 ceiling: with `[programs.make] w_cc1` near its one-hour cap a
+            // unit's cc1 work times the ratio passes u64, its chunks u32
+            let chunks = bytes
+                .div_ceil(CHUNK_BYTES as u128)
+                .clamp(1, u32::MAX as u128) as u32;
             Unit {
                 cc1,
-                as_: cc1 * AS_RATIO_PPM / 1_000_000,
+                as_: (cc1 as u128 * AS_RATIO_PPM as u128 / 1_000_000) as u64,
                 chunks,
             }
         })
@@ -315,7 +322,7 @@ impl Program for Cc1Pipe {
         if !self.wrote {
             self.wrote = true;
             let w = self.unit.cc1;
-            let piece = w * (i as u64 + 1) / n - w * i as u64 / n;
+            let piece = cc1_piece(w, i, n);
             if piece > 0 {
                 return Op::Run(piece);
             }
@@ -327,6 +334,13 @@ impl Program for Cc1Pipe {
             bytes: CHUNK_BYTES,
         }
     }
+}
+
+/// cc1's work before chunk `i` of `n` is written: the even split `w(i+1)/n − wi/n` (in
+/// u128: `w` near the one-hour cap times a billion chunks passes u64).
+fn cc1_piece(w: u64, i: u32, n: u64) -> u64 {
+    let (w, i, n) = (w as u128, i as u128, n as u128);
+    (w * (i + 1) / n - w * i / n) as u64
 }
 
 /// as with `-pipe`: reads the assembly as it comes and does its work in proportion.
@@ -1025,6 +1039,21 @@ mod tests {
         let mut k = Kernel::new(cfg, m, 7).unwrap();
         k.strict = true;
         k
+    }
+
+    /// The even split of cc1's work over its chunks does not overflow at the sizes the
+    /// one-hour cap of `[programs.make]` allows (found by the fuzz campaign's review).
+    #[test]
+    fn cc1_pieces_at_the_cap() {
+        // 4000 s of work in 2e9 chunks: the last piece is 4e12 − ⌊4e12 × 1999999999 / 2e9⌋
+        // = 4e12 − 3999999998000 = 2000 ns (4e12 × 2e9 = 8e21 passes u64)
+        assert_eq!(
+            cc1_piece(4_000_000_000_000, 1_999_999_999, 2_000_000_000),
+            2000
+        );
+        // 10 ns in 4 chunks: 2, 3, 2, 3 (⌊10(i+1)/4⌋ − ⌊10i/4⌋)
+        let v: Vec<u64> = (0..4).map(|i| cc1_piece(10, i, 4)).collect();
+        assert_eq!(v, vec![2, 3, 2, 3]);
     }
 
     /// Runs a `[prefixes] make ...` line to its end; returns the model.

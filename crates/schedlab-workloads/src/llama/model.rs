@@ -63,6 +63,7 @@
 use super::options::{parse, Options};
 use super::output::{self, Row, RowTimes};
 use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
+use schedlab_engine::MAX_SIM_NS;
 use schedlab_sched::ipc::FutexId;
 use schedlab_sched::sched::TaskId;
 use schedlab_sched::{Ctx, Op, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
@@ -129,9 +130,11 @@ impl Costs {
         }
     }
 
-    /// CPU work of a graph of `n` tokens.
+    /// CPU work of a graph of `n` tokens (at most [`MAX_SIM_NS`]: a graph of 2^32 tokens at
+    /// the platform's largest `w_token` would pass `u64`, and no run is longer).
     pub fn graph_work(&self, n: u32) -> u64 {
-        self.w_step + (n.max(1) as u64 - 1) * self.w_token
+        let w = self.w_step as u128 + (n.max(1) as u128 - 1) * self.w_token as u128;
+        w.min(MAX_SIM_NS as u128) as u64
     }
 
     /// One thread's CPU work per node of a graph of `n` tokens on `t` threads: its share
@@ -149,7 +152,10 @@ impl Costs {
     /// How long the polling loop spins at polling level `level`
     /// (`1024 × 128 × level × c_relax`), ns.
     pub fn poll_ns(&self, level: u32) -> u64 {
-        (POLL_ITERS_PER_LEVEL * level as u64 * self.c_relax_ps).div_ceil(1000)
+        // u128: 131 072 × 100 iterations of a c_relax of a few seconds pass u64; no spin is
+        // longer than a run
+        let ps = POLL_ITERS_PER_LEVEL as u128 * level as u128 * self.c_relax_ps as u128;
+        ps.div_ceil(1000).min(MAX_SIM_NS as u128) as u64
     }
 }
 
@@ -684,6 +690,28 @@ mod tests {
     use crate::workload::{parse_workload, Placement};
     use schedlab_sched::sched::Policy;
     use schedlab_sched::{Kernel, KernelConfig, MachineDesc, PreemptModel};
+
+    /// Costs near the platform file's one-hour cap (campaign, platform seeds 3506, 14117, 867:
+    /// `c_relax` of 3 s and 2 s overflowed the poll time, `w_token` of 2^33 s the graph work).
+    #[test]
+    fn costs_at_the_cap_do_not_overflow() {
+        let c = Costs {
+            c_relax_ps: 2_000_000_000_000, // 2 s
+            w_token: 3_600_000_000_000,    // 1 h
+            ..Costs::ALTRA
+        };
+        // 131072 × 100 × 2 s = 26 214 400 s, within the 2^33 s cap
+        assert_eq!(c.poll_ns(100), 26_214_400 * 1_000_000_000);
+        // 1 h c_relax: 131072 × 100 × 3600 s = 4.7e10 s, capped at 2^33 s
+        let c2 = Costs {
+            c_relax_ps: 3_600_000_000_000_000,
+            ..c
+        };
+        assert_eq!(c2.poll_ns(100), MAX_SIM_NS);
+        // 2^32 − 1 tokens × 1 h: capped at 2^33 s; 3 tokens: w_step + 2 h
+        assert_eq!(c.graph_work(u32::MAX), MAX_SIM_NS);
+        assert_eq!(c.graph_work(3), 1_264_000_000 + 7_200_000_000_000);
+    }
 
     fn kernel(ncpus: usize) -> Kernel {
         let cfg = KernelConfig::parse("v6.19 NO_SIM_JITTER").unwrap();

@@ -16,6 +16,12 @@
 //! | `-ngl`, `--gpu-layers`, `--n-gpu-layers N` | printed only (no GPU in the model) |
 //! | `--poll N` | yes: the pool's polling level 0…100 (default 50): `1024 × 128 × N` CPU-relax iterations before a pool thread sleeps (whether the tool's pool uses it is **unverified**: a pool ggml creates itself takes the default) |
 //! | anything else | error naming the option |
+//!
+//! Size caps (schedlab's own, so that a run's script of graphs stays bounded; the tool has
+//! none): at most [`MAX_COMBINATIONS`] (pp, tg, pl) combinations and at most [`MAX_GRAPHS`]
+//! graphs over the rows that fit the context (the warm-up, each prompt in `-b`/`-ub` pieces,
+//! `tg` decodes of `pl` tokens). `-ntg 4294967295 -c 4294967295` asks for 4 294 967 295
+//! decodes and is refused, naming the options.
 
 use crate::cmdline::{self, OptionError};
 
@@ -45,6 +51,14 @@ pub struct Options {
 
 /// Most threads the tool takes (ggml's `GGML_MAX_N_THREADS`).
 pub const MAX_THREADS: u32 = 512;
+
+/// Most (pp, tg, pl) combinations of `-npp`, `-ntg`, `-npl` (schedlab's cap; the defaults
+/// make 3 × 2 × 6 = 36).
+pub const MAX_COMBINATIONS: u64 = 4096;
+
+/// Most graphs (`llama_decode` micro-batches) one run may compute (schedlab's cap: the main
+/// thread's script is built at start; the seed's rows need a few hundred).
+pub const MAX_GRAPHS: u64 = 1_000_000;
 
 fn list(option: &str, value: &str) -> Result<Vec<u32>, OptionError> {
     let mut v = Vec::new();
@@ -175,10 +189,68 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             }
         }
     }
+    o.check_size()?;
     Ok(o)
 }
 
+/// Graphs of one `decode_helper()` call of `tokens` tokens: chunks of `n_batch`, each in
+/// pieces of at most `n_ubatch`.
+pub fn graphs_of(tokens: u64, n_batch: u32, n_ubatch: u32) -> u64 {
+    let (b, ub) = (u64::from(n_batch.max(1)), u64::from(n_ubatch.max(1)));
+    let per_full = b.div_ceil(ub);
+    (tokens / b) * per_full + (tokens % b).div_ceil(ub)
+}
+
 impl Options {
+    /// Refuses lists and sizes beyond [`MAX_COMBINATIONS`] and [`MAX_GRAPHS`].
+    fn check_size(&self) -> Result<(), OptionError> {
+        let combos = (self.n_pp.len() as u64)
+            .saturating_mul(self.n_tg.len() as u64)
+            .saturating_mul(self.n_pl.len() as u64);
+        if combos > MAX_COMBINATIONS {
+            return Err(OptionError::Invalid {
+                program: PROG,
+                message: format!(
+                    "-npp, -ntg and -npl make {combos} combinations, more than the \
+                     {MAX_COMBINATIONS} schedlab models"
+                ),
+            });
+        }
+        let graphs = self.graphs();
+        if graphs > MAX_GRAPHS {
+            return Err(OptionError::Invalid {
+                program: PROG,
+                message: format!(
+                    "-c {} -b {} -ub {} with these -npp, -ntg, -npl lists asks for {graphs} \
+                     graphs, more than the {MAX_GRAPHS} schedlab models in one run",
+                    self.n_ctx, self.n_batch, self.n_ubatch
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Graphs the whole run computes: the warm-up, then per row that fits the context the
+    /// prompt and `tg` decodes of `pl` tokens (saturating).
+    pub fn graphs(&self) -> u64 {
+        let mut n = graphs_of(16, self.n_batch, self.n_ubatch);
+        for (pp, tg, pl) in self.rows() {
+            let prompt = if self.is_pp_shared {
+                u64::from(pp)
+            } else {
+                u64::from(pl) * u64::from(pp)
+            };
+            n = n
+                .saturating_add(graphs_of(prompt, self.n_batch, self.n_ubatch))
+                .saturating_add(u64::from(tg).saturating_mul(graphs_of(
+                    u64::from(pl),
+                    self.n_batch,
+                    self.n_ubatch,
+                )));
+        }
+        n
+    }
+
     /// Threads of one-token graphs and of larger graphs on a machine with `ncpus` CPUs.
     pub fn thread_counts(&self, ncpus: usize) -> (u32, u32) {
         let t = self.threads.unwrap_or((ncpus as u32).clamp(1, MAX_THREADS));
@@ -267,5 +339,46 @@ mod tests {
         assert!(e.contains("-fa") && e.contains("'maybe'"), "{e}");
         let e = p("stray").unwrap_err().to_string();
         assert!(e.contains("'stray'"), "{e}");
+    }
+
+    #[test]
+    fn graph_counts_by_hand() {
+        // 16 tokens, -b 2048 -ub 512: one graph
+        assert_eq!(graphs_of(16, 2048, 512), 1);
+        // 1000 tokens, -b 300 -ub 128: 3 full chunks of 300 (3 graphs each: 128+128+44)
+        // and 100 left (1 graph) = 10
+        assert_eq!(graphs_of(1000, 300, 128), 10);
+        assert_eq!(graphs_of(0, 300, 128), 0);
+        // the seed's row: warm-up 1, prompt 128 tokens 1 graph, 128 decodes of 1 token
+        let o = p("-c 4096 -b 2048 -ub 512 -npp 128 -ntg 128 -npl 1").unwrap();
+        assert_eq!(o.graphs(), 1 + 1 + 128);
+    }
+
+    #[test]
+    fn huge_runs_are_refused_with_the_options_named() {
+        // 1 + 1 + 4294967294 decodes of one token: over the 1 000 000 graph cap
+        let e = p("-c 4294967295 -npp 1 -ntg 4294967294 -npl 1")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "llama-batched-bench: -c 4294967295 -b 2048 -ub 512 with these -npp, -ntg, -npl \
+             lists asks for 4294967296 graphs, more than the 1000000 schedlab models in one run"
+        );
+        // a row that does not fit the default context costs nothing: 1 warm-up graph
+        assert_eq!(p("-ntg 4294967295 -npp 1 -npl 1").unwrap().graphs(), 1);
+        // 17 × 16 × 16 = 4352 combinations
+        let l16 = (1..=16)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let l17 = (1..=17)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let e = p(&format!("-npp {l17} -ntg {l16} -npl {l16}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("4352 combinations, more than the 4096"), "{e}");
     }
 }
