@@ -445,12 +445,13 @@ pub fn load(name: &str) -> Result<Scenario, ScenarioError> {
 /// `schedlab list scenarios`
 pub fn list() -> String {
     let mut s = String::new();
+    let width = BUILTIN.iter().map(|b| b.0.len()).max().unwrap_or(0);
     for (name, file, text) in BUILTIN {
         match parse(text, file) {
             Ok(sc) => {
                 let _ = writeln!(
                     s,
-                    "{:<16} {} [{} on {}, {} variants]",
+                    "{:<width$} {} [{} on {}, {} variants]",
                     name,
                     sc.title,
                     sc.seed,
@@ -459,7 +460,7 @@ pub fn list() -> String {
                 );
             }
             Err(e) => {
-                let _ = writeln!(s, "{:<16} BROKEN: {e}", name);
+                let _ = writeln!(s, "{:<width$} BROKEN: {e}", name);
             }
         }
     }
