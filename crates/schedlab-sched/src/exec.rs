@@ -73,6 +73,17 @@ pub(crate) struct Seg {
     pub until: Option<u64>,
 }
 
+impl Seg {
+    /// Whether the segment still has work (or wall time, for `until`) left at `now`.
+    #[inline]
+    pub(crate) fn unfinished(&self, now: u64) -> bool {
+        match self.until {
+            Some(u) => u > now,
+            None => self.rem > 0,
+        }
+    }
+}
+
 /// The rest of the current operation.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Step {
@@ -318,11 +329,7 @@ impl Kernel {
             }
             // 1. the top segment
             if let Some(seg) = self.tasks[t.index()].exec.segs.last().copied() {
-                let unfinished = match seg.until {
-                    Some(u) => u > self.now,
-                    None => seg.rem > 0,
-                };
-                if unfinished {
+                if seg.unfinished(self.now) {
                     // v6.18+ CFS bandwidth: the throttle task work runs on the way back to
                     // user space (after an interrupt or a switch in user mode, or before
                     // user work starts)

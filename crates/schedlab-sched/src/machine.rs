@@ -197,15 +197,13 @@ impl Kernel {
             // the sibling's running segment: progress at the old speed, re-armed at the new
             self.progress_segment(s);
             self.rqs[s].speed = speed;
+            let now = self.now;
             let unfinished = self.tasks[self.rqs[s].curr.index()]
                 .exec
                 .segs
                 .last()
-                .map(|seg| match seg.until {
-                    Some(u) => u > self.now,
-                    None => seg.rem > 0,
-                });
-            if unfinished == Some(true) && self.executing != Some(s) {
+                .is_some_and(|seg| seg.unfinished(now));
+            if unfinished && self.executing != Some(s) {
                 self.arm_segment(s);
             }
         }

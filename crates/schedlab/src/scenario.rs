@@ -249,89 +249,59 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
             check(r, "target.relative_to")?;
         }
     }
-    match (s.kind.as_deref(), &s.tables) {
-        (Some("tables"), Some(tb)) => {
-            if s.interbench.is_some() || s.sweep.is_some() {
-                return Err(ScenarioError::Input(format!(
-                    "{file}: kind = \"tables\" takes no [interbench] or [sweep] table"
-                )));
-            }
-            for k in tb.kernels(&s.baseline) {
-                check(k, "tables kernel")?;
-            }
-            // the messages quote the file's strings, which may hold a newline
-            let one_line = |m: String| ScenarioError::Input(crate::scenario_tables::one_line(&m));
-            tb.check(file).map_err(one_line)?;
-            tb.validate_runs(file, &s.baseline, &s.cgroups)
-                .map_err(one_line)?;
-            return Ok(s);
-        }
-        (Some("tables"), None) => {
+    // `kind = "NAME"` and its `[NAME]` table go together
+    for (name, has_table) in [
+        ("tables", s.tables.is_some()),
+        ("sweep", s.sweep.is_some()),
+        ("interbench", s.interbench.is_some()),
+    ] {
+        let is_kind = s.kind.as_deref() == Some(name);
+        let article = if name.starts_with('i') { "an" } else { "a" };
+        if is_kind && !has_table {
             return Err(ScenarioError::Input(format!(
-                "{file}: kind = \"tables\" needs a [tables] table"
-            )))
+                "{file}: kind = \"{name}\" needs {article} [{name}] table"
+            )));
         }
-        (_, Some(_)) => {
+        if has_table && !is_kind {
             return Err(ScenarioError::Input(format!(
-                "{file}: a [tables] table needs kind = \"tables\""
-            )))
+                "{file}: {article} [{name}] table needs kind = \"{name}\""
+            )));
         }
-        (_, None) => {}
     }
-    match (s.kind.as_deref(), &s.sweep) {
-        (Some("sweep"), Some(sw)) => {
-            if s.interbench.is_some() {
-                return Err(ScenarioError::Input(format!(
-                    "{file}: an [interbench] table needs kind = \"interbench\""
-                )));
-            }
-            sw.check(&kernels, file).map_err(ScenarioError::Input)?;
-            return Ok(s);
+    if let Some(tb) = &s.tables {
+        for k in tb.kernels(&s.baseline) {
+            check(k, "tables kernel")?;
         }
-        (Some("sweep"), None) => {
-            return Err(ScenarioError::Input(format!(
-                "{file}: kind = \"sweep\" needs a [sweep] table"
-            )))
-        }
-        (_, Some(_)) => {
-            return Err(ScenarioError::Input(format!(
-                "{file}: a [sweep] table needs kind = \"sweep\""
-            )))
-        }
-        (_, None) => {}
+        // the messages quote the file's strings, which may hold a newline
+        let one_line = |m: String| ScenarioError::Input(crate::scenario_tables::one_line(&m));
+        tb.check(file).map_err(one_line)?;
+        tb.validate_runs(file, &s.baseline, &s.cgroups)
+            .map_err(one_line)?;
+        return Ok(s);
     }
-    match (s.kind.as_deref(), &s.interbench) {
-        (None, None) => {}
-        (Some("interbench"), Some(ib)) => {
-            for k in &ib.other_load_variants {
-                check(k, "interbench.other_load_variants")?;
-            }
-            if !ib
-                .loads
-                .iter()
-                .any(|l| l == crate::scenario_interbench::WRITE)
-            {
-                return Err(ScenarioError::Input(format!(
-                    "{file}: interbench.loads must include Write"
-                )));
-            }
-            return Ok(s);
+    if let Some(sw) = &s.sweep {
+        sw.check(&kernels, file).map_err(ScenarioError::Input)?;
+        return Ok(s);
+    }
+    if let Some(ib) = &s.interbench {
+        for k in &ib.other_load_variants {
+            check(k, "interbench.other_load_variants")?;
         }
-        (Some("interbench"), None) => {
+        if !ib
+            .loads
+            .iter()
+            .any(|l| l == crate::scenario_interbench::WRITE)
+        {
             return Err(ScenarioError::Input(format!(
-                "{file}: kind = \"interbench\" needs an [interbench] table"
-            )))
+                "{file}: interbench.loads must include Write"
+            )));
         }
-        (Some(k), _) => {
-            return Err(ScenarioError::Input(format!(
-                "{file}: kind = \"{k}\": unknown (known: interbench, sweep, tables)"
-            )))
-        }
-        (None, Some(_)) => {
-            return Err(ScenarioError::Input(format!(
-                "{file}: an [interbench] table needs kind = \"interbench\""
-            )))
-        }
+        return Ok(s);
+    }
+    if let Some(k) = s.kind.as_deref() {
+        return Err(ScenarioError::Input(format!(
+            "{file}: kind = \"{k}\": unknown (known: interbench, sweep, tables)"
+        )));
     }
     if s.variants.is_empty()
         || (s.workloads.is_empty() && s.variants.iter().any(|v| v.workloads.is_none()))
