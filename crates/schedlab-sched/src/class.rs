@@ -282,6 +282,7 @@ impl SchedClass {
         match self {
             SchedClass::Rt => k.switched_from_rt(cpu, p),
             SchedClass::Dl => k.switched_from_dl(cpu, p),
+            SchedClass::Fair => k.switched_from_fair(p),
             _ => {}
         }
     }
@@ -414,7 +415,12 @@ impl SchedClass {
     /// `.migrate_task_rq` (from set_task_cpu()).
     pub(crate) fn migrate_task_rq(self, k: &mut Kernel, p: TaskId, new_cpu: usize) {
         match self {
-            SchedClass::Fair => k.migrate_task_rq_fair(p, new_cpu),
+            SchedClass::Fair => {
+                if let Some(pol) = k.fair_policy {
+                    (pol.migrate_task_rq_fair)(k, p);
+                }
+                k.migrate_task_rq_fair(p, new_cpu)
+            }
             SchedClass::Dl => k.migrate_task_rq_dl(p, new_cpu),
             _ => {}
         }

@@ -13,6 +13,31 @@ use crate::tree::{self, before, TreeOrder};
 use crate::Kernel;
 use schedlab_trace::TraceEvent;
 
+/// The fair-class functions that v6.5's CFS class (fair_cfs.rs) implements its own way. A
+/// kernel without the EEVDF series installs `fair_cfs::CFS` (`Kernel::fair_policy`, sim.rs)
+/// and the functions of this file named here hand over to it at their top — a table of
+/// function pointers, as `struct sched_class` is for core.c, so that this file never names
+/// fair_cfs.rs while fair_cfs.rs uses the parts both classes share (the task-level walks,
+/// `put_prev_entity`, the tree and its sums, bandwidth, group shares).
+pub(crate) struct FairPolicy {
+    pub update_curr: fn(&mut Kernel, CfsRqId),
+    pub enqueue_entity: fn(&mut Kernel, CfsRqId, SeId, u32),
+    pub dequeue_entity: fn(&mut Kernel, CfsRqId, SeId, u32) -> bool,
+    pub pick_next_entity: fn(&mut Kernel, CfsRqId) -> Option<SeId>,
+    pub set_next_entity: fn(&mut Kernel, CfsRqId, SeId),
+    pub check_preempt_wakeup: fn(&mut Kernel, usize, TaskId, u32),
+    pub explain_wakeup: fn(&Kernel, usize, TaskId, u32) -> (crate::stats::WakeupVerdict, String),
+    pub task_tick_fair: fn(&mut Kernel, TaskId),
+    pub yield_task_fair: fn(&mut Kernel, usize),
+    pub task_fork_fair: fn(&mut Kernel, TaskId, Option<TaskId>),
+    pub update_cfs_group: fn(&mut Kernel, SeId),
+    pub reweight_entity: fn(&mut Kernel, CfsRqId, SeId, u64, u32),
+    pub migrate_task_rq_fair: fn(&mut Kernel, TaskId),
+    pub detach_task_cfs_rq: fn(&mut Kernel, TaskId),
+    pub attach_task_cfs_rq: fn(&mut Kernel, TaskId),
+    pub check_invariants: fn(&Kernel) -> Result<(), String>,
+}
+
 /// Result of `update_entity_lag` in v7.1: whether the saved lag differs from `V - vruntime`.
 type LagChanged = bool;
 
@@ -205,8 +230,9 @@ impl Kernel {
         self.vruntime_eligible(cfs, self.se[se.index()].vruntime)
     }
 
-    /// kernel: fair.c update_min_vruntime() @ v6.6..v6.18 — the monotonic reference point.
-    fn update_min_vruntime(&mut self, cfs: CfsRqId) {
+    /// kernel: fair.c update_min_vruntime() @ v6.6..v6.18 (and v6.5) — the monotonic reference
+    /// point.
+    pub(crate) fn update_min_vruntime(&mut self, cfs: CfsRqId) {
         let c = &self.cfs[cfs.index()];
         let z = c.zero_vruntime;
         let mut vruntime = z;
@@ -321,6 +347,9 @@ impl Kernel {
 
     /// kernel: fair.c update_curr() — charge the running entity of `cfs` up to now.
     pub fn update_curr(&mut self, cfs: CfsRqId) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.update_curr)(self, cfs);
+        }
         let Some(curr) = self.cfs[cfs.index()].curr else {
             return;
         };
@@ -552,24 +581,33 @@ impl Kernel {
 
     // ===================================================================== enqueue / dequeue
 
+    /// kernel: fair.c account_entity_enqueue() (`idle_nr_running` is kept up to v6.13 but
+    /// read only by the v6.5 class)
     fn account_entity_enqueue(&mut self, cfs: CfsRqId, se: SeId) {
         let w = self.se[se.index()].load.weight;
+        let idle = self.is_idle_entity(se) as u32;
         let c = &mut self.cfs[cfs.index()];
         c.load.weight += w;
         c.load.inv_weight = 0;
         c.nr_queued += 1;
+        c.idle_nr_running = c.idle_nr_running.wrapping_add(idle);
     }
 
     fn account_entity_dequeue(&mut self, cfs: CfsRqId, se: SeId) {
         let w = self.se[se.index()].load.weight;
+        let idle = self.is_idle_entity(se) as u32;
         let c = &mut self.cfs[cfs.index()];
         c.load.weight -= w;
         c.load.inv_weight = 0;
         c.nr_queued -= 1;
+        c.idle_nr_running = c.idle_nr_running.wrapping_sub(idle);
     }
 
     /// kernel: fair.c enqueue_entity()
     fn enqueue_entity(&mut self, cfs: CfsRqId, se: SeId, flags: u32) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.enqueue_entity)(self, cfs, se, flags);
+        }
         let is_curr = self.cfs[cfs.index()].curr == Some(se);
         // The running entity is placed before update_curr (sched_change re-enqueue).
         if is_curr {
@@ -590,6 +628,12 @@ impl Kernel {
             self.__enqueue_entity(cfs, se);
         }
         self.se[se.index()].on_rq = true;
+        self.enqueue_entity_bandwidth(cfs);
+    }
+
+    /// The end of enqueue_entity(): the first entity on a cfs_rq with a quota may throttle it
+    /// at once.
+    pub(crate) fn enqueue_entity_bandwidth(&mut self, cfs: CfsRqId) {
         if self.cfs[cfs.index()].nr_queued == 1 && self.cfs_bandwidth_used() {
             self.check_enqueue_throttle(cfs);
             if self.throttled_hierarchy(cfs) && !self.cfg.has(P::ThrottleTimeAccounting) {
@@ -642,6 +686,9 @@ impl Kernel {
 
     /// kernel: fair.c dequeue_entity() — false if the entity was kept queued as delayed.
     fn dequeue_entity(&mut self, cfs: CfsRqId, se: SeId, flags: u32) -> bool {
+        if let Some(pol) = self.fair_policy {
+            return (pol.dequeue_entity)(self, cfs, se, flags);
+        }
         self.update_curr(cfs);
         if self.cfg.has(P::FixNextBuddy) {
             self.clear_buddies(cfs, se);
@@ -1200,6 +1247,9 @@ impl Kernel {
     }
 
     fn pick_next_entity_protect(&mut self, cfs: CfsRqId, protect: bool) -> Option<SeId> {
+        if let Some(pol) = self.fair_policy {
+            return (pol.pick_next_entity)(self, cfs);
+        }
         if !self.cfg.has(P::NextBuddyReimpl) {
             let honour = if self.cfg.has(P::PickBuddy) {
                 self.cfg.feat(F::PICK_BUDDY)
@@ -1291,7 +1341,12 @@ impl Kernel {
         };
         self.put_prev_set_next_fair(if prev_fair { Some(prev) } else { None }, p);
         if p != prev {
-            self.trace_pick(cpu, p, "eevdf");
+            let how = if self.fair_policy.is_some() {
+                "cfs"
+            } else {
+                "eevdf"
+            };
+            self.trace_pick(cpu, p, how);
         }
         Some(p)
     }
@@ -1312,6 +1367,9 @@ impl Kernel {
 
     /// kernel: fair.c set_next_entity(); `first` = called from the pick (v7.0).
     fn set_next_entity(&mut self, cfs: CfsRqId, se: SeId, first: bool) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.set_next_entity)(self, cfs, se);
+        }
         self.clear_buddies(cfs, se);
         if self.se[se.index()].on_rq {
             self.__dequeue_entity(cfs, se);
@@ -1415,6 +1473,9 @@ impl Kernel {
     /// reschedule if it runs, else a wakeup-preemption check.
     /// Deviation: no `attach_task_cfs_rq()` of its PELT signals.
     pub(crate) fn switched_to_fair(&mut self, cpu: usize, p: TaskId) {
+        if let Some(pol) = self.fair_policy {
+            (pol.attach_task_cfs_rq)(self, p);
+        }
         if self.tasks[p.index()].on_rq != OnRq::Queued {
             return;
         }
@@ -1438,8 +1499,16 @@ impl Kernel {
 
     // ===================================================================== wakeup preemption (§6)
 
+    /// `switched_from_fair()`: nothing for EEVDF here (no PELT detach in the model); v6.5
+    /// places and normalises a sleeping task's vruntime (`detach_task_cfs_rq`).
+    pub(crate) fn switched_from_fair(&mut self, p: TaskId) {
+        if let Some(pol) = self.fair_policy {
+            (pol.detach_task_cfs_rq)(self, p);
+        }
+    }
+
     /// kernel: fair.c find_matching_se()
-    fn find_matching_se(&self, se: &mut SeId, pse: &mut SeId) {
+    pub(crate) fn find_matching_se(&self, se: &mut SeId, pse: &mut SeId) {
         let mut sd = self.se[se.index()].depth;
         let mut pd = self.se[pse.index()].depth;
         while sd > pd {
@@ -1466,6 +1535,9 @@ impl Kernel {
         wake_flags: u32,
         in_task: bool,
     ) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.check_preempt_wakeup)(self, cpu, p, wake_flags);
+        }
         let curr_t = self.rqs[cpu].curr;
         let mut se = self.tasks[curr_t.index()].se;
         let mut pse = self.tasks[p.index()].se;
@@ -1557,6 +1629,9 @@ impl Kernel {
         p: TaskId,
         wake_flags: u32,
     ) -> (crate::stats::WakeupVerdict, String) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.explain_wakeup)(self, cpu, p, wake_flags);
+        }
         use crate::stats::WakeupVerdict as V;
         let curr_t = self.rqs[cpu].curr;
         let mut se = self.tasks[curr_t.index()].se;
@@ -1767,6 +1842,9 @@ impl Kernel {
 
     /// kernel: fair.c task_tick_fair() — charge every level of the running task.
     pub(crate) fn task_tick_fair(&mut self, t: TaskId) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.task_tick_fair)(self, t);
+        }
         let mut e = Some(self.tasks[t.index()].se);
         while let Some(se) = e {
             let cfs = self.se[se.index()].cfs_rq;
@@ -1781,6 +1859,9 @@ impl Kernel {
 
     /// kernel: fair.c yield_task_fair()
     pub(crate) fn yield_task_fair(&mut self, cpu: usize) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.yield_task_fair)(self, cpu);
+        }
         let t = self.rqs[cpu].curr;
         let se = self.tasks[t.index()].se;
         let cfs = self.se[se.index()].cfs_rq;
@@ -1829,6 +1910,9 @@ impl Kernel {
     /// kernel: fair.c reweight_entity() — change `se`'s weight, preserving what the version
     /// preserves (fair.md §9.3; exact sequences per version checked against the kernel).
     pub(crate) fn reweight_entity(&mut self, cfs: CfsRqId, se: SeId, weight: u64, inv: u32) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.reweight_entity)(self, cfs, se, weight, inv);
+        }
         let old_w = self.se[se.index()].load.weight;
         if old_w == weight {
             return;
@@ -1992,6 +2076,9 @@ impl Kernel {
 
     /// kernel: fair.c update_cfs_group() — a group entity's weight follows its shares.
     pub(crate) fn update_cfs_group(&mut self, se: SeId) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.update_cfs_group)(self, se);
+        }
         let Some(gcfs) = self.se[se.index()].my_q else {
             return;
         };
@@ -2007,13 +2094,7 @@ impl Kernel {
         if shares != old {
             let cfs = self.se[se.index()].cfs_rq;
             self.reweight_entity(cfs, se, shares, 0);
-            // reweight_entity()'s load-average part (group entities only: a task's reweight
-            // keeps the first version's omission so that runs without groups are unchanged)
-            let fold = self.pelt_fold();
-            let (ow, nw) = (scale_load_down(old), scale_load_down(shares));
-            let mut sa = self.se[se.index()].avg;
-            crate::pelt::reweight_load_avg(&mut self.cfs[cfs.index()].avg, &mut sa, ow, nw, fold);
-            self.se[se.index()].avg = sa;
+            self.reweight_load_avg(cfs, se, old, shares);
         }
     }
 
@@ -2306,6 +2387,10 @@ impl Kernel {
             let parent_cfs = self.tgs[parent.index()].cfs_rq[cpu];
             let parent_se = self.tgs[parent.index()].se[cpu];
             self.cfs.push(CfsRq::new(cpu, tg));
+            if self.fair_policy.is_some() {
+                // init_cfs_rq() @ v6.5
+                self.cfs.last_mut().unwrap().zero_vruntime = crate::fair_cfs::INIT_MIN_VRUNTIME;
+            }
             let q = CfsRqId::new(self.cfs.len() - 1);
             let mut se = SchedEntity::new(parent_cfs);
             se.my_q = Some(q);
@@ -2382,6 +2467,18 @@ impl Kernel {
         self.tgs[tg.index()].idle = idle;
         for cpu in 0..self.ncpus {
             let q = self.tgs[tg.index()].cfs_rq[cpu];
+            // the group entity changes idleness at its own level
+            if let Some(gse) = self.tgs[tg.index()].se[cpu] {
+                if self.se[gse.index()].on_rq {
+                    let pc = self.se[gse.index()].cfs_rq;
+                    let c = &mut self.cfs[pc.index()];
+                    c.idle_nr_running = if idle {
+                        c.idle_nr_running.wrapping_add(1)
+                    } else {
+                        c.idle_nr_running.wrapping_sub(1)
+                    };
+                }
+            }
             self.cfs[q.index()].idle = idle;
             let c = &self.cfs[q.index()];
             let mut delta = c.h_nr_queued as i64 - c.h_nr_idle as i64;
@@ -2420,7 +2517,11 @@ impl Kernel {
     pub(crate) fn task_change_group_fair(&mut self, t: TaskId, tg: TgId) {
         let se = self.tasks[t.index()].se;
         let new = self.tasks[t.index()].state == TaskState::New;
+        let pol = self.fair_policy;
         if !new {
+            if let Some(pol) = pol {
+                (pol.detach_task_cfs_rq)(self, t);
+            }
             self.detach_task_cfs_rq(t);
             // "migrated"
             self.se[se.index()].avg.last_update_time = 0;
@@ -2429,6 +2530,9 @@ impl Kernel {
         self.set_task_rq(t);
         if !new {
             self.attach_task_cfs_rq(t);
+            if let Some(pol) = pol {
+                (pol.attach_task_cfs_rq)(self, t);
+            }
         }
     }
 
@@ -2436,6 +2540,9 @@ impl Kernel {
 
     /// kernel: core.c __sched_fork() + fair.c task_fork_fair(): fair fields of a new task.
     pub(crate) fn sched_fork_fair(&mut self, child: TaskId, parent: Option<TaskId>) {
+        if let Some(pol) = self.fair_policy {
+            return (pol.task_fork_fair)(self, child, parent);
+        }
         let cse = self.tasks[child.index()].se;
         let (slice, custom, rel) = match parent {
             Some(p) => {
@@ -2499,11 +2606,19 @@ pub enum FairOp {
     PickDelayedDequeue,
     PickRestart,
     WakeupPreempt,
+    // ---- v6.5 CFS only (fair_cfs.rs; cfs.md §15.1) ----
+    CfsPlace,
+    CfsTickExpired,
+    CfsTickVdiff,
+    CfsNextBuddyPicked,
+    CfsLastBuddyPicked,
+    CfsSkipAvoided,
+    CfsLastBuddySet,
 }
 
 impl FairOp {
-    pub const COUNT: usize = 8;
-    pub const ALL: [FairOp; 8] = [
+    pub const COUNT: usize = 15;
+    pub const ALL: [FairOp; 15] = [
         FairOp::Enqueue,
         FairOp::Dequeue,
         FairOp::DelayDequeue,
@@ -2512,7 +2627,19 @@ impl FairOp {
         FairOp::PickDelayedDequeue,
         FairOp::PickRestart,
         FairOp::WakeupPreempt,
+        FairOp::CfsPlace,
+        FairOp::CfsTickExpired,
+        FairOp::CfsTickVdiff,
+        FairOp::CfsNextBuddyPicked,
+        FairOp::CfsLastBuddyPicked,
+        FairOp::CfsSkipAvoided,
+        FairOp::CfsLastBuddySet,
     ];
+
+    /// Counted only by the v6.5 class (left out of the EEVDF kernels' listings).
+    pub fn cfs_only(self) -> bool {
+        (self as usize) >= FairOp::CfsPlace as usize
+    }
     pub fn name(self) -> &'static str {
         match self {
             FairOp::Enqueue => "enqueue",
@@ -2523,6 +2650,13 @@ impl FairOp {
             FairOp::PickDelayedDequeue => "pick_delayed_dequeue",
             FairOp::PickRestart => "pick_restart",
             FairOp::WakeupPreempt => "wakeup_preempt",
+            FairOp::CfsPlace => "place_entity",
+            FairOp::CfsTickExpired => "tick_slice_expired",
+            FairOp::CfsTickVdiff => "tick_vruntime_lead",
+            FairOp::CfsNextBuddyPicked => "next_buddy_picked",
+            FairOp::CfsLastBuddyPicked => "last_buddy_picked",
+            FairOp::CfsSkipAvoided => "skip_buddy_passed",
+            FairOp::CfsLastBuddySet => "last_buddy_set",
         }
     }
 }

@@ -368,7 +368,21 @@ impl Kernel {
             pelt::remove_entity_load_avg(&mut self.cfs[cfs.index()].removed, &sa);
         }
         self.se[se.index()].avg.last_update_time = 0;
-        self.se[se.index()].exec_start = 0;
+        // "We have migrated, no longer consider this task hot": here since e8f331bcc270; in
+        // v6.5 the destination's enqueue_entity(ENQUEUE_MIGRATED) does it, after placement
+        if self.cfg.has(crate::patches::Patch::LagCrossRqPlacement) {
+            self.se[se.index()].exec_start = 0;
+        }
+    }
+
+    /// reweight_entity()'s load-average part (group entities only: a task's reweight keeps
+    /// the first version's omission so that runs without groups are unchanged).
+    pub(crate) fn reweight_load_avg(&mut self, cfs: CfsRqId, se: SeId, old: u64, new: u64) {
+        let fold = self.pelt_fold();
+        let (ow, nw) = (scale_load_down(old), scale_load_down(new));
+        let mut sa = self.se[se.index()].avg;
+        pelt::reweight_load_avg(&mut self.cfs[cfs.index()].avg, &mut sa, ow, nw, fold);
+        self.se[se.index()].avg = sa;
     }
 
     /// The "tell the new CPU we are migrated" part of `migrate_task_rq_fair()` for a task

@@ -36,7 +36,11 @@ macro_rules! sched_features {
 // `NAME = modelled`: `true` where the simulated kernel reads the feature (`cfg.feat(F::NAME)`
 // somewhere outside this file, presets.rs and patches.rs; a test checks the sources).
 sched_features! {
-    // ---- fair class (fair.md §11.1) ----
+    // ---- fair class (fair.md §11.1; the CFS-only ones of v6.5: cfs.md §12.1) ----
+    /// (v6.5 CFS) Sleeper credit is half of the threshold (cfs.md §5.2).
+    GENTLE_FAIR_SLEEPERS = true,
+    /// (v6.5 CFS) A new task starts one virtual slice after min_vruntime (cfs.md §5.2).
+    START_DEBIT = true,
     /// Keep lag across sleep/wakeup (placement strategy #1).
     PLACE_LAG = true,
     /// New tasks get half a request for their first deadline.
@@ -49,6 +53,8 @@ sched_features! {
     PREEMPT_SHORT = true,
     /// Wakee nominated as next buddy.
     NEXT_BUDDY = true,
+    /// (v6.5 CFS) Remember the task a wakeup preempted as the last buddy (cfs.md §8.2).
+    LAST_BUDDY = true,
     /// The pick honours cfs_rq->next (2a77e4be12cb).
     PICK_BUDDY = true,
     /// (SMP) a next buddy counts as cache hot for migration.
@@ -65,7 +71,7 @@ sched_features! {
     HRTICK = false,
     /// Same for deadline tasks.
     HRTICK_DL = false,
-    /// Tick runs while an hrtick is armed (no effect under EEVDF).
+    /// Tick runs while an hrtick is armed (HRTICK is not modelled).
     DOUBLE_TICK = false,
     // ---- other classes and SMP (fair.md §11.2, smp.md App. A) ----
     NONTASK_CAPACITY = false,
@@ -85,6 +91,11 @@ sched_features! {
     UTIL_EST = true,
     UTIL_EST_FASTUP = false,
     LATENCY_WARN = false,
+    /// (v6.5 CFS) The period counts every fair task of the CPU (cfs.md §4.2).
+    ALT_PERIOD = true,
+    /// (v6.5 CFS) A slice is at least min_granularity (idle_min_granularity for an idle
+    /// entity among non-idle ones) (cfs.md §4.2).
+    BASE_SLICE = true,
     HZ_BW = false,
     /// Randomized proportional newidle balance (33cf66d88306).
     NI_RANDOM = true,

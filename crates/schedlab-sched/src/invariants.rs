@@ -131,6 +131,9 @@ impl Kernel {
         for c in 0..self.cfs.len() {
             self.check_cfs_rq(CfsRqId::new(c))?;
         }
+        if let Some(pol) = self.fair_policy {
+            (pol.check_invariants)(self)?;
+        }
         // one task runs on at most one CPU; curr of each rq is on that CPU
         let mut seen = vec![false; self.tasks.len()];
         for rq in &self.rqs {
@@ -267,6 +270,10 @@ impl Kernel {
                 "cfs_rq {}: load {} != {}",
                 cfs.0, c.load.weight, load
             ));
+        }
+        if self.fair_policy.is_some() {
+            // v6.5 CFS: no eligibility, deadlines or delayed entities (C-1 … C-7 follow)
+            return Ok(());
         }
         // I-2: someone is eligible
         if c.nr_queued > 0 {

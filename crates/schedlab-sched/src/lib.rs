@@ -5,7 +5,8 @@
 //! | sched.rs | sched.h | entity, cfs_rq, task group structs; flags; weight tables |
 //! | core.rs, schedule.rs | core.c | runqueues, ttwu, `__schedule`, tick, preemption models |
 //! | exec.rs | (simulator) | running task programs: segments, system calls, timers, IPIs |
-//! | fair.rs | fair.c | EEVDF entity level: placement, pick, wakeup preemption, delayed dequeue |
+//! | fair.rs | fair.c | EEVDF entity level: placement, pick, wakeup preemption, delayed dequeue; the task-level walks both classes share |
+//! | fair_cfs.rs | fair.c @ v6.5 | the CFS class of the `v6.5` preset, reached through fair.rs's `FairPolicy` table |
 //! | fair_pelt.rs | fair.c + pelt.c | `update_load_avg`, util_est, group shares |
 //! | fair_bandwidth.rs | fair.c (CONFIG_CFS_BANDWIDTH) + core.c cpu.max | bandwidth pool, slices, period/slack timers, cpu.stat |
 //! | select.rs | fair.c | `select_task_rq_fair` and the idle scanners |
@@ -28,6 +29,7 @@ pub mod deadline;
 pub mod debug;
 pub mod exec;
 pub mod fair;
+pub mod fair_cfs;
 pub mod fair_bandwidth;
 pub mod fair_pelt;
 pub mod features;

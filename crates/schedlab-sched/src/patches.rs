@@ -80,9 +80,57 @@ pub const ALIASES: &[(&str, &str)] = &[
 ];
 
 use FeatEdit::{Add, Remove, Set};
+
+/// The EEVDF series of v6.6 (cfs.md §13.1): one switch between the CFS class of v6.5 and the
+/// EEVDF class, never toggled commit by commit (cfs.md §13.3).
+pub const SERIES: &[Patch] = &[
+    Patch::AvgVruntime,
+    Patch::RemoveStartDebit,
+    Patch::LagPlacement,
+    Patch::RbAddAugmentedCached,
+    Patch::EevdfPolicy,
+    Patch::CommitLagPlacement,
+    Patch::LagCrossRqPlacement,
+    Patch::CommitEevdf,
+    Patch::RenameBaseSlice,
+    Patch::PropagateEnqueueFlags,
+    Patch::CurbWakeupPreemption,
+    Patch::EevdfDoc,
+];
 use Feature as F;
 
 patches! {
+    // ------------------------------------------------------------------ v6.6: the EEVDF series
+    // Applied in this order on top of v6.5 (cfs.md §13.1). The series is the boundary between
+    // the two fair-class implementations (v6.5: fair_cfs.rs, v6.6+: fair.rs): a kernel string
+    // may not add or remove one of them on its own (`SERIES`; use the v6.5 preset).
+    AvgVruntime = ("af4cf40470c2", "sched/fair: Add cfs_rq::avg_vruntime", "v6.6",
+        "fair.c avg_vruntime bookkeeping (no decision changes)", false, []),
+    RemoveStartDebit = ("e0c2ff903c32", "sched/fair: Remove sched_feat(START_DEBIT)", "v6.6",
+        "features.h, fair.c place_entity", true, [Remove(F::START_DEBIT)]),
+    LagPlacement = ("86bfbb7ce4f6", "sched/fair: Add lag based placement", "v6.6",
+        "fair.c place_entity (PLACE_LAG), dequeue_entity (vlag)", true, [Add(F::PLACE_LAG, true)]),
+    RbAddAugmentedCached = ("99d4d26551b5", "rbtree: Add rb_add_augmented_cached() helper", "v6.6",
+        "include/linux/rbtree_augmented.h", false, []),
+    EevdfPolicy = ("147f3efaa241", "sched/fair: Implement an EEVDF-like scheduling policy", "v6.6",
+        "fair.c: the EEVDF pick, deadlines, wakeup and tick preemption (the fair class of fair.rs instead of fair_cfs.rs)", true,
+        [Add(F::PLACE_DEADLINE_INITIAL, true)]),
+    CommitLagPlacement = ("76cae9dbe185", "sched/fair: Commit to lag based placement", "v6.6",
+        "features.h, fair.c place_entity (no sleeper credit)", true, [Remove(F::GENTLE_FAIR_SLEEPERS)]),
+    LagCrossRqPlacement = ("e8f331bcc270", "sched/smp: Use lag to simplify cross-runqueue placement", "v6.6",
+        "fair.c: no min_vruntime normalisation, task_fork_fair without sched_child_runs_first", true, []),
+    CommitEevdf = ("5e963f2bd465", "sched/fair: Commit to EEVDF", "v6.6",
+        "features.h, fair.c, debug.c (latency_ns, wakeup_granularity_ns, idle_min_granularity_ns gone)", true,
+        [Remove(F::LAST_BUDDY), Remove(F::ALT_PERIOD), Remove(F::BASE_SLICE)]),
+    RenameBaseSlice = ("e4ec3318a17f", "sched/debug: Rename sysctl_sched_min_granularity to sysctl_sched_base_slice", "v6.6",
+        "debug.c: min_granularity_ns becomes base_slice_ns", true, []),
+    PropagateEnqueueFlags = ("d07f09a1f99c", "sched/fair: Propagate enqueue flags into place_entity()", "v6.6",
+        "fair.c place_entity (ENQUEUE_INITIAL; no behaviour change)", false, []),
+    CurbWakeupPreemption = ("63304558ba5d", "sched/eevdf: Curb wakeup-preemption", "v6.6",
+        "features.h, fair.c pick_eevdf (RUN_TO_PARITY)", true, [Add(F::RUN_TO_PARITY, true)]),
+    EevdfDoc = ("2f88c8e802c8", "sched/eevdf/doc: Modify the documented knob to base_slice_ns as well", "v6.6",
+        "Documentation/scheduler/sched-design-CFS.rst", false, []),
+    // ------------------------------------------------------------------ v6.6: outside the series
     // ------------------------------------------------------------------ v6.7 .. v6.11
     RtPushableOverload = ("612f769edd06", "sched/rt: Make rt_rq->pushable_tasks updates drive rto_mask", "v6.7",
         "rt.c rt_set_overload/rt_clear_overload from enqueue/dequeue_pushable_task (before: rt_nr_migratory && rt_nr_total > 1)", true, []),
@@ -385,6 +433,7 @@ mod truth {
         ("debug.rs", include_str!("debug.rs")),
         ("exec.rs", include_str!("exec.rs")),
         ("fair.rs", include_str!("fair.rs")),
+        ("fair_cfs.rs", include_str!("fair_cfs.rs")),
         ("fair_bandwidth.rs", include_str!("fair_bandwidth.rs")),
         ("fair_pelt.rs", include_str!("fair_pelt.rs")),
         ("idle.rs", include_str!("idle.rs")),

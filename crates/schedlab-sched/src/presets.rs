@@ -36,12 +36,13 @@ use FeatEdit::{Add, Remove};
 use Feature as F;
 use Patch as P;
 
-/// The v6.6 EEVDF baseline's features.h (fair.md §11).
-const V66_FEATURES: &[FeatEdit] = &[
-    Add(F::PLACE_LAG, true),
-    Add(F::PLACE_DEADLINE_INITIAL, true),
-    Add(F::RUN_TO_PARITY, true),
+
+/// The v6.5 features.h (cfs.md §12.1), in file order.
+const V65_FEATURES: &[FeatEdit] = &[
+    Add(F::GENTLE_FAIR_SLEEPERS, true),
+    Add(F::START_DEBIT, true),
     Add(F::NEXT_BUDDY, false),
+    Add(F::LAST_BUDDY, true),
     Add(F::CACHE_HOT_BUDDY, true),
     Add(F::WAKEUP_PREEMPTION, true),
     Add(F::HRTICK, false),
@@ -62,16 +63,38 @@ const V66_FEATURES: &[FeatEdit] = &[
     Add(F::UTIL_EST, true),
     Add(F::UTIL_EST_FASTUP, true),
     Add(F::LATENCY_WARN, false),
-    Add(F::HZ_BW, true),
+    Add(F::ALT_PERIOD, true),
+    Add(F::BASE_SLICE, true),
 ];
 
 pub const PRESETS: &[PresetDef] = &[
     PresetDef {
-        name: "v6.6",
+        name: "v6.5",
         base: None,
-        summary: "first EEVDF kernel: vruntime-sorted tree, RUN_TO_PARITY, no DELAY_DEQUEUE",
+        summary: "the last CFS kernel: sched_latency / min / wakeup granularity, sleeper credit, next/last/skip buddies",
         patches: &[],
-        features: V66_FEATURES,
+        features: V65_FEATURES,
+    },
+    PresetDef {
+        name: "v6.6",
+        base: Some("v6.5"),
+        summary: "first EEVDF kernel: vruntime-sorted tree, RUN_TO_PARITY, no DELAY_DEQUEUE",
+        patches: &[
+            P::AvgVruntime,
+            P::RemoveStartDebit,
+            P::LagPlacement,
+            P::RbAddAugmentedCached,
+            P::EevdfPolicy,
+            P::CommitLagPlacement,
+            P::LagCrossRqPlacement,
+            P::CommitEevdf,
+            P::RenameBaseSlice,
+            P::PropagateEnqueueFlags,
+            P::CurbWakeupPreemption,
+            P::EevdfDoc,
+        ],
+        // HZ_BW: 88c56cfeaec4 (v6.6)
+        features: &[Add(F::HZ_BW, true)],
     },
     PresetDef {
         name: "v6.12",
@@ -292,7 +315,7 @@ pub fn preset_def(name: &str) -> Option<&'static PresetDef> {
 }
 
 /// The main presets (not the stable overlays), in version order.
-pub const MAIN_PRESETS: &[&str] = &["v6.6", "v6.12", "v6.18", "v6.19", "v7.0", "v7.1"];
+pub const MAIN_PRESETS: &[&str] = &["v6.5", "v6.6", "v6.12", "v6.18", "v6.19", "v7.0", "v7.1"];
 
 /// Error in a kernel string: names the offending token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -323,6 +346,12 @@ pub enum KernelSpecError {
         name: String,
         value: String,
         reason: String,
+    },
+    #[error("kernel '{spec}': {token}: commit {id} belongs to the EEVDF series that replaced CFS in v6.6, which is applied or left out as a whole: use the v6.5 preset for the CFS fair class, v6.6 or later for EEVDF (`schedlab list patches`)")]
+    SeriesPatch {
+        spec: String,
+        token: String,
+        id: String,
     },
     #[error("kernel '{spec}': cannot read '{token}': expected a preset, +patch, -patch, FEATURE, NO_FEATURE or name=value")]
     BadToken { spec: String, token: String },
@@ -448,8 +477,19 @@ impl KernelConfig {
                 token: format!("{sign}{id}"),
             })
         };
+        let series = |sign: char, p: Patch| {
+            if crate::patches::SERIES.contains(&p) {
+                Err(KernelSpecError::SeriesPatch {
+                    spec: norm.clone(),
+                    token: format!("{sign}{}", p.id()),
+                    id: p.id().to_string(),
+                })
+            } else {
+                Ok(p)
+            }
+        };
         for (sign, id) in glued {
-            patch_tokens.push((sign, lookup(sign, id)?));
+            patch_tokens.push((sign, series(sign, lookup(sign, id)?)?));
         }
         for tok in tokens {
             let list = if let Some(ids) = tok.strip_prefix('+') {
@@ -461,7 +501,7 @@ impl KernelConfig {
                 continue;
             };
             for (sign, id) in list {
-                patch_tokens.push((sign, lookup(sign, id)?));
+                patch_tokens.push((sign, series(sign, lookup(sign, id)?)?));
             }
         }
 
@@ -705,8 +745,52 @@ impl KernelConfig {
             v.parse::<u64>()
                 .map_err(|_| bad("expected a non-negative integer"))
         };
+        let cfs_only = |k: &str| {
+            KernelSpecError::BadValue {
+                spec: spec.to_string(),
+                name: k.to_string(),
+                value: v.to_string(),
+                reason: "exists only in v6.5 (CFS); EEVDF kernels have base_slice_ns instead"
+                    .to_string(),
+            }
+        };
         match k {
+            "latency_ns" | "min_granularity_ns" | "wakeup_granularity_ns"
+            | "idle_min_granularity_ns" => {
+                if self.has(Patch::RenameBaseSlice) || self.has(Patch::CommitEevdf) {
+                    return Err(cfs_only(k));
+                }
+                let n = num()?;
+                // debugfs u32 files; 0 would make the period (or sched_nr_latency's divisor)
+                // zero
+                if n == 0 || n > u64::from(u32::MAX) {
+                    return Err(bad("must be 1..=4294967295 (a debugfs u32)"));
+                }
+                self.sysctl.cfs_writes.push((k.to_string(), n));
+            }
+            "child_runs_first" | "sched_child_runs_first" => {
+                if self.has(Patch::LagCrossRqPlacement) {
+                    return Err(KernelSpecError::BadValue {
+                        spec: spec.to_string(),
+                        name: k.to_string(),
+                        value: v.to_string(),
+                        reason: "the child-runs-first swap exists only in v6.5 (CFS); e8f331bcc270 removed it".to_string(),
+                    });
+                }
+                let n: i64 = v.parse().map_err(|_| bad("expected an integer"))?;
+                if n < i64::from(i32::MIN) || n > i64::from(i32::MAX) {
+                    return Err(bad("must fit an int"));
+                }
+                self.sysctl
+                    .cfs_writes
+                    .push(("child_runs_first".to_string(), (n != 0) as u64));
+            }
             "base_slice_ns" => {
+                if !self.has(Patch::RenameBaseSlice) {
+                    return Err(bad(
+                        "v6.5 has no base_slice_ns: its slices come from latency_ns, min_granularity_ns and the task count",
+                    ));
+                }
                 let n = num()?;
                 // debugfs base_slice_ns is a u32 (debugfs_create_u32 in debug.c), so the
                 // kernel refuses more than 4294967295; that bound also keeps the lag and
@@ -742,6 +826,10 @@ impl KernelConfig {
                     return Err(bad("must be 0 (none), 1 (log) or 2 (linear)"));
                 }
                 self.sysctl.tunable_scaling = n as u32;
+                if !self.has(Patch::EevdfPolicy) {
+                    // v6.5: a write after boot (sched_update_scaling, cfs.md §2.3)
+                    self.sysctl.cfs_writes.push((k.to_string(), n));
+                }
             }
             "sched_rt_runtime_us" => {
                 let n: i64 = v
@@ -939,6 +1027,35 @@ fn split_patch_list(first_sign: char, s: &str) -> Vec<(char, &str)> {
 mod tests {
     use super::*;
 
+    /// The v6.6 EEVDF baseline's features.h (fair.md §11).
+    const V66_FEATURES: &[FeatEdit] = &[
+        Add(F::PLACE_LAG, true),
+        Add(F::PLACE_DEADLINE_INITIAL, true),
+        Add(F::RUN_TO_PARITY, true),
+        Add(F::NEXT_BUDDY, false),
+        Add(F::CACHE_HOT_BUDDY, true),
+        Add(F::WAKEUP_PREEMPTION, true),
+        Add(F::HRTICK, false),
+        Add(F::HRTICK_DL, false),
+        Add(F::DOUBLE_TICK, false),
+        Add(F::NONTASK_CAPACITY, true),
+        Add(F::TTWU_QUEUE, true),
+        Add(F::SIS_PROP, false),
+        Add(F::SIS_UTIL, true),
+        Add(F::WARN_DOUBLE_CLOCK, false),
+        Add(F::RT_PUSH_IPI, true),
+        Add(F::RT_RUNTIME_SHARE, false),
+        Add(F::LB_MIN, false),
+        Add(F::ATTACH_AGE_LOAD, true),
+        Add(F::WA_IDLE, true),
+        Add(F::WA_WEIGHT, true),
+        Add(F::WA_BIAS, true),
+        Add(F::UTIL_EST, true),
+        Add(F::UTIL_EST_FASTUP, true),
+        Add(F::LATENCY_WARN, false),
+        Add(F::HZ_BW, true),
+    ];
+
     #[test]
     fn feature_defaults_per_preset_match_fair_md_11_1() {
         // fair.md §11.1 table, rows checked column by column.
@@ -953,18 +1070,96 @@ mod tests {
         };
         let t = Some(true);
         let fl = Some(false);
-        assert_eq!(row(F::PLACE_LAG), vec![t, t, t, t, t, t]);
-        assert_eq!(row(F::PLACE_REL_DEADLINE), vec![None, t, t, t, t, t]);
-        assert_eq!(row(F::PREEMPT_SHORT), vec![None, t, t, t, t, t]);
-        assert_eq!(row(F::NEXT_BUDDY), vec![fl, fl, fl, fl, fl, fl]);
-        assert_eq!(row(F::PICK_BUDDY), vec![None, None, t, t, t, t]);
-        assert_eq!(row(F::DELAY_DEQUEUE), vec![None, t, t, t, t, t]);
-        assert_eq!(row(F::DELAY_ZERO), vec![None, t, t, t, t, t]);
-        assert_eq!(row(F::PARANOID_AVG), vec![None, None, None, None, None, fl]);
-        assert_eq!(row(F::DOUBLE_TICK), vec![fl, fl, None, None, None, None]);
-        assert_eq!(row(F::HRTICK), vec![fl, fl, fl, fl, fl, fl]);
-        assert_eq!(row(F::NI_RANDOM), vec![None, None, None, t, t, t]);
-        assert_eq!(row(F::NI_RATE), vec![None, None, None, None, None, t]);
+        // v6.5 first (cfs.md §12.1), then v6.6 … v7.1 (fair.md §11.1)
+        assert_eq!(row(F::PLACE_LAG), vec![None, t, t, t, t, t, t]);
+        assert_eq!(row(F::PLACE_REL_DEADLINE), vec![None, None, t, t, t, t, t]);
+        assert_eq!(row(F::PREEMPT_SHORT), vec![None, None, t, t, t, t, t]);
+        assert_eq!(row(F::NEXT_BUDDY), vec![fl, fl, fl, fl, fl, fl, fl]);
+        assert_eq!(row(F::PICK_BUDDY), vec![None, None, None, t, t, t, t]);
+        assert_eq!(row(F::DELAY_DEQUEUE), vec![None, None, t, t, t, t, t]);
+        assert_eq!(row(F::DELAY_ZERO), vec![None, None, t, t, t, t, t]);
+        assert_eq!(row(F::PARANOID_AVG), vec![None, None, None, None, None, None, fl]);
+        assert_eq!(row(F::DOUBLE_TICK), vec![fl, fl, fl, None, None, None, None]);
+        assert_eq!(row(F::HRTICK), vec![fl, fl, fl, fl, fl, fl, fl]);
+        assert_eq!(row(F::NI_RANDOM), vec![None, None, None, None, t, t, t]);
+        assert_eq!(row(F::NI_RATE), vec![None, None, None, None, None, None, t]);
+        // the five CFS-only features exist in v6.5 alone, on by default (cfs.md §12.1)
+        for f in [
+            F::GENTLE_FAIR_SLEEPERS,
+            F::START_DEBIT,
+            F::LAST_BUDDY,
+            F::ALT_PERIOD,
+            F::BASE_SLICE,
+        ] {
+            assert_eq!(row(f), vec![t, None, None, None, None, None, None], "{f:?}");
+        }
+    }
+
+    #[test]
+    fn v6_6_is_v6_5_plus_the_series_with_exactly_its_features_h() {
+        // v6.6 is built on v6.5 through the series patches' feature edits; the result must be
+        // fair.md §11.1's v6.6 list, no more and no less
+        let mut want = FeatureSet::empty();
+        apply_feature_edits(V66_FEATURES, &mut want);
+        let got = KernelConfig::parse("v6.6").unwrap().features;
+        assert_eq!(got.debugfs_line(), want.debugfs_line());
+        // the v6.5 debugfs line, in features.h order (cfs.md §12.1)
+        assert_eq!(
+            KernelConfig::parse("v6.5").unwrap().features.debugfs_line(),
+            "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY \
+             WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY \
+             TTWU_QUEUE NO_SIS_PROP SIS_UTIL NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI \
+             NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST \
+             UTIL_EST_FASTUP NO_LATENCY_WARN ALT_PERIOD BASE_SLICE"
+        );
+    }
+
+    #[test]
+    fn the_eevdf_series_is_not_toggled_commit_by_commit() {
+        // cfs.md §13.3: `v6.6 -<id>` of a series commit is refused and points at v6.5
+        for spec in [
+            "v6.6 -147f3efaa241",
+            "v6.18 -5e963f2bd465",
+            "v6.5 +147f3efaa241",
+            "v6.5+86bfbb7ce4f6",
+        ] {
+            let e = KernelConfig::parse(spec).unwrap_err().to_string();
+            assert!(e.contains("EEVDF series") && e.contains("v6.5 preset"), "{spec}: {e}");
+        }
+        // the v6.6 commits outside the series are ordinary patches
+        assert!(!KernelConfig::parse("v6.5").unwrap().has(Patch::EevdfPolicy));
+        assert!(KernelConfig::parse("v6.6").unwrap().has(Patch::EevdfPolicy));
+    }
+
+    #[test]
+    fn cfs_and_eevdf_tunables_exist_only_in_their_kernels() {
+        // cfs.md §2.3: latency_ns & co. for v6.5 and base_slice_ns refused there, and vice versa
+        let k = KernelConfig::parse(
+            "v6.5 latency_ns=30000000 tunable_scaling=1 sched_child_runs_first=1",
+        )
+        .unwrap();
+        assert_eq!(
+            k.sysctl.cfs_writes,
+            vec![
+                ("latency_ns".to_string(), 30_000_000),
+                ("tunable_scaling".to_string(), 1),
+                ("child_runs_first".to_string(), 1)
+            ]
+        );
+        for bad in [
+            "v6.5 base_slice_ns=3000000",
+            "v6.6 latency_ns=6000000",
+            "v6.18 min_granularity_ns=750000",
+            "v6.6 wakeup_granularity_ns=1000000",
+            "v7.1 idle_min_granularity_ns=750000",
+            "v6.6 child_runs_first=1",
+            "v6.5 latency_ns=0",
+            "v6.5 min_granularity_ns=4294967296",
+        ] {
+            let e = KernelConfig::parse(bad).unwrap_err().to_string();
+            let name = bad.split(' ').nth(1).unwrap().split('=').next().unwrap();
+            assert!(e.contains(name), "{bad}: {e}");
+        }
     }
 
     #[test]

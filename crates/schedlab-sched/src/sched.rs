@@ -241,6 +241,10 @@ pub struct SchedEntity {
     pub min_deadline: u64,
     pub min_slice: u64,
     pub max_slice: u64,
+    /// v6.5 (fair_cfs.rs): `vruntime` is relative to the cfs_rq's `min_vruntime` (normalised
+    /// for a move, cfs.md §3.6), not absolute. Kept by the CFS class for invariant C-4; the
+    /// kernel has no such field and decides from its flags and `vruntime_normalized()`.
+    pub cfs_rel: bool,
 }
 
 impl SchedEntity {
@@ -278,6 +282,7 @@ impl SchedEntity {
             min_deadline: 0,
             min_slice: 0,
             max_slice: 0,
+            cfs_rel: false,
         }
     }
 }
@@ -306,6 +311,11 @@ pub struct CfsRq {
     pub zero_vruntime: u64,
     pub curr: Option<SeId>,
     pub next: Option<SeId>,
+    /// v6.5 CFS only: the last and skip buddies (cfs.md §6.4).
+    pub last: Option<SeId>,
+    pub skip: Option<SeId>,
+    /// v6.5 CFS only: entities at this level that are idle (`idle_nr_running`, cfs.md §3.2).
+    pub idle_nr_running: u32,
     pub root: u32,
     /// The group entity representing this cfs_rq in its parent (None for a CPU's root).
     pub my_se: Option<SeId>,
@@ -356,6 +366,9 @@ impl CfsRq {
             zero_vruntime: 0,
             curr: None,
             next: None,
+            last: None,
+            skip: None,
+            idle_nr_running: 0,
             root: NIL,
             my_se: None,
             idle: false,

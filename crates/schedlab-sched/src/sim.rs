@@ -217,6 +217,11 @@ pub struct Kernel {
     pub preempt: PreemptModel,
     pub base_slice: u64,
     pub normalized_base_slice: u64,
+    /// The fair class's own functions when they are not EEVDF's (the `v6.5` preset: without
+    /// 147f3efaa241 the CFS class of fair_cfs.rs).
+    pub(crate) fair_policy: Option<&'static crate::fair::FairPolicy>,
+    /// v6.5's latency tunables (cfs.md §2), after boot and the configured writes.
+    pub cfs_tun: crate::fair_cfs::CfsTunables,
     pub tree_order: TreeOrder,
     pub tasks: Vec<Task>,
     pub se: Vec<SchedEntity>,
@@ -333,6 +338,9 @@ impl Kernel {
         } else {
             TreeOrder::Vruntime
         };
+        let cfs_class = !cfg.has(crate::patches::Patch::EevdfPolicy);
+        let fair_policy = cfs_class.then_some(&crate::fair_cfs::CFS);
+        let cfs_tun = crate::fair_cfs::CfsTunables::boot(online, &cfg.sysctl.cfs_writes)?;
         let streams = RngStreams::new(seed);
         let sim_run_ahead = cfg.sim(crate::features::SimFeature::SIM_RUN_AHEAD);
         let events = if cfg.sim(crate::features::SimFeature::SIM_EVENT_WHEEL) {
@@ -349,6 +357,8 @@ impl Kernel {
             preempt,
             base_slice,
             normalized_base_slice,
+            fair_policy,
+            cfs_tun,
             tree_order,
             tasks: Vec::new(),
             se: Vec::new(),
@@ -408,6 +418,9 @@ impl Kernel {
         let mut root_cfs = Vec::new();
         for cpu in 0..ncpus {
             k.cfs.push(CfsRq::new(cpu, TgId(0)));
+            if cfs_class {
+                k.cfs.last_mut().unwrap().zero_vruntime = crate::fair_cfs::INIT_MIN_VRUNTIME;
+            }
             root_cfs.push(CfsRqId::new(k.cfs.len() - 1));
         }
         k.tgs.push(TaskGroup {

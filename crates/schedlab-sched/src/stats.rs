@@ -182,6 +182,9 @@ pub enum WakeupVerdict {
     Protected,
     /// Another entity has an earlier eligible deadline (the running one or a third).
     EarlierDeadline,
+    /// v6.5 CFS: the wakee is not left of the running entity by more than its wakeup
+    /// granularity (`wakeup_preempt_entity() < 1`).
+    WakeupGranularity,
     /// A forked child or a requeued delayed task (no preemption check by rule).
     ForkOrDelayed,
 }
@@ -198,6 +201,7 @@ impl WakeupVerdict {
             WakeupVerdict::NotEligible => "not_eligible",
             WakeupVerdict::Protected => "protected_slice",
             WakeupVerdict::EarlierDeadline => "earlier_deadline",
+            WakeupVerdict::WakeupGranularity => "within_wakeup_gran",
             WakeupVerdict::ForkOrDelayed => "fork_or_delayed",
         }
     }
@@ -216,6 +220,7 @@ impl WakeupVerdict {
             WakeupVerdict::NotEligible => "the wakee's entity was not eligible",
             WakeupVerdict::Protected => "the running entity's slice was protected (RUN_TO_PARITY)",
             WakeupVerdict::EarlierDeadline => "another entity had an earlier eligible deadline",
+            WakeupVerdict::WakeupGranularity => "not left of the running entity by more than the wakee's wakeup granularity (CFS)",
             WakeupVerdict::ForkOrDelayed => "forked or delayed wakee: no check by rule",
         }
     }

@@ -18,6 +18,36 @@ pub const SYSCTLS: &[SysctlInfo] = &[
         units: "ns",
     },
     SysctlInfo {
+        name: "latency_ns",
+        doc: "v6.5 only: debugfs sched/latency_ns, sysctl_sched_latency: the period in which every runnable task runs once (up to sched_nr_latency tasks); a plain store (cfs.md §2.3)",
+        default: "6000000 x (1 + ilog2(min(ncpus, 8)))",
+        units: "ns",
+    },
+    SysctlInfo {
+        name: "min_granularity_ns",
+        doc: "v6.5 only (v6.6 renamed it base_slice_ns): sysctl_sched_min_granularity, the slice floor and the per-task period share beyond sched_nr_latency tasks",
+        default: "750000 x (1 + ilog2(min(ncpus, 8)))",
+        units: "ns",
+    },
+    SysctlInfo {
+        name: "wakeup_granularity_ns",
+        doc: "v6.5 only: sysctl_sched_wakeup_granularity, the vruntime margin a wakee needs to preempt (and a buddy may lag the leftmost by)",
+        default: "1000000 x (1 + ilog2(min(ncpus, 8)))",
+        units: "ns",
+    },
+    SysctlInfo {
+        name: "idle_min_granularity_ns",
+        doc: "v6.5 only: sysctl_sched_idle_min_granularity, the slice floor of an idle entity among non-idle ones (not scaled)",
+        default: "750000",
+        units: "ns",
+    },
+    SysctlInfo {
+        name: "child_runs_first",
+        doc: "v6.5 only: /proc/sys/kernel/sched_child_runs_first (also accepted under that name): a forked child takes the parent's earlier vruntime and runs first",
+        default: "0",
+        units: "bool",
+    },
+    SysctlInfo {
         name: "migration_cost_ns",
         doc: "debugfs sched/migration_cost_ns: sysctl_sched_migration_cost, task_hot window and newidle floor",
         default: "500000",
@@ -31,7 +61,7 @@ pub const SYSCTLS: &[SysctlInfo] = &[
     },
     SysctlInfo {
         name: "tunable_scaling",
-        doc: "debugfs sched/tunable_scaling: 0 = none, 1 = log, 2 = linear scaling of base_slice_ns",
+        doc: "debugfs sched/tunable_scaling: 0 = none, 1 = log, 2 = linear scaling of base_slice_ns (v6.5: written after boot, it recomputes sched_nr_latency and the normalised values from the current ones, cfs.md §2.3)",
         default: "1",
         units: "enum",
     },
@@ -124,6 +154,10 @@ pub struct Sysctls {
     /// Per-CPU writes `fair_server/cpuN/runtime=NS` / `fair_server/cpuN/period=NS` (the debugfs
     /// files of that CPU), applied after the all-CPU values: (cpu, runtime, period).
     pub fair_server_cpu: Vec<(u32, Option<u64>, Option<u64>)>,
+    /// v6.5: writes to the CFS tunables (`latency_ns`, `min_granularity_ns`,
+    /// `wakeup_granularity_ns`, `idle_min_granularity_ns`, `tunable_scaling`,
+    /// `child_runs_first`) in the order given, applied after boot (fair_cfs.rs `CfsTunables`).
+    pub cfs_writes: Vec<(String, u64)>,
 }
 
 impl Default for Sysctls {
@@ -141,6 +175,7 @@ impl Default for Sysctls {
             fair_server_runtime_ns: 50_000_000,
             fair_server_period_ns: 1_000_000_000,
             fair_server_cpu: Vec::new(),
+            cfs_writes: Vec::new(),
         }
     }
 }

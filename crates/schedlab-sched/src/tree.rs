@@ -470,6 +470,24 @@ pub fn leftmost(ses: &[SchedEntity], root: u32) -> Option<SeId> {
     Some(SeId(n))
 }
 
+/// The entity after `se` in tree order (`rb_next`), if any.
+pub fn next(ses: &[SchedEntity], se: SeId) -> Option<SeId> {
+    let mut n = se.0;
+    if r(ses, n) != NIL {
+        n = r(ses, n);
+        while l(ses, n) != NIL {
+            n = l(ses, n);
+        }
+        return Some(SeId(n));
+    }
+    let mut p = ses[n as usize].rb_parent;
+    while p != NIL && r(ses, p) == n {
+        n = p;
+        p = ses[p as usize].rb_parent;
+    }
+    (p != NIL).then_some(SeId(p))
+}
+
 /// In-order list of the entities (for checks and state dumps).
 pub fn in_order(ses: &[SchedEntity], root: u32) -> Vec<SeId> {
     let mut out = Vec::new();
