@@ -952,3 +952,27 @@ pub(crate) fn check_invariants(k: &Kernel) -> Result<(), String> {
     }
     Ok(())
 }
+
+// ===================================================================== test support
+
+/// Sets task `t`'s vruntime to `min_vruntime + rel` of its cfs_rq, keeping the tree in order
+/// (for the spec's injected initial states; cfs.md §14.2). The task must be queued.
+pub fn inject_vruntime(k: &mut Kernel, t: TaskId, rel: i64) {
+    let se = k.tasks[t.index()].se;
+    let cfs = k.se[se.index()].cfs_rq;
+    assert!(k.se[se.index()].on_rq, "inject_vruntime: task not queued");
+    let in_tree = k.cfs[cfs.index()].curr != Some(se);
+    if in_tree {
+        k.__dequeue_entity(cfs, se);
+    }
+    let m = k.cfs[cfs.index()].zero_vruntime;
+    k.se[se.index()].vruntime = m.wrapping_add(rel as u64);
+    if in_tree {
+        k.__enqueue_entity(cfs, se);
+    }
+}
+
+/// `cfs_rq->min_vruntime` of the root cfs_rq of `cpu`.
+pub fn min_vruntime(k: &Kernel, cpu: usize) -> u64 {
+    k.cfs[k.rqs[cpu].cfs.index()].zero_vruntime
+}
