@@ -12,21 +12,28 @@ pub fn kernels() -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<14} {:<14} {:>8} {:>16}  SUMMARY",
-        "KERNEL", "BASE", "PATCHES", "SLICE(4 CPUs)"
+        "{:<14} {:<14} {:<6} {:>8} {:>16}  SUMMARY",
+        "KERNEL", "BASE", "FAIR", "PATCHES", "SLICE(4 CPUs)"
     );
     for p in PRESETS {
         let k = KernelConfig::parse(p.name).expect("preset parses");
+        let class = if k.has(Patch::EevdfPolicy) {
+            "EEVDF"
+        } else {
+            "CFS"
+        };
         let _ = writeln!(
             s,
-            "{:<14} {:<14} {:>8} {:>13} ns  {}",
+            "{:<14} {:<14} {:<6} {:>8} {:>13} ns  {}",
             p.name,
             p.base.unwrap_or("-"),
+            class,
             k.patches.iter().count(),
             k.base_slice_ns(4),
             p.summary
         );
     }
+    s.push_str("\nSLICE: base_slice_ns; for the CFS kernel min_granularity_ns, the same variable before v6.6 renamed it\n(its slices are shares of latency_ns, cfs.md).\n");
     s.push_str("\nA kernel string is a preset, then +ID / -ID patches, FEATURE / NO_FEATURE and name=value tunables,\ne.g. 'v6.18+78cde54ea5f0 NO_DELAY_DEQUEUE base_slice_ns=3000000'.\n");
     s
 }
@@ -66,6 +73,12 @@ pub fn patches() -> String {
         );
     }
     s.push_str("\nMODEL 'listed': accepted in kernel strings but changes nothing in the model (no modelled behaviour).\n");
+    let series: Vec<&str> = schedlab_sched::patches::SERIES.iter().map(|p| p.id()).collect();
+    let _ = writeln!(
+        s,
+        "The EEVDF series of v6.6 ({}) replaces the CFS class as a whole: a kernel string cannot add\nor remove one of them; use v6.5 for CFS.",
+        series.join(", ")
+    );
     s
 }
 
@@ -101,6 +114,18 @@ pub fn features() -> String {
         s.push('\n');
     }
     s.push_str("\nMODEL 'listed': accepted and shown as the kernel has it, but the model never reads it; setting it\nchanges nothing and gives a warning.\n");
+    // features that only the CFS kernel has (cfs.md §12.1)
+    let only_first: Vec<&str> = Feature::ALL
+        .iter()
+        .filter(|f| cfgs[0].features.exists(**f) && cfgs[1..].iter().all(|c| !c.features.exists(**f)))
+        .map(|f| f.name())
+        .collect();
+    let _ = writeln!(
+        s,
+        "Only in {} (the CFS class): {}.",
+        MAIN_PRESETS[0],
+        only_first.join(", ")
+    );
     s.push_str("\nSimulator-only knobs (not upstream features):\n");
     for f in schedlab_sched::SimFeature::ALL {
         let _ = writeln!(

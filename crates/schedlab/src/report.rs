@@ -55,10 +55,16 @@ pub fn text(r: &RunResult) -> String {
             s.push_str(&line);
         }
     }
+    let slices = match r.cfs_tunables {
+        Some((lat, min, wake)) => format!(
+            "CFS latency {lat} ns, min_granularity {min} ns, wakeup_granularity {wake} ns"
+        ),
+        None => format!("base slice {} ns", r.base_slice_ns),
+    };
     let _ = writeln!(
         s,
-        "\nschedlab: platform {} ({} CPUs, HZ {}, preempt {}), kernel '{}', base slice {} ns, seed {}",
-        r.platform, r.ncpus, r.hz, r.preempt, r.kernel, r.base_slice_ns, r.seed
+        "\nschedlab: platform {} ({} CPUs, HZ {}, preempt {}), kernel '{}', {slices}, seed {}",
+        r.platform, r.ncpus, r.hz, r.preempt, r.kernel, r.seed
     );
     let _ = writeln!(
         s,
@@ -461,6 +467,14 @@ pub fn json(r: &RunResult) -> Value {
             "invariant_warnings": r.warnings,
         },
     });
+    if let Some((lat, min, wake)) = r.cfs_tunables {
+        // present only for the CFS class (v6.5): its debugfs tunables after boot
+        doc["cfs"] = json!({
+            "latency_ns": lat,
+            "min_granularity_ns": min,
+            "wakeup_granularity_ns": wake,
+        });
+    }
     if let Some((comm, long)) = &r.wakeups_comm {
         doc["wakeups"] = crate::explain::json(comm, &r.wakeups, *long, 100);
     }

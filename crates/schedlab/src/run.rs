@@ -227,7 +227,10 @@ pub struct RunResult {
     pub kernel: String,
     pub preempt: String,
     pub hz: u32,
+    /// `sysctl_sched_base_slice`, which v6.5 calls `sysctl_sched_min_granularity`.
     pub base_slice_ns: u64,
+    /// v6.5 (CFS): (latency, min_granularity, wakeup_granularity) in ns after boot.
+    pub cfs_tunables: Option<(u64, u64, u64)>,
     pub ncpus: usize,
     pub seed: u64,
     pub sim_time_ns: u64,
@@ -917,7 +920,16 @@ fn collect(
         kernel: k.cfg.spec.clone(),
         preempt: k.preempt_model().name().to_string(),
         hz: k.hz,
-        base_slice_ns: k.base_slice,
+        base_slice_ns: if k.cfg.has(schedlab_sched::Patch::EevdfPolicy) {
+            k.base_slice
+        } else {
+            k.cfs_tun.min_granularity
+        },
+        cfs_tunables: (!k.cfg.has(schedlab_sched::Patch::EevdfPolicy)).then_some((
+            k.cfs_tun.latency,
+            k.cfs_tun.min_granularity,
+            k.cfs_tun.wakeup_granularity,
+        )),
         ncpus: k.ncpus,
         seed: spec.seed,
         sim_time_ns: stop,
@@ -936,8 +948,11 @@ fn collect(
         sched_idle_placed: k.stats.sched_idle_placed,
         sched_idle_stacked: k.stats.sched_idle_stacked,
         sched_idle_stacked_wait_ns: k.stats.sched_idle_stacked_wait_ns,
+        // the CFS-only counters appear only for the CFS class (and the delayed-dequeue ones
+        // only where the EEVDF class has them, from v6.12)
         fair_ops: FairOp::ALL
             .iter()
+            .filter(|op| op.cfs_only() != k.cfg.has(schedlab_sched::Patch::EevdfPolicy))
             .map(|op| (op.name().to_string(), k.stats.fair_ops[*op as usize]))
             .collect(),
         ipis: k.stats.ipis,
