@@ -144,7 +144,7 @@ impl Kernel {
             .wrapping_sub(self.cfs[cfs.index()].zero_vruntime) as i64
     }
 
-    fn avg_vruntime_add(&mut self, cfs: CfsRqId, se: SeId) {
+    pub(crate) fn avg_vruntime_add(&mut self, cfs: CfsRqId, se: SeId) {
         let w = self.avg_weight(self.se[se.index()].load.weight);
         let key = self.entity_key(cfs, se) as i128;
         let c = &mut self.cfs[cfs.index()];
@@ -152,7 +152,7 @@ impl Kernel {
         c.sum_weight += w;
     }
 
-    fn avg_vruntime_sub(&mut self, cfs: CfsRqId, se: SeId) {
+    pub(crate) fn avg_vruntime_sub(&mut self, cfs: CfsRqId, se: SeId) {
         let w = self.avg_weight(self.se[se.index()].load.weight);
         let key = self.entity_key(cfs, se) as i128;
         let c = &mut self.cfs[cfs.index()];

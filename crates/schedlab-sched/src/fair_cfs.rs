@@ -839,10 +839,15 @@ pub(crate) fn yield_task_fair(k: &mut Kernel, cpu: usize) {
 /// and in the PELT sums; vruntime and tree position are unchanged.
 pub(crate) fn reweight_entity(k: &mut Kernel, cfs: CfsRqId, se: SeId, weight: u64, inv: u32) {
     let on_rq = k.se[se.index()].on_rq;
+    let is_curr = k.cfs[cfs.index()].curr == Some(se);
     let old = k.se[se.index()].load.weight;
     if on_rq {
-        if k.cfs[cfs.index()].curr == Some(se) {
+        if is_curr {
             update_curr(k, cfs);
+        } else {
+            // the tree's weighted sums (kept for both classes) follow the weight; the entity
+            // keeps its place in the tree
+            k.avg_vruntime_sub(cfs, se);
         }
         let c = &mut k.cfs[cfs.index()];
         c.load.weight -= old;
@@ -853,6 +858,9 @@ pub(crate) fn reweight_entity(k: &mut Kernel, cfs: CfsRqId, se: SeId, weight: u6
         inv_weight: inv,
     };
     if on_rq {
+        if !is_curr {
+            k.avg_vruntime_add(cfs, se);
+        }
         let c = &mut k.cfs[cfs.index()];
         c.load.weight += weight;
         c.load.inv_weight = 0;

@@ -73,7 +73,10 @@ pub fn patches() -> String {
         );
     }
     s.push_str("\nMODEL 'listed': accepted in kernel strings but changes nothing in the model (no modelled behaviour).\n");
-    let series: Vec<&str> = schedlab_sched::patches::SERIES.iter().map(|p| p.id()).collect();
+    let series: Vec<&str> = schedlab_sched::patches::SERIES
+        .iter()
+        .map(|p| p.id())
+        .collect();
     let _ = writeln!(
         s,
         "The EEVDF series of v6.6 ({}) replaces the CFS class as a whole: a kernel string cannot add\nor remove one of them; use v6.5 for CFS.",
@@ -117,7 +120,9 @@ pub fn features() -> String {
     // features that only the CFS kernel has (cfs.md §12.1)
     let only_first: Vec<&str> = Feature::ALL
         .iter()
-        .filter(|f| cfgs[0].features.exists(**f) && cfgs[1..].iter().all(|c| !c.features.exists(**f)))
+        .filter(|f| {
+            cfgs[0].features.exists(**f) && cfgs[1..].iter().all(|c| !c.features.exists(**f))
+        })
         .map(|f| f.name())
         .collect();
     let _ = writeln!(

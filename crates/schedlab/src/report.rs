@@ -56,9 +56,9 @@ pub fn text(r: &RunResult) -> String {
         }
     }
     let slices = match r.cfs_tunables {
-        Some((lat, min, wake)) => format!(
-            "CFS latency {lat} ns, min_granularity {min} ns, wakeup_granularity {wake} ns"
-        ),
+        Some((lat, min, wake)) => {
+            format!("CFS latency {lat} ns, min_granularity {min} ns, wakeup_granularity {wake} ns")
+        }
         None => format!("base slice {} ns", r.base_slice_ns),
     };
     let _ = writeln!(
