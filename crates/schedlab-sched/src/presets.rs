@@ -36,7 +36,6 @@ use FeatEdit::{Add, Remove};
 use Feature as F;
 use Patch as P;
 
-
 /// The v6.5 features.h (cfs.md §12.1), in file order.
 const V65_FEATURES: &[FeatEdit] = &[
     Add(F::GENTLE_FAIR_SLEEPERS, true),
@@ -745,17 +744,17 @@ impl KernelConfig {
             v.parse::<u64>()
                 .map_err(|_| bad("expected a non-negative integer"))
         };
-        let cfs_only = |k: &str| {
-            KernelSpecError::BadValue {
-                spec: spec.to_string(),
-                name: k.to_string(),
-                value: v.to_string(),
-                reason: "exists only in v6.5 (CFS); EEVDF kernels have base_slice_ns instead"
-                    .to_string(),
-            }
+        let cfs_only = |k: &str| KernelSpecError::BadValue {
+            spec: spec.to_string(),
+            name: k.to_string(),
+            value: v.to_string(),
+            reason: "exists only in v6.5 (CFS); EEVDF kernels have base_slice_ns instead"
+                .to_string(),
         };
         match k {
-            "latency_ns" | "min_granularity_ns" | "wakeup_granularity_ns"
+            "latency_ns"
+            | "min_granularity_ns"
+            | "wakeup_granularity_ns"
             | "idle_min_granularity_ns" => {
                 if self.has(Patch::RenameBaseSlice) || self.has(Patch::CommitEevdf) {
                     return Err(cfs_only(k));
@@ -1078,8 +1077,14 @@ mod tests {
         assert_eq!(row(F::PICK_BUDDY), vec![None, None, None, t, t, t, t]);
         assert_eq!(row(F::DELAY_DEQUEUE), vec![None, None, t, t, t, t, t]);
         assert_eq!(row(F::DELAY_ZERO), vec![None, None, t, t, t, t, t]);
-        assert_eq!(row(F::PARANOID_AVG), vec![None, None, None, None, None, None, fl]);
-        assert_eq!(row(F::DOUBLE_TICK), vec![fl, fl, fl, None, None, None, None]);
+        assert_eq!(
+            row(F::PARANOID_AVG),
+            vec![None, None, None, None, None, None, fl]
+        );
+        assert_eq!(
+            row(F::DOUBLE_TICK),
+            vec![fl, fl, fl, None, None, None, None]
+        );
         assert_eq!(row(F::HRTICK), vec![fl, fl, fl, fl, fl, fl, fl]);
         assert_eq!(row(F::NI_RANDOM), vec![None, None, None, None, t, t, t]);
         assert_eq!(row(F::NI_RATE), vec![None, None, None, None, None, None, t]);
@@ -1124,7 +1129,10 @@ mod tests {
             "v6.5+86bfbb7ce4f6",
         ] {
             let e = KernelConfig::parse(spec).unwrap_err().to_string();
-            assert!(e.contains("EEVDF series") && e.contains("v6.5 preset"), "{spec}: {e}");
+            assert!(
+                e.contains("EEVDF series") && e.contains("v6.5 preset"),
+                "{spec}: {e}"
+            );
         }
         // the v6.6 commits outside the series are ordinary patches
         assert!(!KernelConfig::parse("v6.5").unwrap().has(Patch::EevdfPolicy));

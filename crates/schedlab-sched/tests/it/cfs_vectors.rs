@@ -1,0 +1,189 @@
+//! Scenario vectors of cfs.md §14.4 for the `v6.5` preset (the CFS fair class, fair_cfs.rs),
+//! under the common assumptions of cfs.md §14.2: 2 online CPUs (LOG scaling: latency 12 ms,
+//! min_granularity 1.5 ms, wakeup_granularity 2 ms) unless a vector says otherwise, every task
+//! pinned to CPU 0, zero costs, exact ticks at t = 1, 2, … ms (HZ = 1000) or t = 4, 8, … ms
+//! (HZ = 250), default v6.5 features (NO_HRTICK). Tasks started at t = 0 as wakeups in the
+//! listed order are placed at `min_vruntime` (`enqueue_entity`: a parentless first wakeup is
+//! renormalised and placed), and the first-listed one is picked at t = 0. Expected values are
+//! the spec's, quoted beside each assertion.
+
+use crate::common::*;
+use schedlab_sched::fair::FairOp;
+use schedlab_sched::fair_cfs;
+use schedlab_sched::sched::{Policy, TaskId};
+use schedlab_sched::*;
+
+const MS: u64 = 1_000_000;
+
+/// A kernel on the ideal machine of cfs.md §14.2 with `ncpus` online CPUs.
+fn cfs(extra: &str, ncpus: usize, hz: u32) -> Kernel {
+    ideal(&format!("v6.5 {extra}"), ncpus, hz)
+}
+
+/// `n` nice-0 hogs named `names`, pinned to CPU 0, run until `end_ms`; CPU 0's schedule.
+fn hogs(names: &[&str], ncpus: usize, hz: u32, end_ms: u64) -> String {
+    let mut k = cfs("", ncpus, hz);
+    let rec = record(&mut k);
+    for n in names {
+        add_pinned(&mut k, n, Box::new(Hog), 0, Policy::Normal, 0);
+    }
+    k.run_until(end_ms * MS);
+    let r = rec.borrow();
+    schedule_string(&k, &r, 0, end_ms)
+}
+
+// ---------------------------------------------------------------------------------- TV-9
+
+#[test]
+fn cfs_tv9_two_hogs() {
+    // cfs.md TV-9: "A, B at m, A picked first. Slice = ideal per TV-3."
+    // | online CPUs | ideal | HZ = 1000 | HZ = 250 |
+    let rows: &[(usize, &str, u64, &str, u64)] = &[
+        // | 1 | 2 999 998 | `A[0–3] B[3–6] A[6–9] …` | `A[0–4] B[4–8] …` |
+        (1, "A[0-3] B[3-6] A[6-9]", 9, "A[0-4] B[4-8]", 8),
+        // | 2 | 5 999 997 | `A[0–6] B[6–12] A[12–18] …` | `A[0–8] B[8–16] A[16–24] …` |
+        (
+            2,
+            "A[0-6] B[6-12] A[12-18]",
+            18,
+            "A[0-8] B[8-16] A[16-24]",
+            24,
+        ),
+        // | 4 | 8 999 995 | `A[0–9] B[9–18] …` | `A[0–12] B[12–24] …` |
+        (4, "A[0-9] B[9-18]", 18, "A[0-12] B[12-24]", 24),
+        // | ≥ 8 | 11 999 994 | `A[0–12] B[12–24] …` | `A[0–12] B[12–24] …` |
+        (8, "A[0-12] B[12-24]", 24, "A[0-12] B[12-24]", 24),
+        (16, "A[0-12] B[12-24]", 24, "A[0-12] B[12-24]", 24),
+    ];
+    for &(ncpus, hz1000, end1000, hz250, end250) in rows {
+        assert_eq!(
+            hogs(&["A", "B"], ncpus, 1000, end1000),
+            hz1000,
+            "{ncpus} CPUs, HZ=1000"
+        );
+        assert_eq!(
+            hogs(&["A", "B"], ncpus, 250, end250),
+            hz250,
+            "{ncpus} CPUs, HZ=250"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------- TV-10
+
+#[test]
+fn cfs_tv10_ten_hogs() {
+    // cfs.md TV-10: "T0…T9 at m, T0 picked first, ideal 1 500 000 (TV-4)."
+    let names: Vec<String> = (0..10).map(|i| format!("T{i}")).collect();
+    let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let expect = |turn: u64| -> String {
+        let mut v: Vec<String> = (0..10)
+            .map(|i| format!("T{i}[{}-{}]", i * turn, (i + 1) * turn))
+            .collect();
+        v.push(format!("T0[{}-{}]", 10 * turn, 11 * turn));
+        v.join(" ")
+    };
+    // "HZ = 1000: `T0[0–2] T1[2–4] … T9[18–20] T0[20–22] …` (1 ms < 1.5 ms, 2 ms > 1.5 ms)"
+    assert_eq!(hogs(&names, 2, 1000, 22), expect(2));
+    // "HZ = 250: `T0[0–4] T1[4–8] … T9[36–40] T0[40–44] …`"
+    assert_eq!(hogs(&names, 2, 250, 44), expect(4));
+}
+
+// ---------------------------------------------------------------------------------- TV-11
+
+/// A (nice 0) and B (nice 5), pinned to CPU 0 of 2, A picked first.
+fn nice0_vs_nice5(
+    hz: u32,
+) -> (
+    Kernel,
+    std::rc::Rc<std::cell::RefCell<Recorder>>,
+    TaskId,
+    TaskId,
+) {
+    let mut k = cfs("", 2, hz);
+    let rec = record(&mut k);
+    let a = add_pinned(&mut k, "A", Box::new(Hog), 0, Policy::Normal, 0);
+    let b = add_pinned(&mut k, "B", Box::new(Hog), 5, Policy::Normal, 0);
+    (k, rec, a, b)
+}
+
+/// `runtime(a) / runtime(b)` after running up to each of `ends_s` (whole seconds, so every end
+/// is a tick at which the running task has just been charged), printed to 3 decimals.
+fn ratios(k: &mut Kernel, a: TaskId, b: TaskId, ends_s: &[u64]) -> Vec<String> {
+    ends_s
+        .iter()
+        .map(|&s| {
+            k.run_until(s * 1_000 * MS);
+            let (ra, rb) = (runtime(k, a), runtime(k, b));
+            // all of the CPU's time went to A and B
+            assert_eq!(ra + rb, s * 1_000 * MS, "{s} s");
+            format!("{:.3}", ra as f64 / rb as f64)
+        })
+        .collect()
+}
+
+#[test]
+fn cfs_tv11_nice0_vs_nice5_hz250() {
+    let (mut k, rec, a, b) = nice0_vs_nice5(250);
+    k.run_until(2_020 * MS);
+    let r = rec.borrow();
+    // "HZ = 250: `A[0–12] B[12–16] A[16–28] B[28–32] …`: A's slice expires at its 3rd tick
+    // (12 000 000 > 9 041 942), B's at its 1st (4 000 000 > 2 958 057)."
+    assert_eq!(
+        schedule_string(&k, &r, 0, 32),
+        "A[0-12] B[12-16] A[16-28] B[28-32]"
+    );
+    let segs = segments(&k, &r, 0, 2_016 * MS);
+    // "L grows by 226 865 per 16-ms cycle. When L > 12 000 000 A is still left of B at its
+    // expiry and is re-picked … for one more tick: first at k = 53 … → `A[848–864]`; … the
+    // next 16-ms turn comes 17 cycles later, `A[1140–1156]` (then 1432, 1708, 2000, …)."
+    let long: Vec<(u64, u64)> = segs
+        .iter()
+        .filter(|(n, s, e)| n == "A" && e - s != 12 * MS)
+        .map(|(_, s, e)| (s / MS, e / MS))
+        .collect();
+    assert_eq!(
+        long,
+        [
+            (848, 864),
+            (1140, 1156),
+            (1432, 1448),
+            (1708, 1724),
+            (2000, 2016)
+        ]
+    );
+    // every B turn is its one tick: "B's [slice expires] at its 1st [tick]"
+    assert!(segs
+        .iter()
+        .filter(|(n, _, e)| n == "B" && *e < 2_016 * MS)
+        .all(|(_, s, e)| e - s == 4 * MS));
+    drop(r);
+    // "CPU ratio A/B: 3.032 over 2 s, 3.052 over 10 s, 3.056 over 60 s"
+    let (mut k, _rec, a, b) = nice0_vs_nice5(250);
+    assert_eq!(
+        ratios(&mut k, a, b, &[2, 10, 60]),
+        ["3.032", "3.052", "3.056"]
+    );
+}
+
+#[test]
+fn cfs_tv11_nice0_vs_nice5_hz1000() {
+    let (mut k, rec, a, b) = nice0_vs_nice5(1000);
+    k.run_until(64 * MS);
+    let r = rec.borrow();
+    // "HZ = 1000: `A[0–10] B[10–14] A[14–24] B[24–27] A[27–37] B[37–40] A[40–50] B[50–54]
+    // A[54–64] …`: A's slice expires at its 10th tick; B's at its 3rd (3 000 000 > 2 958 057),
+    // but at t = 13 vB = 3 × 3 056 716 = 9 170 148 < vA = 10 000 000 … so B is re-picked and
+    // switches out only at t = 14."
+    assert_eq!(
+        schedule_string(&k, &r, 0, 64),
+        "A[0-10] B[10-14] A[14-24] B[24-27] A[27-37] B[37-40] A[40-50] B[50-54] A[54-64]"
+    );
+    drop(r);
+    // "CPU ratio A/B: 3.073 (2 s), 3.058 (10 s), 3.057 (60 s)."
+    let (mut k, _rec, a, b) = nice0_vs_nice5(1000);
+    assert_eq!(
+        ratios(&mut k, a, b, &[2, 10, 60]),
+        ["3.073", "3.058", "3.057"]
+    );
+}
