@@ -187,3 +187,77 @@ fn cfs_tv11_nice0_vs_nice5_hz1000() {
         ["3.073", "3.058", "3.057"]
     );
 }
+
+// ---------------------------------------------------------------------------------- TV-12
+
+/// N (nice 0) and I (SCHED_IDLE) hogs pinned to CPU 0 of 2, N picked first.
+fn normal_vs_idle(hz: u32) -> (Kernel, std::rc::Rc<std::cell::RefCell<Recorder>>) {
+    let mut k = cfs("", 2, hz);
+    let rec = record(&mut k);
+    add_pinned(&mut k, "N", Box::new(Hog), 0, Policy::Normal, 0);
+    add_pinned(&mut k, "I", Box::new(Hog), 0, Policy::Idle, 0);
+    (k, rec)
+}
+
+fn tick_expired(k: &Kernel) -> u64 {
+    k.stats.fair_ops[FairOp::CfsTickExpired as usize]
+}
+
+#[test]
+fn cfs_tv12_normal_vs_sched_idle_hz1000() {
+    // cfs.md TV-12: "Both at m, N first. Ideal N 11 964 943, I 750 000 (TV-6)."
+    let (mut k, rec) = normal_vs_idle(1000);
+    // "From t = 25 on, N's delta_exec exceeds its ideal at **every** tick (319 reschedule
+    // requests at t = 25 … 343) but N is re-picked each time while vN < vI": count the
+    // slice-expired requests of check_preempt_tick's rule 1 in (13.5 ms, 343.5 ms] (N was
+    // picked at t = 13 through set_next_entity, so the ones at t = 12 and t = 13 fall before).
+    k.run_until(13 * MS + MS / 2);
+    let before = tick_expired(&k);
+    k.run_until(343 * MS + MS / 2);
+    assert_eq!(tick_expired(&k) - before, 319);
+    k.run_until(1_027 * MS);
+    let r = rec.borrow();
+    // "HZ = 1000: `N[0–12] I[12–13] N[13–343] I[343–344] N[344–685] I[685–686]
+    // N[686–1027] …`"
+    assert_eq!(
+        schedule_string(&k, &r, 0, 1_027),
+        "N[0-12] I[12-13] N[13-343] I[343-344] N[344-685] I[685-686] N[686-1027]"
+    );
+}
+
+#[test]
+fn cfs_tv12_normal_vs_sched_idle_hz250() {
+    let (mut k, rec) = normal_vs_idle(250);
+    k.run_until(2_740 * MS);
+    let r = rec.borrow();
+    // cfs.md TV-12: "HZ = 250: `N[0–12] I[12–16] N[16–1372] I[1372–1376] N[1376–2740] …`"
+    assert_eq!(
+        schedule_string(&k, &r, 0, 2_740),
+        "N[0-12] I[12-16] N[16-1372] I[1372-1376] N[1376-2740]"
+    );
+}
+
+// ---------------------------------------------------------------------------------- TV-13
+
+#[test]
+fn cfs_tv13_tick_rule_2() {
+    // cfs.md TV-13: "A nice 5 at m (picked), B nice 0 at m + 1 000 000."
+    let mut k = cfs("", 2, 1000);
+    let rec = record(&mut k);
+    let a = add_pinned(&mut k, "A", Box::new(Hog), 5, Policy::Normal, 0);
+    let b = add_pinned(&mut k, "B", Box::new(Hog), 0, Policy::Normal, 0);
+    fair_cfs::inject_vruntime(&mut k, b, 1_000_000);
+    let m = fair_cfs::min_vruntime(&k, 0);
+    assert_eq!(vruntime(&k, a), m);
+    // "t = 1: delta_exec = 1 ms < 1.5 ms → no test. t = 2: … vA − vB = 6 113 432 − 1 000 000 =
+    // 5 113 432 > 2 958 057 → **reschedule** → B runs from t = 2 … B then runs until t = 12
+    // (delta_exec = 10 ms > 9 041 942)."
+    k.run_until(2 * MS);
+    assert_eq!(vruntime(&k, a).wrapping_sub(m), 6_113_432);
+    assert_eq!(k.stats.fair_ops[FairOp::CfsTickVdiff as usize], 1);
+    assert_eq!(k.stats.fair_ops[FairOp::CfsTickExpired as usize], 0);
+    k.run_until(13 * MS);
+    let r = rec.borrow();
+    // after t = 12 the only other task, A, runs
+    assert_eq!(schedule_string(&k, &r, 0, 13), "A[0-2] B[2-12] A[12-13]");
+}
