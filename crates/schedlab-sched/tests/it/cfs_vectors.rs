@@ -261,3 +261,197 @@ fn cfs_tv13_tick_rule_2() {
     // after t = 12 the only other task, A, runs
     assert_eq!(schedule_string(&k, &r, 0, 13), "A[0-2] B[2-12] A[12-13]");
 }
+
+// ---------------------------------------------------------------------------------- TV-14
+
+/// What TV-14 looks at around S's wakeup.
+struct Wake {
+    k: Kernel,
+    rec: std::rc::Rc<std::cell::RefCell<Recorder>>,
+    s: TaskId,
+    /// `min_vruntime` (= vA) when S wakes
+    m: u64,
+    /// S's vruntime before and after its wakeup
+    vs_before: u64,
+    vs_after: u64,
+    /// S's wakeup preempted A
+    preempted: bool,
+    /// the pick that followed took S as the next buddy (the wakeup's interrupt exit is a
+    /// preemption point, so a preempting wakeup is followed by the pick at once)
+    next_picked: bool,
+}
+
+/// cfs.md TV-14's setup, built from programs: S (listed first, so picked at t = 0) runs
+/// `s_run` ns and blocks, A (a nice-0 hog) then runs alone, so that `min_vruntime` follows it;
+/// S is woken from outside at `wake` ns, after the accounting of a tick there (if there is
+/// one). S sleeps on this CPU with its absolute vruntime from when it blocked.
+fn sleeper(extra: &str, ncpus: usize, nice: i32, policy: Policy, s_run: u64, wake: u64) -> Wake {
+    let mut k = cfs(extra, ncpus, 1000);
+    let rec = record(&mut k);
+    let prog = RunThenBlock {
+        run: s_run,
+        done: false,
+    };
+    let s = add_pinned(&mut k, "S", Box::new(prog), nice, policy, 0);
+    let a = add_pinned(&mut k, "A", Box::new(Hog), 0, Policy::Normal, 0);
+    k.run_until(wake);
+    let m = fair_cfs::min_vruntime(&k, 0);
+    // "A nice-0 hog runs alone; min_vruntime follows it, so m = vA"
+    assert_eq!(vruntime(&k, a), m);
+    let vs_before = vruntime(&k, s);
+    let op = |k: &Kernel, o: FairOp| k.stats.fair_ops[o as usize];
+    let (p0, n0) = (
+        op(&k, FairOp::WakeupPreempt),
+        op(&k, FairOp::CfsNextBuddyPicked),
+    );
+    assert!(k.wake_up_process(s));
+    let preempted = op(&k, FairOp::WakeupPreempt) > p0;
+    let next_picked = op(&k, FairOp::CfsNextBuddyPicked) > n0;
+    let vs_after = vruntime(&k, s);
+    Wake {
+        k,
+        rec,
+        s,
+        m,
+        vs_before,
+        vs_after,
+        preempted,
+        next_picked,
+    }
+}
+
+impl Wake {
+    /// S's placement relative to `m` (signed).
+    fn placed(&self) -> i64 {
+        self.vs_after.wrapping_sub(self.m) as i64
+    }
+    fn next_is_s(&self) -> bool {
+        let cfs = self.k.rqs[0].cfs;
+        self.k.cfs[cfs.index()].next == Some(self.k.tasks[self.s.index()].se)
+    }
+    fn last(&self) -> bool {
+        let cfs = self.k.rqs[0].cfs;
+        self.k.cfs[cfs.index()].last.is_some()
+    }
+    fn schedule(mut self, end_ms: u64) -> String {
+        self.k.run_until(end_ms * MS);
+        let r = self.rec.borrow();
+        schedule_string(&self.k, &r, 0, end_ms)
+    }
+}
+
+#[test]
+fn cfs_tv14_sleeper_main() {
+    // cfs.md TV-14: S (nice 0) slept on this CPU for 100 ms (t = 1 … 101 ms; its vruntime is
+    // vA − 99 ms rather than the spec's vA − 100 ms because S ran the first ms: the placement
+    // below is the same for any value left of vA − 6 ms) and "wakes (same CPU) exactly on a
+    // tick (after the tick's accounting)".
+    let w = sleeper("", 2, 0, Policy::Normal, MS, 101 * MS);
+    assert_eq!(w.vs_before.wrapping_sub(w.m) as i64, -99 * MS as i64);
+    // "placement max(vA − 100 ms, vA − 6 000 000) = vA − 6 000 000"
+    assert_eq!(w.placed(), -6_000_000);
+    // "vdiff = 6 000 000 > wakeup_gran(S) = 2 000 000 → **preempt**, next = S; scale false
+    // (2 < 8) → no last buddy"
+    assert!(w.preempted);
+    assert!(!w.last());
+    // "pick: S (leftmost, and next). S then runs until the first tick after 5 999 997 ns of its
+    // own runtime (rule 1), by which time it has caught up with A → A runs again."
+    assert!(w.next_picked);
+    assert!(!w.next_is_s()); // consumed by S's set_next_entity
+    assert_eq!(w.schedule(108), "S[0-1] A[1-101] S[101-107] A[107-108]");
+}
+
+#[test]
+fn cfs_tv14_sleeper_nice5() {
+    // cfs.md TV-14: "S nice 5 → same placement vA − 6 000 000 (credit is not weighted),
+    // wakeup_gran = 6 113 432 ≥ 6 000 000 → **no preemption**; S waits for A's next tick (A,
+    // running alone for long, has delta_exec far above its new ideal 9 041 942 → reschedule at
+    // the next tick → S)."
+    let w = sleeper("", 2, 5, Policy::Normal, MS, 101 * MS);
+    assert_eq!(w.placed(), -6_000_000);
+    assert!(!w.preempted);
+    assert!(!w.next_is_s());
+    assert_eq!(w.schedule(103), "S[0-1] A[1-102] S[102-103]");
+}
+
+#[test]
+fn cfs_tv14_sleeper_nice_minus5() {
+    // cfs.md TV-14: "S nice −5 → 656 199 → preempt."
+    let w = sleeper("", 2, -5, Policy::Normal, MS, 101 * MS);
+    assert_eq!(w.placed(), -6_000_000);
+    assert!(w.preempted);
+    assert!(w.next_picked);
+    assert_eq!(w.schedule(102), "S[0-1] A[1-101] S[101-102]");
+}
+
+#[test]
+fn cfs_tv14_short_sleep() {
+    // cfs.md TV-14: "S slept only briefly with vruntime vA − 500 000 → stays there, vdiff =
+    // 500 000 ≤ 2 000 000 → no preemption." S runs [0, 1 ms] (vS = m0 + 1 ms), A runs from
+    // 1 ms, so at 2.5 ms vA = m0 + 1.5 ms = vS + 500 000.
+    let w = sleeper("", 2, 0, Policy::Normal, MS, 2 * MS + MS / 2);
+    assert_eq!(w.vs_before.wrapping_sub(w.m) as i64, -500_000);
+    assert_eq!(w.vs_after, w.vs_before);
+    assert!(!w.preempted);
+    assert!(!w.next_is_s());
+    assert_eq!(w.schedule(3), "S[0-1] A[1-3]");
+}
+
+#[test]
+fn cfs_tv14_sleeper_one_cpu() {
+    // cfs.md TV-14: "1 CPU: credit 3 ms, granularity 1 ms → preempt."
+    let w = sleeper("", 1, 0, Policy::Normal, MS, 101 * MS);
+    assert_eq!(w.placed(), -3_000_000);
+    assert!(w.preempted);
+    // as in the main case, S runs until the first tick after its slice (2 999 998 ns on 1 CPU,
+    // TV-9), when it has caught up with A (V − 3 ms + 3 ms): the tie goes to the tree entity A
+    assert_eq!(w.schedule(105), "S[0-1] A[1-101] S[101-104] A[104-105]");
+}
+
+#[test]
+fn cfs_tv14_sleeper_no_gentle_fair_sleepers() {
+    // cfs.md TV-14: "NO_GENTLE_FAIR_SLEEPERS: placed at vA − 12 000 000 → preempt, then S runs
+    // about 12 ms (its slice expires after ≈ 6 ms but S is still left of A and is re-picked
+    // until it catches up)": it catches up at t = 113 (V − 12 ms + 12 ms), a tie that the tree
+    // entity A wins.
+    let w = sleeper(
+        "NO_GENTLE_FAIR_SLEEPERS",
+        2,
+        0,
+        Policy::Normal,
+        MS,
+        101 * MS,
+    );
+    assert_eq!(w.placed(), -12_000_000);
+    assert!(w.preempted);
+    assert_eq!(w.schedule(114), "S[0-1] A[1-101] S[101-113] A[113-114]");
+}
+
+#[test]
+fn cfs_tv14_sleeper_sched_batch() {
+    // cfs.md TV-14: "S SCHED_BATCH → placed at vA − 6 ms, no wakeup preemption (§8.3 B), runs
+    // after A's next tick (rule 1 …)"
+    let w = sleeper("", 2, 0, Policy::Batch, MS, 101 * MS);
+    assert_eq!(w.placed(), -6_000_000);
+    assert!(!w.preempted);
+    assert!(!w.next_is_s());
+    assert_eq!(w.schedule(103), "S[0-1] A[1-102] S[102-103]");
+}
+
+#[test]
+fn cfs_tv14_sleeper_sched_idle() {
+    // cfs.md TV-14: "S SCHED_IDLE → placed at vA − 750 000, no wakeup preemption." S runs only
+    // 1 µs before it blocks (an idle entity's vruntime grows 341× as fast as real time: 1 µs
+    // is 341 333 ns of it), so that it falls far behind A while it sleeps.
+    let w = sleeper("", 2, 0, Policy::Idle, 1_000, 101 * MS);
+    assert_eq!(w.placed(), -750_000);
+    assert!(!w.preempted);
+    assert!(!w.next_is_s());
+    // A's next tick (t = 102) finds its delta_exec (≈ 101 ms since it was picked at 1 µs) above
+    // its ideal 11 964 943 (TV-6): reschedule (rule 1, §7.2); S is the leftmost → S runs; its
+    // first tick (1 ms > its ideal 750 000) ends its turn and puts it 341 ms right of A.
+    assert_eq!(
+        w.schedule(104),
+        "S[0-0.001] A[0.001-102] S[102-103] A[103-104]"
+    );
+}
