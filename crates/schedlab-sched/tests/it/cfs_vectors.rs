@@ -455,3 +455,152 @@ fn cfs_tv14_sleeper_sched_idle() {
         "S[0-0.001] A[0.001-102] S[102-103] A[103-104]"
     );
 }
+
+// ---------------------------------------------------------------------------------- TV-19
+
+/// Runs `at` ns, forks a child C (a hog with `child_nice`) and runs on.
+struct Forker {
+    at: u64,
+    child_nice: i32,
+    step: u8,
+}
+
+impl Program for Forker {
+    fn next(&mut self, _cx: &mut Ctx<'_>, _last: SysResult) -> Op {
+        self.step += 1;
+        match self.step {
+            1 => Op::Run(self.at),
+            2 => Op::Spawn(Box::new(syscalls::Spawn {
+                program: Box::new(Hog),
+                thread: false,
+                attrs: TaskAttrs {
+                    comm: Some("C".to_string()),
+                    nice: Some(self.child_nice),
+                    ..Default::default()
+                },
+            })),
+            _ => Op::Run(1_000_000_000_000),
+        }
+    }
+}
+
+/// The fork instant: "fork right after the tick at 100" — the tick at t = 100 ms is handled
+/// after a segment ending at the same instant, so P forks 1 ns later (a delay δ = 1 ns, which
+/// "shifts everything by δ": C's vruntime is 1 ns larger, P's too).
+const FORK_AT: u64 = 100 * MS + 1;
+
+/// Parent P (nice 0, pinned to CPU 0, its child inherits the mask) runs alone from t = 0 and
+/// forks at [`FORK_AT`]; returns the kernel right after the fork, with `(vP − m, vC − m)` (P
+/// charged up to the fork by `task_fork_fair`'s `update_curr`).
+fn fork(
+    extra: &str,
+    ncpus: usize,
+    child_nice: i32,
+) -> (
+    Kernel,
+    std::rc::Rc<std::cell::RefCell<Recorder>>,
+    (i64, i64),
+) {
+    let mut k = cfs(extra, ncpus, 1000);
+    let rec = record(&mut k);
+    let prog = Forker {
+        at: FORK_AT,
+        child_nice,
+        step: 0,
+    };
+    let p = add_pinned(&mut k, "P", Box::new(prog), 0, Policy::Normal, 0);
+    k.run_until(FORK_AT);
+    let c = k
+        .task_by_pid(k.tasks[p.index()].pid + 1)
+        .expect("the child");
+    assert_eq!(k.tasks[c.index()].comm, "C");
+    let m = fair_cfs::min_vruntime(&k, 0);
+    let rel = |t: TaskId| vruntime(&k, t).wrapping_sub(m) as i64;
+    let d = (rel(p), rel(c));
+    (k, rec, d)
+}
+
+fn fork_schedule(extra: &str, ncpus: usize, end: u64) -> Vec<(String, u64, u64)> {
+    let (mut k, rec, _) = fork(extra, ncpus, 0);
+    k.run_until(end);
+    let r = rec.borrow();
+    segments(&k, &r, 0, end)
+}
+
+fn seg(n: &str, s: u64, e: u64) -> (String, u64, u64) {
+    (n.to_string(), s, e)
+}
+
+#[test]
+fn cfs_tv19_fork_start_debit() {
+    // cfs.md TV-19: "sched_vslice(C): nr = h_nr_running + 1 = 2, period 12 ms, load 2 097 152
+    // → slice 5 999 997, vslice 5 999 997 → vC = max(V, V + 5 999 997) = V + 5 999 997 …
+    // wake_up_new_task on the same CPU: vC = V + 5 999 997 (no placement);
+    // check_preempt_wakeup(WF_FORK): vdiff = −5 999 997 → −1 → no preemption, no buddy"
+    let (k, _rec, d) = fork("", 2, 0);
+    // m = V = vP: "P (nice 0) has run alone since t = 0 … m = vP = V at fork time"
+    assert_eq!(d, (0, 5_999_997));
+    assert_eq!(k.tasks[k.rqs[0].curr.index()].comm, "P");
+    assert_eq!(k.cfs[k.rqs[0].cfs.index()].next, None);
+    // "From t = 101 P's delta_exec (> 100 ms) exceeds its ideal 5 999 997 at every tick, but P
+    // stays left of C and is re-picked; at t = 106 vP = V + 6 000 000 ≥ vC → **C runs from
+    // t = 106**."
+    assert_eq!(
+        fork_schedule("", 2, 107 * MS),
+        [seg("P", 0, 106 * MS), seg("C", 106 * MS, 107 * MS)]
+    );
+}
+
+#[test]
+fn cfs_tv19_fork_no_start_debit() {
+    // cfs.md TV-19: "NO_START_DEBIT: vC = V; at t = 101 vP = V + 1 ms is right of C → C runs
+    // from t = 101."
+    let (_k, _rec, d) = fork("NO_START_DEBIT", 2, 0);
+    assert_eq!(d, (0, 0));
+    assert_eq!(
+        fork_schedule("NO_START_DEBIT", 2, 102 * MS),
+        [seg("P", 0, 101 * MS), seg("C", 101 * MS, 102 * MS)]
+    );
+}
+
+#[test]
+fn cfs_tv19_fork_child_runs_first() {
+    // cfs.md TV-19: "sched_child_runs_first = 1: entity_before(P, C) → swap: vP = V + 5 999 997,
+    // vC = V (Rel 0), resched_curr. At the child's enqueue update_curr lets min_vruntime
+    // follow the lone parent …, so C is renormalised to exactly P's vruntime … at the pick the
+    // tie goes to C (tree entity) … → **C runs at once**."
+    let (k, _rec, d) = fork("child_runs_first=1", 2, 0);
+    // P took the child's later vruntime: vP = V + 5 999 997 (m is still V).
+    // C: the spec's "renormalised to exactly P's vruntime" needs a delay δ > 0 between the fork
+    // and the child's enqueue. The simulator runs copy_process in zero time (δ = 0), so the
+    // enqueue's update_curr finds delta_exec = 0 and returns before update_min_vruntime (§3.3:
+    // "if (d as i64) <= 0: return"), m stays V and C (Rel 0) is renormalised to V — still left
+    // of P, so the outcome is the same: C runs at once.
+    assert_eq!(d, (5_999_997, 0));
+    assert_eq!(k.tasks[k.rqs[0].curr.index()].comm, "C");
+    // C's turn then ends at its first tick after 5 999 997 ns (rule 1, t = 106: 6 ms − 1 ns),
+    // when it is right of P (V + 6 ms − 1 ns > V + 5 999 997): P runs.
+    assert_eq!(
+        fork_schedule("child_runs_first=1", 2, 107 * MS),
+        [
+            seg("P", 0, FORK_AT),
+            seg("C", FORK_AT, 106 * MS),
+            seg("P", 106 * MS, 107 * MS)
+        ]
+    );
+}
+
+#[test]
+fn cfs_tv19_fork_vslices() {
+    // cfs.md TV-19: "1 CPU: vslice 2 999 998"
+    let (_k, _rec, d) = fork("", 1, 0);
+    assert_eq!(d, (0, 2_999_998));
+    // the child then runs once P has caught up: at t = 103 vP = V + 3 ms − 1 ns ≥ vC
+    assert_eq!(
+        fork_schedule("", 1, 104 * MS),
+        [seg("P", 0, 103 * MS), seg("C", 103 * MS, 104 * MS)]
+    );
+    // "a nice-5 child of a nice-0 parent on 2 CPUs: slice 2 958 057, vslice 9 041 941"
+    let (_k, _rec, d) = fork("", 2, 5);
+    assert_eq!(d, (0, 9_041_941));
+}
