@@ -124,7 +124,7 @@ fn ratios(k: &mut Kernel, a: TaskId, b: TaskId, ends_s: &[u64]) -> Vec<String> {
 
 #[test]
 fn cfs_tv11_nice0_vs_nice5_hz250() {
-    let (mut k, rec, a, b) = nice0_vs_nice5(250);
+    let (mut k, rec, _, _) = nice0_vs_nice5(250);
     k.run_until(2_020 * MS);
     let r = rec.borrow();
     // "HZ = 250: `A[0–12] B[12–16] A[16–28] B[28–32] …`: A's slice expires at its 3rd tick
@@ -168,7 +168,7 @@ fn cfs_tv11_nice0_vs_nice5_hz250() {
 
 #[test]
 fn cfs_tv11_nice0_vs_nice5_hz1000() {
-    let (mut k, rec, a, b) = nice0_vs_nice5(1000);
+    let (mut k, rec, _, _) = nice0_vs_nice5(1000);
     k.run_until(64 * MS);
     let r = rec.borrow();
     // "HZ = 1000: `A[0–10] B[10–14] A[14–24] B[24–27] A[27–37] B[37–40] A[40–50] B[50–54]
@@ -603,4 +603,106 @@ fn cfs_tv19_fork_vslices() {
     // "a nice-5 child of a nice-0 parent on 2 CPUs: slice 2 958 057, vslice 9 041 941"
     let (_k, _rec, d) = fork("", 2, 5);
     assert_eq!(d, (0, 9_041_941));
+}
+
+// ---------------------------------------------------------------------------------- C-8
+
+/// cfs.md C-8 for one mix of nice values on CPU 0 of 2 (latency 12 ms, min_granularity
+/// 1.5 ms): checked every 100 ms over 2 s, cumulatively and over each 100-ms window.
+fn long_run_fairness(nices: &[i32], hz: u32) -> Result<(), String> {
+    use schedlab_sched::sched::SCHED_PRIO_TO_WEIGHT;
+    let mut k = cfs("", 2, hz);
+    let tasks: Vec<TaskId> = nices
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            add_pinned(
+                &mut k,
+                &format!("T{i}"),
+                Box::new(Hog),
+                n,
+                Policy::Normal,
+                0,
+            )
+        })
+        .collect();
+    let w: Vec<f64> = nices
+        .iter()
+        .map(|&n| SCHED_PRIO_TO_WEIGHT[(n + 20) as usize] as f64)
+        .collect();
+    let sum_w: f64 = w.iter().sum();
+    // A task's turn (§7.2, §7.3): its ideal slice — `period · w / Σw` with the period
+    // stretched beyond 8 tasks, at least min_granularity, at most latency — ending at the first
+    // tick strictly after it, plus one tick. In its own virtual time: `turn · 1024 / w`.
+    let tick = 1e9 / hz as f64;
+    let n = nices.len() as f64;
+    let period = if nices.len() > 8 { n * 1.5e6 } else { 12e6 };
+    let vturn = |i: usize| {
+        let ideal = (period * w[i] / sum_w).clamp(1.5e6, 12e6);
+        let turn = ((ideal / tick).floor() + 2.0) * tick;
+        turn * 1024.0 / w[i]
+    };
+    // "within a few slices per task": the virtual services runtime · 1024 / w of any two
+    // tasks differ by at most three of the longest virtual turns
+    let bound = 3.0 * (0..nices.len()).map(vturn).fold(0.0, f64::max);
+    let mut prev = vec![0u64; tasks.len()];
+    for step in 1..=20u64 {
+        k.run_until(step * 100 * MS);
+        let now: Vec<u64> = tasks.iter().map(|&t| runtime(&k, t)).collect();
+        if now.iter().sum::<u64>() != step * 100 * MS {
+            return Err(format!(
+                "{nices:?}: CPU 0 not fully used by {} ms",
+                step * 100
+            ));
+        }
+        for (what, a, b) in [
+            ("cumulative", &vec![0; now.len()], &now),
+            ("window", &prev, &now),
+        ] {
+            let service: Vec<f64> = (0..now.len())
+                .map(|i| (b[i] - a[i]) as f64 * 1024.0 / w[i])
+                .collect();
+            let hi = service.iter().cloned().fold(f64::MIN, f64::max);
+            let lo = service.iter().cloned().fold(f64::MAX, f64::min);
+            let limit = if what == "window" { 2.0 * bound } else { bound };
+            if hi - lo > limit {
+                return Err(format!(
+                    "{nices:?} HZ={hz} at {} ms ({what}): services {service:?} spread {} > {limit}",
+                    step * 100,
+                    hi - lo
+                ));
+            }
+        }
+        prev = now;
+    }
+    Ok(())
+}
+
+#[test]
+fn cfs_c8_fairness_fixed_mixes() {
+    // TV-11's pair and a few hand-picked mixes, including a stretched period (10 tasks)
+    for nices in [
+        &[0, 5][..],
+        &[0, 0, 0],
+        &[-5, 0, 5, 10],
+        &[-10, 10],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    ] {
+        for hz in [1000, 250] {
+            long_run_fairness(nices, hz).unwrap();
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, .. Default::default() })]
+
+    #[test]
+    fn cfs_c8_fairness_random_mixes(
+        nices in proptest::collection::vec(-10i32..=10, 2..=10),
+        hz1000 in proptest::prelude::any::<bool>(),
+    ) {
+        let r = long_run_fairness(&nices, if hz1000 { 1000 } else { 250 });
+        proptest::prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
 }
