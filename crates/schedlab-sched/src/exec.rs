@@ -2649,13 +2649,18 @@ impl Kernel {
     }
 
     /// kernel: core.c wake_up_process() from interrupt context on the task's CPU (used by tests
-    /// and scenarios to wake a task from outside). Returns whether it was sleeping.
+    /// and scenarios to wake a task from outside). Returns whether it was sleeping. The
+    /// interrupt's exit is a preemption point, as for an IPI: a wakeup that preempts the
+    /// running task switches at once.
     pub fn wake_up_process(&mut self, p: TaskId) -> bool {
         let cpu = self.tasks[p.index()].cpu;
         let saved = self.executing;
         self.executing = Some(cpu);
-        if !self.cpu_is_idle(cpu) {
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
             self.progress_segment(cpu);
+            let c = self.cost(cpu, |c| c.c_irq.0);
+            self.push_irq(cpu, c);
         }
         let w = self.try_to_wake_up(p, 0, cpu, false);
         if w == Woken::LocalDeferred {

@@ -231,3 +231,30 @@ impl Program for RunThenBlock {
         Op::Run(1_000_000_000_000)
     }
 }
+
+/// Adds a fair task of `policy` and `nice` running `prog`, pinned to `cpu`, started as a
+/// wakeup at the current time (cfs.md §14.2: "tasks pinned to one CPU").
+pub fn add_pinned(
+    k: &mut Kernel,
+    name: &str,
+    prog: Box<dyn Program>,
+    nice: i32,
+    policy: schedlab_sched::sched::Policy,
+    cpu: usize,
+) -> TaskId {
+    let attrs = TaskAttrs {
+        comm: Some(name.to_string()),
+        nice: Some(nice),
+        policy: Some(policy),
+        cpus: Some(schedlab_platform::cpumask::CpuMask::single(cpu)),
+        ..Default::default()
+    };
+    let t = k.create_task(prog, &attrs, None, false);
+    k.start_task_as_wakeup(t);
+    t
+}
+
+/// A task's vruntime (ns, as the class stores it).
+pub fn vruntime(k: &Kernel, t: TaskId) -> u64 {
+    k.se[k.tasks[t.index()].se.index()].vruntime
+}

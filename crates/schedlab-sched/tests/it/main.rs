@@ -3,6 +3,7 @@
 
 mod common;
 
+mod cfs_vectors;
 mod pipe_costs;
 mod properties;
 mod smp_balance;

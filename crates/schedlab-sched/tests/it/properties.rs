@@ -90,20 +90,32 @@ fn chaos_run(
 }
 
 const PRESETS: &[&str] = &[
-    "v6.6", "v6.12", "v6.18", "v6.19", "v7.0", "v7.1", "v6.12.81",
+    "v6.6", "v6.12", "v6.18", "v6.19", "v7.0", "v7.1", "v6.12.81", "v6.5",
 ];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
 
     #[test]
-    fn random_mixes_keep_invariants(preset in 0usize..7, ntasks in 2usize..7, seed in 0u64..1_000_000, lazy in any::<bool>(), hz1000 in any::<bool>()) {
+    fn random_mixes_keep_invariants(preset in 0usize..8, ntasks in 2usize..7, seed in 0u64..1_000_000, lazy in any::<bool>(), hz1000 in any::<bool>()) {
         let mut spec = PRESETS[preset].to_string();
-        if lazy && preset >= 2 && preset != 6 {
+        // preempt=lazy exists from v6.13 on (not in v6.5, v6.6, v6.12, v6.12.81)
+        if lazy && (2..=5).contains(&preset) {
             spec.push_str(" preempt=lazy");
         }
         let hz = if hz1000 { 1000 } else { 250 };
         let r = chaos_run(&spec, ntasks, hz, seed, 150);
+        prop_assert!(r.is_ok(), "{}: {}", spec, r.err().unwrap());
+    }
+
+    #[test]
+    fn v6_5_random_mixes_keep_invariants(seed in 0u64..1_000_000, ntasks in 2usize..11, which in 0usize..8, hz1000 in any::<bool>()) {
+        // the CFS class (cfs.md C-1 … C-7 after every event), with its own features toggled;
+        // more than sched_nr_latency = 8 tasks brings in the buddies' "scale" and the period
+        // stretching
+        let extra = ["", "NO_START_DEBIT", "NO_GENTLE_FAIR_SLEEPERS", "NEXT_BUDDY", "NO_LAST_BUDDY", "NO_WAKEUP_PREEMPTION", "NO_BASE_SLICE", "NO_ALT_PERIOD"][which];
+        let spec = format!("v6.5 {extra}");
+        let r = chaos_run(&spec, ntasks, if hz1000 { 1000 } else { 250 }, seed, 150);
         prop_assert!(r.is_ok(), "{}: {}", spec, r.err().unwrap());
     }
 
@@ -118,7 +130,7 @@ proptest! {
 
 #[test]
 fn same_seed_same_trace() {
-    for spec in ["v6.6", "v6.18", "v7.1"] {
+    for spec in ["v6.5", "v6.6", "v6.18", "v7.1"] {
         let a = chaos_run(spec, 5, 250, 42, 300).unwrap();
         let b = chaos_run(spec, 5, 250, 42, 300).unwrap();
         assert!(!a.is_empty());
