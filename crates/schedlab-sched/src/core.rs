@@ -433,6 +433,10 @@ impl Kernel {
             self.update_rq_clock(cpu);
         }
         self.rqs[cpu].clock_update_flags = 0;
+        // hrtick_clear(): the class re-arms it for what it picks
+        if self.rqs[cpu].hrtick_armed {
+            self.hrtick_cancel(cpu);
+        }
         if !prev_is_idle {
             self.progress_segment(cpu);
         }
@@ -943,6 +947,30 @@ impl Kernel {
     /// "tasks start at t=0 as wakeups with vlag = 0, not forks").
     pub fn start_task_as_wakeup(&mut self, t: TaskId) {
         self.wake_up_new_task(t, false);
+    }
+
+    /// kernel: core.c hrtick_start() — arm `rq->hrtick_timer` `delay` ns from now (at least
+    /// 10 µs). Deviation: a remote CPU's timer is armed at once (no smp_call_function).
+    pub(crate) fn hrtick_start(&mut self, cpu: usize, delay: u64) {
+        let delay = delay.max(10_000);
+        let rq = &mut self.rqs[cpu];
+        rq.hrtick_gen = rq.hrtick_gen.wrapping_add(1);
+        rq.hrtick_armed = true;
+        let gen = rq.hrtick_gen;
+        self.push_event(
+            self.now + delay,
+            crate::sim::Ev::Hrtick {
+                cpu: cpu as u32,
+                gen,
+            },
+        );
+    }
+
+    /// kernel: core.c hrtick_clear()
+    pub(crate) fn hrtick_cancel(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        rq.hrtick_gen = rq.hrtick_gen.wrapping_add(1);
+        rq.hrtick_armed = false;
     }
 
     /// kernel: core.c resched_curr() — set TIF_NEED_RESCHED; a remote CPU gets an IPI unless

@@ -2674,6 +2674,31 @@ impl Kernel {
     /// The tick interrupt (kernel: tick-sched.c tick_sched_timer() → update_process_times()):
     /// the hrtimers whose slack window has opened expire, then core.c sched_tick() runs; the
     /// handler's cost is charged to the interrupted task.
+    /// kernel: core.c hrtick() — the hrtick timer's handler: the running task's class ticks
+    /// with `queued = 1` (only the CFS class arms it; fair_cfs.rs).
+    pub(crate) fn on_hrtick(&mut self, cpu: usize, gen: u32) {
+        if gen != self.rqs[cpu].hrtick_gen || !self.rqs[cpu].hrtick_armed {
+            return;
+        }
+        self.rqs[cpu].hrtick_armed = false;
+        let curr = self.rqs[cpu].curr;
+        let Some(pol) = self.fair_policy else {
+            return;
+        };
+        if self.tasks[curr.index()].is_idle_task
+            || self.tasks[curr.index()].class != SchedClass::Fair
+        {
+            return;
+        }
+        self.executing = Some(cpu);
+        self.progress_segment(cpu);
+        self.update_rq_clock(cpu);
+        (pol.hrtick)(self, cpu);
+        let c = self.cost(cpu, |c| c.c_irq.0);
+        self.push_irq(cpu, c);
+        self.cpu_continue(cpu);
+    }
+
     pub(crate) fn on_tick(&mut self, cpu: usize, gen: u32) {
         if gen != self.rqs[cpu].tick_gen {
             return; // stopped at idle entry

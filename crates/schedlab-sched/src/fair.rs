@@ -36,6 +36,12 @@ pub(crate) struct FairPolicy {
     pub detach_task_cfs_rq: fn(&mut Kernel, TaskId),
     pub attach_task_cfs_rq: fn(&mut Kernel, TaskId),
     pub check_invariants: fn(&Kernel) -> Result<(), String>,
+    /// After a fair pick (`hrtick_start_fair` when HRTICK is on).
+    pub picked: fn(&mut Kernel, usize, TaskId),
+    /// After every enqueue_task_fair / dequeue_task_fair (`hrtick_update`).
+    pub hrtick_update: fn(&mut Kernel, usize),
+    /// The hrtick timer fired: `task_tick_fair(rq, curr, queued = 1)`.
+    pub hrtick: fn(&mut Kernel, usize),
 }
 
 /// Result of `update_entity_lag` in v7.1: whether the saved lag differs from `V - vruntime`.
@@ -897,6 +903,9 @@ impl Kernel {
         }
         self.add_nr_running(cpu, 1);
         self.count_op(FairOp::Enqueue);
+        if let Some(pol) = self.fair_policy {
+            (pol.hrtick_update)(self, cpu);
+        }
     }
 
     /// kernel: fair.c dequeue_entities() — returns false if the task itself was delayed.
@@ -1036,6 +1045,9 @@ impl Kernel {
         }
         if !self.dequeue_entities(cpu, se, flags) {
             return false;
+        }
+        if let Some(pol) = self.fair_policy {
+            (pol.hrtick_update)(self, cpu);
         }
         true
     }
@@ -1340,6 +1352,9 @@ impl Kernel {
             return None;
         };
         self.put_prev_set_next_fair(if prev_fair { Some(prev) } else { None }, p);
+        if let Some(pol) = self.fair_policy {
+            (pol.picked)(self, cpu, p);
+        }
         if p != prev {
             let how = if self.fair_policy.is_some() {
                 "cfs"

@@ -47,6 +47,9 @@ pub(crate) static CFS: FairPolicy = FairPolicy {
     detach_task_cfs_rq,
     attach_task_cfs_rq,
     check_invariants,
+    picked: hrtick_start_fair,
+    hrtick_update,
+    hrtick: task_tick_fair_queued,
 };
 
 /// `init_cfs_rq()`: a fresh cfs_rq's `min_vruntime`, −2^20 (about −1.05 ms) so that the
@@ -669,22 +672,82 @@ pub(crate) fn clear_buddies(k: &mut Kernel, cfs: CfsRqId, se: SeId) {
 
 /// kernel: fair.c task_tick_fair() @ v6.5 — `entity_tick` at every level of the running task.
 pub(crate) fn task_tick_fair(k: &mut Kernel, t: TaskId) {
+    task_tick(k, t, false);
+}
+
+/// The hrtick timer's `task_tick_fair(rq, curr, queued = 1)`.
+fn task_tick_fair_queued(k: &mut Kernel, cpu: usize) {
+    let t = k.rqs[cpu].curr;
+    task_tick(k, t, true);
+}
+
+fn task_tick(k: &mut Kernel, t: TaskId, queued: bool) {
     let mut e = Some(k.tasks[t.index()].se);
     while let Some(se) = e {
         let cfs = k.se[se.index()].cfs_rq;
-        entity_tick(k, cfs, se);
+        entity_tick(k, cfs, se, queued);
         e = k.se[se.index()].parent;
     }
 }
 
-/// kernel: fair.c entity_tick() — charge, PELT, group weight, then judge (HRTICK is not
-/// modelled: no armed hrtick ever suppresses the judgement).
-fn entity_tick(k: &mut Kernel, cfs: CfsRqId, curr: SeId) {
+/// kernel: fair.c entity_tick() — charge, PELT, group weight; an expired hrtick reschedules
+/// outright, a periodic tick does not judge while the hrtick is armed (NO_DOUBLE_TICK);
+/// otherwise `check_preempt_tick` with two or more entities.
+fn entity_tick(k: &mut Kernel, cfs: CfsRqId, curr: SeId, queued: bool) {
     update_curr(k, cfs);
     k.update_load_avg(cfs, curr, UPDATE_TG);
     update_cfs_group(k, curr);
+    let cpu = cpu_of(k, cfs);
+    if queued {
+        k.resched_curr(cpu);
+        return;
+    }
+    if !k.cfg.feat(F::DOUBLE_TICK) && k.rqs[cpu].hrtick_armed {
+        return;
+    }
     if k.cfs[cfs.index()].nr_queued > 1 {
         check_preempt_tick(k, cfs, curr);
+    }
+}
+
+// ===================================================================== HRTICK (§9)
+
+/// kernel: fair.c hrtick_start_fair() @ v6.5 — after a fair pick with HRTICK on and more than
+/// one fair task on the CPU: the timer at the end of the (uncapped) slice. A task already past
+/// its slice would get a resched here, which `__schedule()` clears right after the pick
+/// (`clear_tsk_need_resched`), so nothing is done for it.
+pub(crate) fn hrtick_start_fair(k: &mut Kernel, cpu: usize, p: TaskId) {
+    if !k.cfg.feat(F::HRTICK) {
+        return;
+    }
+    let root = k.rqs[cpu].cfs;
+    if k.cfs[root.index()].h_nr_queued <= 1 {
+        return;
+    }
+    let se = k.tasks[p.index()].se;
+    let cfs = k.se[se.index()].cfs_rq;
+    let slice = sched_slice(k, cfs, se);
+    let e = &k.se[se.index()];
+    let ran = e.sum_exec_runtime - e.prev_sum_exec_runtime;
+    if ran > slice {
+        return;
+    }
+    k.hrtick_start(cpu, slice - ran);
+}
+
+/// kernel: fair.c hrtick_update() @ v6.5 — re-arm for the running fair task while its
+/// cfs_rq has fewer than `sched_nr_latency` entities.
+pub(crate) fn hrtick_update(k: &mut Kernel, cpu: usize) {
+    if !k.cfg.feat(F::HRTICK) {
+        return;
+    }
+    let curr = k.rqs[cpu].curr;
+    if k.tasks[curr.index()].is_idle_task || k.tasks[curr.index()].class != SchedClass::Fair {
+        return;
+    }
+    let cfs = k.se[k.tasks[curr.index()].se.index()].cfs_rq;
+    if (k.cfs[cfs.index()].nr_queued as u64) < k.cfs_tun.nr_latency {
+        hrtick_start_fair(k, cpu, curr);
     }
 }
 

@@ -67,12 +67,14 @@ sched_features! {
     PARANOID_AVG = false,
     /// Allow wakeup preemption at all.
     WAKEUP_PREEMPTION = true,
-    /// Slice-end high-resolution timer for fair tasks.
-    HRTICK = false,
+    /// Slice-end high-resolution timer for fair tasks (modelled for the v6.5 CFS class only;
+    /// the kernel string warns for EEVDF kernels).
+    HRTICK = true,
     /// Same for deadline tasks.
     HRTICK_DL = false,
-    /// Tick runs while an hrtick is armed (HRTICK is not modelled).
-    DOUBLE_TICK = false,
+    /// The periodic tick judges while an hrtick is armed (v6.5 CFS; the EEVDF tick of v6.6 …
+    /// v6.12 has nothing to judge after the test).
+    DOUBLE_TICK = true,
     // ---- other classes and SMP (fair.md §11.2, smp.md App. A) ----
     NONTASK_CAPACITY = false,
     TTWU_QUEUE = true,

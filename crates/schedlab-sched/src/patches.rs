@@ -183,7 +183,7 @@ patches! {
     CfsGroupKeepWeight = ("66951e4860d3", "sched/fair: Fix update_cfs_group() vs DELAY_DEQUEUE", "v6.13",
         "fair.c update_cfs_group (empty group entity keeps its weight)", true, []),
     RemoveDoubleTick = ("e31488c9df27", "sched/fair: remove the DOUBLE_TICK feature", "v6.13",
-        "features.h", false, [Remove(F::DOUBLE_TICK)]),
+        "features.h (DOUBLE_TICK acts only in the v6.5 CFS class: removing it changes no EEVDF run; setting it there warns)", true, [Remove(F::DOUBLE_TICK)]),
     SkipZeroLag = ("4423af84b297", "sched/fair: optimize the PLACE_LAG when se->vlag is zero", "v6.13",
         "fair.c place_entity (no behaviour change)", false, []),
     PickBuddy = ("2a77e4be12cb", "sched/fair: Untangle NEXT_BUDDY and pick_next_task()", "v6.14",

@@ -719,7 +719,15 @@ impl KernelConfig {
                 hint,
             });
         }
-        if !f.modelled() {
+        // HRTICK and DOUBLE_TICK act only in the v6.5 CFS class (fair_cfs.rs)
+        let eevdf_only_listed =
+            matches!(f, Feature::HRTICK | Feature::DOUBLE_TICK) && self.has(Patch::EevdfPolicy);
+        if eevdf_only_listed {
+            self.warnings.push(format!(
+                "{tok}: sched_feature {name} is modelled only for the CFS class of v6.5; here it \
+                 is accepted but not modelled: the run is as if it were left at its default"
+            ));
+        } else if !f.modelled() {
             self.warnings.push(format!(
                 "{tok}: sched_feature {name} is accepted but not modelled: the run is as if it \
                  were left at its default"

@@ -553,6 +553,10 @@ pub struct Rq {
     pub tick_armed: bool,
     /// Generation of the armed tick (a tick stopped at idle entry is ignored when it fires).
     pub tick_gen: u32,
+    /// `rq->hrtick_timer` is armed (`hrtimer_active()`; HRTICK, CFS class only).
+    pub hrtick_armed: bool,
+    /// Generation of the hrtick timer (a cancelled or re-armed one is ignored when it fires).
+    pub hrtick_gen: u32,
     pub idle_since: Option<u64>,
     pub avg_idle: u64,
     pub idle_stamp: u64,

@@ -152,6 +152,8 @@ pub(crate) enum Ev {
     Ipi { cpu: u32 },
     /// Scheduler tick on `cpu`.
     Tick { cpu: u32, gen: u32 },
+    /// `rq->hrtick_timer` of `cpu` (HRTICK; stale `gen` ignored).
+    Hrtick { cpu: u32, gen: u32 },
     /// `def_rt_bandwidth`'s period hrtimer (rt.rs; ignored if `gen` is stale).
     RtPeriodTimer { gen: u32 },
     /// The root domain's RT push irq_work arrives on `cpu` (RT_PUSH_IPI, rt.rs).
@@ -193,7 +195,8 @@ impl Ev {
             | Ev::IoDone { .. }
             | Ev::IoIrq { .. }
             | Ev::WbTimer { .. }
-            | Ev::GcTimer { .. } => 1,
+            | Ev::GcTimer { .. }
+            | Ev::Hrtick { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
             Ev::Stop => 4,
@@ -469,6 +472,8 @@ impl Kernel {
                 seg_start: 0,
                 tick_armed: false,
                 tick_gen: 0,
+                hrtick_armed: false,
+                hrtick_gen: 0,
                 idle_since: Some(0),
                 avg_idle: 2 * k.cfg.sysctl.migration_cost_ns,
                 idle_stamp: 0,
@@ -575,6 +580,7 @@ impl Kernel {
                 Ev::IoDone { id } => self.on_io_done(id),
                 Ev::IoIrq { id } => self.on_io_irq(id),
                 Ev::WbTimer { cpu } => self.on_wb_timer(cpu as usize),
+                Ev::Hrtick { cpu, gen } => self.on_hrtick(cpu as usize, gen),
                 Ev::GcTimer { cpu, gen } => self.on_gc_timer(cpu as usize, gen),
             }
             self.stats.events += 1;

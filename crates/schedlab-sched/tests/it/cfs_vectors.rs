@@ -706,3 +706,45 @@ proptest::proptest! {
         proptest::prop_assert!(r.is_ok(), "{}", r.unwrap_err());
     }
 }
+
+// ---------------------------------------------------------------------------------- TV-23
+
+#[test]
+fn cfs_tv23_hrtick() {
+    // cfs.md TV-23: HRTICK on, two nice-0 hogs, HZ = 250. Pick A at t = 0: hrtick_start_fair:
+    // slice 5 999 997, ran 0 -> timer at 5.999997 ms; the periodic tick at 4 ms charges A but
+    // does not judge; at 5 999 997 ns the hrtick reschedules -> B (A at m + 5 999 997, B at m),
+    // timer re-armed for B's 5 999 997 ns -> B until 11 999 994 ns, tie -> A, …: turns of
+    // 5 999 997 ns independent of HZ (without HRTICK: 8 ms turns, TV-9).
+    let mut k = cfs("HRTICK", 2, 250);
+    let rec = record(&mut k);
+    let a = add_pinned(&mut k, "A", Box::new(Hog), 0, Policy::Normal, 0);
+    let b = add_pinned(&mut k, "B", Box::new(Hog), 0, Policy::Normal, 0);
+    k.run_until(30 * MS);
+    let pid = |t: TaskId| k.tasks[t.index()].pid;
+    let sw: Vec<(u64, i32)> = rec
+        .borrow()
+        .switches
+        .iter()
+        .filter(|s| s.1 == 0 && s.0 > 0)
+        .map(|s| (s.0, s.3))
+        .collect();
+    let want: Vec<(u64, i32)> = (1..=5)
+        .map(|i| (i * 5_999_997, if i % 2 == 1 { pid(b) } else { pid(a) }))
+        .collect();
+    assert_eq!(sw, want);
+    // with DOUBLE_TICK the periodic tick judges too: at 8 ms B's delta_exec is 2 000 003 <
+    // 5 999 997 and vB - vA = 2 000 003 - 5 999 997 < 0: no change, the hrtick still decides
+    let mut k = cfs("HRTICK DOUBLE_TICK", 2, 250);
+    let rec = record(&mut k);
+    add_pinned(&mut k, "A", Box::new(Hog), 0, Policy::Normal, 0);
+    add_pinned(&mut k, "B", Box::new(Hog), 0, Policy::Normal, 0);
+    k.run_until(12 * MS);
+    let n = rec
+        .borrow()
+        .switches
+        .iter()
+        .filter(|s| s.1 == 0 && s.0 > 0)
+        .count();
+    assert_eq!(n, 2, "switches at 5 999 997 and 11 999 994 ns");
+}
