@@ -2655,6 +2655,23 @@ impl FairOp {
     pub fn cfs_only(self) -> bool {
         (self as usize) >= FairOp::CfsPlace as usize
     }
+
+    /// Whether the class counts it: the CFS class (`cfs`) has no delayed dequeue, the EEVDF
+    /// class none of the CFS counters.
+    pub fn counted_by(self, cfs: bool) -> bool {
+        let delayed = matches!(
+            self,
+            FairOp::DelayDequeue
+                | FairOp::Requeue
+                | FairOp::RequeueReplaced
+                | FairOp::PickDelayedDequeue
+        );
+        if cfs {
+            !delayed
+        } else {
+            !self.cfs_only()
+        }
+    }
     pub fn name(self) -> &'static str {
         match self {
             FairOp::Enqueue => "enqueue",

@@ -948,11 +948,10 @@ fn collect(
         sched_idle_placed: k.stats.sched_idle_placed,
         sched_idle_stacked: k.stats.sched_idle_stacked,
         sched_idle_stacked_wait_ns: k.stats.sched_idle_stacked_wait_ns,
-        // the CFS-only counters appear only for the CFS class (and the delayed-dequeue ones
-        // only where the EEVDF class has them, from v6.12)
+        // each class's own counters (no delayed dequeue in CFS, no CFS buddies in EEVDF)
         fair_ops: FairOp::ALL
             .iter()
-            .filter(|op| op.cfs_only() != k.cfg.has(schedlab_sched::Patch::EevdfPolicy))
+            .filter(|op| op.counted_by(!k.cfg.has(schedlab_sched::Patch::EevdfPolicy)))
             .map(|op| (op.name().to_string(), k.stats.fair_ops[*op as usize]))
             .collect(),
         ipis: k.stats.ipis,
