@@ -10,6 +10,11 @@ impl Kernel {
         let mut s = String::new();
         for rq in &self.rqs {
             let c = &self.cfs[rq.cfs.index()];
+            if self.fair_policy.is_some() {
+                // v6.5 (print_cfs_rq() names of that release)
+                self.state_dump_cfs(&mut s, rq.cpu, rq.cfs);
+                continue;
+            }
             s.push_str(&format!(
                 "cpu#{}: curr={} nr_running={} resched={:?}\n  cfs: nr_queued={} h_nr_queued={} h_nr_runnable={} h_nr_idle={} zero_vruntime={} avg_vruntime={} load={}\n",
                 rq.cpu,
@@ -89,5 +94,56 @@ impl Kernel {
             }
         }
         s
+    }
+
+    /// The fair part of the dump for the v6.5 CFS class, with v6.5's names (`nr_running`,
+    /// `min_vruntime`, `idle_nr_running`) and the buddies. (RT/DL are not printed here.)
+    fn state_dump_cfs(&self, s: &mut String, cpu: usize, q: crate::sched::CfsRqId) {
+        let rq = &self.rqs[cpu];
+        let c = &self.cfs[q.index()];
+        let name = |se: crate::sched::SeId| -> String {
+            self.se[se.index()]
+                .task
+                .map(|t| {
+                    format!(
+                        "{}/{}",
+                        self.tasks[t.index()].comm,
+                        self.tasks[t.index()].pid
+                    )
+                })
+                .unwrap_or_else(|| "group".into())
+        };
+        let buddy = |b: Option<crate::sched::SeId>| b.map_or("-".to_string(), name);
+        s.push_str(&format!(
+            "cpu#{cpu}: curr={} nr_running={} resched={:?}\n  cfs: nr_running={} h_nr_running={} idle_nr_running={} idle_h_nr_running={} min_vruntime={} load={} next={} last={} skip={}\n",
+            self.tasks[rq.curr.index()].comm,
+            rq.nr_running,
+            rq.resched,
+            c.nr_queued,
+            c.h_nr_queued,
+            c.idle_nr_running,
+            c.h_nr_idle,
+            c.zero_vruntime,
+            c.load.weight,
+            buddy(c.next),
+            buddy(c.last),
+            buddy(c.skip),
+        ));
+        let mut list = tree::in_order(&self.se, c.root);
+        if let Some(cu) = c.curr {
+            list.insert(0, cu);
+        }
+        for se in list {
+            let e = &self.se[se.index()];
+            s.push_str(&format!(
+                "    {}{} vruntime={} (min_vruntime{:+}) w={} sum_exec_runtime={}\n",
+                if Some(se) == c.curr { "*" } else { " " },
+                name(se),
+                e.vruntime,
+                e.vruntime.wrapping_sub(c.zero_vruntime) as i64,
+                e.load.weight,
+                e.sum_exec_runtime
+            ));
+        }
     }
 }

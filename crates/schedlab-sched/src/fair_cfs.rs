@@ -1750,6 +1750,27 @@ mod tests {
     }
 
     #[test]
+    fn the_state_dump_uses_v6_5_names() {
+        // cfs.md §12.2: print_cfs_rq() of v6.5 prints nr_running, min_vruntime,
+        // idle_nr_running; the dump also names the buddies
+        let mut k = kern("v6.5", 2);
+        let (a, b) = (
+            task(&mut k, 0, Policy::Normal),
+            task(&mut k, 0, Policy::Idle),
+        );
+        queue(&mut k, a, 0, true);
+        queue(&mut k, b, 2 * MS, false);
+        let d = k.state_dump();
+        assert!(
+            d.contains("cfs: nr_running=2 h_nr_running=2 idle_nr_running=1"),
+            "{d}"
+        );
+        assert!(d.contains("min_vruntime=18446744073708503040"), "{d}");
+        assert!(d.contains("(min_vruntime+2000000)"), "{d}");
+        assert!(!d.contains("eligible"), "{d}");
+    }
+
+    #[test]
     fn tv24_tunable_writes() {
         // TV-24 (a): latency_ns = 30 ms on 2 CPUs: sched_nr_latency still 8, normalised
         // latency still 6 ms; period 30 ms for <= 8 tasks, 9 x 1.5 = 13.5 ms for 9

@@ -208,6 +208,42 @@ pub fn show_kernel(k: &KernelConfig) -> String {
             i.subject
         );
     }
+    if !k.has(Patch::EevdfPolicy) {
+        // the CFS class (v6.5): its tunables after boot and the configured writes
+        let mut rows = Vec::new();
+        for n in [1u32, 4, 8] {
+            let t = schedlab_sched::fair_cfs::CfsTunables::boot(n, &k.sysctl.cfs_writes)
+                .map_err(|e| e.to_string());
+            match t {
+                Ok(t) => rows.push(format!(
+                    "latency_ns {} / min_granularity_ns {} / wakeup_granularity_ns {} ({n} CPU{})",
+                    t.latency,
+                    t.min_granularity,
+                    t.wakeup_granularity,
+                    if n == 1 { "" } else { "s" }
+                )),
+                Err(e) => rows.push(e),
+            }
+        }
+        let t = schedlab_sched::fair_cfs::CfsTunables::boot(1, &k.sysctl.cfs_writes).ok();
+        let _ = writeln!(
+            s,
+            "\nCFS tunables: {}; idle_min_granularity_ns {}, sched_nr_latency {}, child_runs_first {}",
+            rows.join("; "),
+            t.as_ref().map_or(0, |t| t.idle_min_granularity),
+            t.as_ref().map_or(0, |t| t.nr_latency),
+            t.as_ref().is_some_and(|t| t.child_runs_first) as u8
+        );
+        let _ = writeln!(
+            s,
+            "tunables: migration_cost_ns {}, preempt {}, HZ {}",
+            k.sysctl.migration_cost_ns,
+            k.preempt.map(|m| m.name()).unwrap_or("(platform default)"),
+            k.hz.map(|h| h.to_string())
+                .unwrap_or_else(|| "(platform default)".into())
+        );
+        return s;
+    }
     let _ = writeln!(
         s,
         "\ntunables: base_slice_ns {} (1 CPU) / {} (4 CPUs) / {} (8+ CPUs), migration_cost_ns {}, preempt {}, HZ {}",
