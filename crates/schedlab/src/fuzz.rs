@@ -291,6 +291,11 @@ pub fn gen_kernel(g: &mut Gen) -> String {
             6..=8 => {
                 let k = *g.pick(&[
                     "base_slice_ns",
+                    "latency_ns",
+                    "min_granularity_ns",
+                    "wakeup_granularity_ns",
+                    "idle_min_granularity_ns",
+                    "sched_child_runs_first",
                     "migration_cost_ns",
                     "nr_migrate",
                     "tunable_scaling",
