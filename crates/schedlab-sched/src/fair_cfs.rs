@@ -939,7 +939,9 @@ pub(crate) fn check_invariants(k: &Kernel) -> Result<(), String> {
                     k.cfs_tun.min_granularity
                 };
                 if s < floor {
-                    return Err(format!("C-7: cfs_rq {i}: slice {s} below the floor {floor}"));
+                    return Err(format!(
+                        "C-7: cfs_rq {i}: slice {s} below the floor {floor}"
+                    ));
                 }
             }
         }
