@@ -159,6 +159,12 @@ patches! {
     // ------------------------------------------------------------------ v6.7 .. v6.11
     RtPushableOverload = ("612f769edd06", "sched/rt: Make rt_rq->pushable_tasks updates drive rto_mask", "v6.7",
         "rt.c rt_set_overload/rt_clear_overload from enqueue/dequeue_pushable_task (before: rt_nr_migratory && rt_nr_total > 1)", true, []),
+    ClusterShareResources = ("b95303e0aeaf", "sched: Add cpus_share_resources API", "v6.7",
+        "core.c cpus_share_resources, sd_share_id (used by 8881e1639f1f)", false, []),
+    ClusterScan = ("8881e1639f1f", "sched/fair: Scan cluster before scanning LLC in wake-up path", "v6.7",
+        "topology.c sched_cluster_active; fair.c select_idle_sibling (prev and recent_used_cpu only within target's cluster), select_idle_cpu (the target's cluster first)", true, []),
+    ClusterPrevFallback = ("22165f61d0c4", "sched/fair: Use candidate prev/recent_used CPU if scanning failed for cluster wakeup", "v6.7",
+        "fair.c select_idle_sibling (an idle prev or recent_used_cpu outside the cluster when the scan fails)", true, []),
     LagPreservingReweight = ("eab03c23c2a1", "sched/eevdf: Fix vruntime adjustment on reweight", "v6.7",
         "fair.c reweight_entity (on-queue: lag preserving)", true, []),
     IdleSmtShouldBalance = ("6d7e4782bcf5", "sched/fair: Fix the decision for load balance", "v6.7",

@@ -112,6 +112,9 @@ pub const PRESETS: &[PresetDef] = &[
         summary: "DELAY_DEQUEUE, PREEMPT_SHORT, custom slices, deadline-sorted tree, fair_server",
         patches: &[
             P::RtPushableOverload,
+            P::ClusterShareResources,
+            P::ClusterScan,
+            P::ClusterPrevFallback,
             P::LagPreservingReweight,
             P::IdleSmtShouldBalance,
             P::DeadlineSortedTree,

@@ -1077,6 +1077,13 @@ impl Kernel {
 
     // ===================================================================== fast path (§2.5)
 
+    /// `static_branch_unlikely(&sched_cluster_active)` as the wake-up path reads it: the key
+    /// and its readers came with 8881e1639f1f (v6.7); before it the wake-up path ignores
+    /// clusters (cfs.md §15.2).
+    fn sis_cluster_active(&self) -> bool {
+        self.machine.domains.sched_cluster_active && self.cfg.has(P::ClusterScan)
+    }
+
     /// The wakeup fast path: an idle (or idle-enough) CPU sharing the LLC with `target`,
     /// in the kernel's rule order (smp.md §2.5). `this_cpu` is the waking CPU and `in_task`
     /// its context (rule 3).
@@ -1090,7 +1097,7 @@ impl Kernel {
         in_task: bool,
     ) -> usize {
         let asym = self.machine.domains.sched_asym_cpucapacity;
-        let cluster = self.machine.domains.sched_cluster_active;
+        let cluster = self.sis_cluster_active();
         // on asymmetric systems, update the task's utilization: it is checked against the
         // CPUs' capacities
         let mut task_util = 0;
@@ -1113,7 +1120,10 @@ impl Kernel {
             if !cluster || self.cpus_share_resources(prev, target) {
                 return prev;
             }
-            prev_aff = Some(prev);
+            // (22165f61d0c4: remembered for a failed scan)
+            if self.cfg.has(P::ClusterPrevFallback) {
+                prev_aff = Some(prev);
+            }
         }
         // 3. a per-CPU kthread (e.g. an I/O completion kworker) lets the wakee stack behind
         //    it when the wakee queued the work from here: essentially a sync wakeup
@@ -1140,7 +1150,9 @@ impl Kernel {
             if !cluster || self.cpus_share_resources(r, target) {
                 return r;
             }
-            recent_used_cpu = Some(r);
+            if self.cfg.has(P::ClusterPrevFallback) {
+                recent_used_cpu = Some(r);
+            }
         }
         // 5. asymmetric capacity: the domain of interest is sd_asym_cpucapacity
         if asym {
@@ -1326,7 +1338,7 @@ impl Kernel {
             let mut found = None;
             let mut done = false;
             // v6.7+: first scan the target's cluster (the LLC's first group, when it is one)
-            if self.machine.domains.sched_cluster_active {
+            if self.sis_cluster_active() {
                 let g = &self.sd(sd).groups[0];
                 if g.flags & SD_CLUSTER != 0 {
                     let sg_span = g.span.clone();
@@ -1358,7 +1370,7 @@ impl Kernel {
             return found;
         }
         // v6.7+: first scan the target's cluster (the LLC's first group, when it is one)
-        if self.machine.domains.sched_cluster_active {
+        if self.sis_cluster_active() {
             let g = &self.sd(sd).groups[0];
             if g.flags & SD_CLUSTER != 0 {
                 let sg_span = g.span.clone();
@@ -1427,7 +1439,7 @@ impl Kernel {
             }
             None
         };
-        if self.machine.domains.sched_cluster_active {
+        if self.sis_cluster_active() {
             let sd = SdRef {
                 cpu: target,
                 idx: self.machine.domains.per_cpu[target].sd_llc.unwrap(),
@@ -2384,6 +2396,49 @@ extends = "smp:8"
 cpus = 8
 cluster = [0, 0, 0, 0, 1, 1, 1, 1]
 "#;
+
+    #[test]
+    fn cluster_wakeup_from_v6_7() {
+        // cfs.md §15.2: v6.5 and v6.6 have no cluster wake-up logic. CLUSTER8 (one LLC, clusters
+        // {0-3} {4-7}): all busy but CPU6, P asleep on 0. v6.6 scans the LLC from target + 1:
+        // 1, 2, 3, 4, 5, 6 → CPU6 at the 6th test; 8881e1639f1f (v6.7) scans the cluster first
+        // (4 tests), then 4, 5, 6: 7 tests.
+        for (spec, tests) in [
+            ("v6.5", 6),
+            ("v6.6", 6),
+            ("v6.6+8881e1639f1f", 7),
+            ("v6.12", 7),
+        ] {
+            let mut k = from_toml(spec, CLUSTER8);
+            for c in [0, 1, 2, 3, 4, 5, 7] {
+                let t = task(&mut k, "busy", Policy::Normal);
+                queue(&mut k, t, c, true, false);
+            }
+            let p = task(&mut k, "P", Policy::Normal);
+            sleep_on(&mut k, p, 0);
+            assert_eq!(scan_visits(&mut k, p, 0, 0), (6, tests), "{spec}");
+        }
+        // all busy but prev CPU5 (other cluster), target 0, scan budget 3 (runs out inside the
+        // cluster). v6.6: rule 2, prev idle and cache affine → 5. 8881e1639f1f alone: prev is
+        // not in target's cluster, the scan fails → target 0. 22165f61d0c4: the remembered
+        // prev → 5.
+        for (spec, expect) in [
+            ("v6.6", 5),
+            ("v6.6+8881e1639f1f", 0),
+            ("v6.6+8881e1639f1f+22165f61d0c4", 5),
+            ("v6.12", 5),
+        ] {
+            let mut k = from_toml(spec, CLUSTER8);
+            for c in [0, 1, 2, 3, 4, 6, 7] {
+                let t = task(&mut k, "busy", Policy::Normal);
+                queue(&mut k, t, c, true, false);
+            }
+            let p = task(&mut k, "P", Policy::Normal);
+            sleep_on(&mut k, p, 5);
+            k.set_nr_idle_scan(0, 3);
+            assert_eq!(k.select_idle_sibling(p, 5, 0, 0, true), expect, "{spec}");
+        }
+    }
 
     #[test]
     fn idle_scan_counts_the_cluster_pass_first() {
