@@ -165,6 +165,8 @@ patches! {
         "topology.c sched_cluster_active; fair.c select_idle_sibling (prev and recent_used_cpu only within target's cluster), select_idle_cpu (the target's cluster first)", true, []),
     ClusterPrevFallback = ("22165f61d0c4", "sched/fair: Use candidate prev/recent_used CPU if scanning failed for cluster wakeup", "v6.7",
         "fair.c select_idle_sibling (an idle prev or recent_used_cpu outside the cluster when the scan fails)", true, []),
+    TgLoadAvgRatelimit = ("1528c661c24b", "sched/fair: Ratelimit update to tg->load_avg", "v6.7",
+        "fair.c update_tg_load_avg (a cfs_rq publishes its load to tg->load_avg at most once per ms)", true, []),
     LagPreservingReweight = ("eab03c23c2a1", "sched/eevdf: Fix vruntime adjustment on reweight", "v6.7",
         "fair.c reweight_entity (on-queue: lag preserving)", true, []),
     IdleSmtShouldBalance = ("6d7e4782bcf5", "sched/fair: Fix the decision for load balance", "v6.7",

@@ -115,6 +115,7 @@ pub const PRESETS: &[PresetDef] = &[
             P::ClusterShareResources,
             P::ClusterScan,
             P::ClusterPrevFallback,
+            P::TgLoadAvgRatelimit,
             P::LagPreservingReweight,
             P::IdleSmtShouldBalance,
             P::DeadlineSortedTree,
