@@ -365,11 +365,11 @@ fn lists_and_help_work() {
     }
     let o = run(&["list", "features"]);
     let s = String::from_utf8(o.stdout).unwrap();
-    // fair.md §11.1: DELAY_DEQUEUE absent in v6.6, on from v6.12
+    // fair.md §11.1: DELAY_DEQUEUE absent in v6.5 and v6.6, on from v6.12
     let row = s.lines().find(|l| l.starts_with("DELAY_DEQUEUE ")).unwrap();
     assert_eq!(
         row.split_whitespace().collect::<Vec<_>>(),
-        vec!["DELAY_DEQUEUE", "yes", "-", "T", "T", "T", "T", "T"]
+        vec!["DELAY_DEQUEUE", "yes", "-", "-", "T", "T", "T", "T", "T"]
     );
     assert!(run(&["show", "platform", "rpi5"]).status.success());
     assert!(run(&["help", "run"]).status.success());
