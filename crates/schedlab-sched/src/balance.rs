@@ -193,6 +193,9 @@ pub struct LbRules {
     /// 450e749707bc: a `group_smt_balance` group with idle CPUs is compared as a has-spare
     /// group; `sibling_imbalance()` rounds an imbalance of 1 into an empty group up to 2.
     pub smt_balance_fix: bool,
+    /// 7f1a7229718d (v6.9): of two misfit groups only one with a strictly larger misfit
+    /// load replaces the busiest (before: an equal one too).
+    pub misfit_strict: bool,
 }
 
 impl Default for LbRules {
@@ -201,6 +204,7 @@ impl Default for LbRules {
             smt_balance: true,
             sibling_imbalance: true,
             smt_balance_fix: true,
+            misfit_strict: true,
         }
     }
 }
@@ -519,7 +523,13 @@ pub fn update_sd_pick_busiest(
         // Deviation: asym packing is not modelled (no group is ever of this type).
         GroupType::AsymPacking => return false,
         GroupType::MisfitTask => {
-            return sgs.group_misfit_task_load > busiest.group_misfit_task_load
+            // (before 7f1a7229718d an equal misfit load also replaced the busiest; the final
+            // capacity test below never applies to a misfit group)
+            return if sds.rules.misfit_strict {
+                sgs.group_misfit_task_load > busiest.group_misfit_task_load
+            } else {
+                sgs.group_misfit_task_load >= busiest.group_misfit_task_load
+            };
         }
         // (450e749707bc: an SMT group with spare CPUs on either side compares as has-spare)
         GroupType::SmtBalance
@@ -1066,7 +1076,7 @@ impl Kernel {
 
     // ============================================================================ misfit
 
-    /// kernel: fair.c update_misfit_status() @ v6.12 (smp.md §6.3).
+    /// kernel: fair.c update_misfit_status() @ v6.12 (smp.md §6.3; 22d5607400c6 switchable).
     fn update_misfit_status(&mut self, p: Option<TaskId>, cpu: usize) {
         if !self.lb.topo.sched_asym_cpucapacity || cpu >= self.lb.misfit_task_load.len() {
             return;
@@ -1083,7 +1093,9 @@ impl Kernel {
                     .map(|c| self.rqs[c].capacity_orig)
                     .max()
                     .unwrap_or(cap);
-                if t.nr_cpus_allowed == 1 || cap == max_allowed || self.task_fits_cpu(p, cpu) {
+                // (22d5607400c6, v6.10: not misfit on the biggest CPU the task may use)
+                let on_biggest = self.cfg.has(P::MisfitFittingCpu) && cap == max_allowed;
+                if t.nr_cpus_allowed == 1 || on_biggest || self.task_fits_cpu(p, cpu) {
                     0
                 } else {
                     self.task_h_load(p).max(1)
@@ -1303,6 +1315,7 @@ impl Kernel {
                 smt_balance: self.cfg.has(P::SmtActiveBalance),
                 sibling_imbalance: self.cfg.has(P::SiblingImbalance),
                 smt_balance_fix: self.cfg.has(P::SmtBalanceFix),
+                misfit_strict: self.cfg.has(P::MisfitStrictBusiest),
             },
             ..SdLbStats::default()
         };
@@ -1823,8 +1836,11 @@ impl Kernel {
             let mut active_balance = false;
             if ld_moved == 0 {
                 self.lb.sd[this_cpu][level].lb_failed[idle.idx()] += 1;
-                // only periodic balance counts failures (and not misfit migrations)
-                if idle != CpuIdleType::NewlyIdle && env.migration_type != MigrationType::Misfit {
+                // only periodic balance counts failures (and, from 58eeb2d79b54, v6.10, not
+                // misfit migrations)
+                let misfit_exempt =
+                    self.cfg.has(P::MisfitNoBackoff) && env.migration_type == MigrationType::Misfit;
+                if idle != CpuIdleType::NewlyIdle && !misfit_exempt {
                     self.lb.sd[this_cpu][level].nr_balance_failed += 1;
                 }
                 if self.need_active_balance(&env, sd) {
@@ -1866,7 +1882,10 @@ impl Kernel {
             Out::OnePinned => {}
         }
         // newidle disregards intervals, and misfit migration is not an imbalance: don't back off
-        if idle == CpuIdleType::NewlyIdle || env.migration_type == MigrationType::Misfit {
+        // (the misfit exemption is 58eeb2d79b54, v6.10)
+        if idle == CpuIdleType::NewlyIdle
+            || (self.cfg.has(P::MisfitNoBackoff) && env.migration_type == MigrationType::Misfit)
+        {
             return 0;
         }
         let s = &mut self.lb.sd[this_cpu][level];
@@ -3135,6 +3154,7 @@ mod tests {
         smt_balance: false,
         sibling_imbalance: false,
         smt_balance_fix: false,
+        misfit_strict: false,
     };
 
     #[test]
@@ -3280,6 +3300,82 @@ mod tests {
             facts(SD_SHARE_CPUCAPACITY),
             &cand
         ));
+    }
+
+    #[test]
+    fn misfit_rules_by_version() {
+        // 7f1a7229718d (v6.9): of two misfit groups with equal misfit load the first stays
+        // busiest; before it the later one replaces it.
+        let mis = SgLbStats {
+            sum_nr_running: 1,
+            sum_h_nr_running: 1,
+            group_weight: 1,
+            group_capacity: 284,
+            group_type: GroupType::MisfitTask,
+            group_misfit_task_load: 500,
+            ..Default::default()
+        };
+        let facts = GroupFacts {
+            flags: 0,
+            min_capacity: 284,
+            max_capacity: 284,
+        };
+        let mut sds = SdLbStats {
+            busiest: Some(1),
+            busiest_stat: mis,
+            ..Default::default()
+        };
+        assert!(!update_sd_pick_busiest(0, 1024, &sds, facts, &mis));
+        sds.rules.misfit_strict = false;
+        assert!(update_sd_pick_busiest(0, 1024, &sds, facts, &mis));
+
+        // 22d5607400c6 (v6.10): a task too big for every CPU is not misfit on the biggest CPU
+        // it may use (CPU7, 1024, on rb5); before it, it stays misfit there (util 1000:
+        // 1000·1280 = 1 280 000 ≥ 1024·1024, fits nowhere). On little CPU1 misfit in both.
+        let p = Platform::builtin("rb5").unwrap();
+        for (spec, on_biggest) in [("v6.5", true), ("v6.6", true), ("v6.12", false)] {
+            let mut k = kernel(spec, MachineDesc::from_platform(&p));
+            let t = queue(&mut k, 7, 1, Policy::Normal)[0];
+            let se = k.tasks[t.index()].se;
+            k.se[se.index()].avg.util_avg = 1000;
+            k.se[se.index()].avg.util_est = 1000;
+            k.update_misfit_status(Some(t), 7);
+            assert_eq!(k.lb.misfit_task_load[7] != 0, on_biggest, "{spec}");
+            k.update_misfit_status(Some(t), 1);
+            assert!(k.lb.misfit_task_load[1] != 0, "{spec}");
+        }
+    }
+
+    #[test]
+    fn failed_misfit_pass_counts_as_a_failure_before_v6_10() {
+        // rb5: a hog (util 600, does not fit 284) runs on little CPU1; idle big CPU7 balances
+        // MC: migrate_misfit cannot detach the running task → ld_moved 0, active balance.
+        // 58eeb2d79b54 (v6.10): such a pass does not count in nr_balance_failed; before it,
+        // it does.
+        let p = Platform::builtin("rb5").unwrap();
+        for (spec, failed) in [("v6.5", 1), ("v6.6", 1), ("v6.12", 0)] {
+            let mut k = kernel(spec, MachineDesc::from_platform(&p));
+            k.now = 10 * MS;
+            let t = queue(&mut k, 1, 1, Policy::Normal)[0];
+            k.rqs[1].curr = t;
+            k.tasks[t.index()].on_cpu = true;
+            let se = k.tasks[t.index()].se;
+            k.se[se.index()].avg.util_avg = 600;
+            k.se[se.index()].avg.util_est = 600;
+            set_signals(&mut k, 1, 600, 600);
+            k.update_misfit_status(Some(t), 1);
+            assert!(k.lb.misfit_task_load[1] != 0, "{spec}");
+            let level = k.lb_topo().per_cpu[7].domains.len() - 1;
+            let mut cont = true;
+            let moved = k.sched_balance_rq(7, level, CpuIdleType::Idle, &mut cont);
+            assert_eq!(moved, 0, "{spec}");
+            assert_eq!(
+                k.lb.last_lb.unwrap().migration_type,
+                MigrationType::Misfit,
+                "{spec}"
+            );
+            assert_eq!(k.lb.sd[7][level].nr_balance_failed, failed, "{spec}");
+        }
     }
 
     #[test]

@@ -179,6 +179,12 @@ patches! {
         "fair.c select_idle_smt (a sibling outside the LLC domain, e.g. isolcpus=domain, is skipped); in 6.6.y", true, []),
     SelectIdleCoreSpan = ("23d04d8c6b8e", "sched/fair: Take the scheduling domain into account in select_idle_core()", "v6.9",
         "fair.c select_idle_core (the fallback idle CPU must be in the scanned cpus, not only allowed for the task); in 6.6.y", true, []),
+    MisfitStrictBusiest = ("7f1a7229718d", "sched/fair: Do strict inequality check for busiest misfit task group", "v6.9",
+        "fair.c update_sd_pick_busiest (group_misfit_task: only a larger misfit load replaces the busiest)", true, []),
+    MisfitFittingCpu = ("22d5607400c6", "sched/fair: Check if a task has a fitting CPU when updating misfit", "v6.10",
+        "fair.c update_misfit_status (no misfit on the biggest CPU the task's affinity allows; max_allowed_capacity), check_misfit_status (simplified; same result given the new misfit rule)", true, []),
+    MisfitNoBackoff = ("58eeb2d79b54", "sched/fair: Don't double balance_interval for migrate_misfit", "v6.10",
+        "fair.c sched_balance_rq (a failed migrate_misfit pass neither counts in nr_balance_failed nor doubles balance_interval)", true, []),
     // ------------------------------------------------------------------ v6.12
     DelayedDequeue = ("152e11f6df29", "sched/fair: Implement delayed dequeue", "v6.12",
         "fair.c dequeue_entity, pick_next_entity, core.c ttwu_runnable", true, [Add(F::DELAY_DEQUEUE, true)]),
