@@ -176,6 +176,37 @@ pub struct SdLbStats {
     pub local_cores: u32,
     pub busiest_flags: u32,
     pub local_flags: u32,
+    /// The form of the SMT balancing rules the decision applies.
+    pub rules: LbRules,
+}
+
+/// Which of the v6.6 SMT load-balancing commits the kernel carries (cfs.md §15.2), copied
+/// into [`SdLbStats`] so that the decision functions stay pure. The default is v6.6 onwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LbRules {
+    /// fee1759e4f04: `group_smt_balance`, and a has-spare SMT group with one task is not
+    /// picked over a non-SMT group.
+    pub smt_balance: bool,
+    /// 7ff1693236f5: `prefer_sibling` spreads by `sibling_imbalance()` (tasks per core)
+    /// instead of the task difference.
+    pub sibling_imbalance: bool,
+    /// 450e749707bc: a `group_smt_balance` group with idle CPUs is compared as a has-spare
+    /// group; `sibling_imbalance()` rounds an imbalance of 1 into an empty group up to 2.
+    pub smt_balance_fix: bool,
+    /// 7f1a7229718d (v6.9): of two misfit groups only one with a strictly larger misfit
+    /// load replaces the busiest (before: an equal one too).
+    pub misfit_strict: bool,
+}
+
+impl Default for LbRules {
+    fn default() -> Self {
+        LbRules {
+            smt_balance: true,
+            sibling_imbalance: true,
+            smt_balance_fix: true,
+            misfit_strict: true,
+        }
+    }
 }
 
 impl Default for SdLbStats {
@@ -198,6 +229,7 @@ impl Default for SdLbStats {
             local_cores: 0,
             busiest_flags: 0,
             local_flags: 0,
+            rules: LbRules::default(),
         }
     }
 }
@@ -449,6 +481,7 @@ pub struct GroupFacts {
 }
 
 /// kernel: fair.c update_sd_pick_busiest() @ v6.12 — does `sg` replace `sds.busiest`?
+/// (fee1759e4f04 and 450e749707bc switchable through `sds.rules`)
 pub fn update_sd_pick_busiest(
     sd_flags: u32,
     dst_capacity: u64,
@@ -490,9 +523,18 @@ pub fn update_sd_pick_busiest(
         // Deviation: asym packing is not modelled (no group is ever of this type).
         GroupType::AsymPacking => return false,
         GroupType::MisfitTask => {
-            return sgs.group_misfit_task_load > busiest.group_misfit_task_load
+            // (before 7f1a7229718d an equal misfit load also replaced the busiest; the final
+            // capacity test below never applies to a misfit group)
+            return if sds.rules.misfit_strict {
+                sgs.group_misfit_task_load > busiest.group_misfit_task_load
+            } else {
+                sgs.group_misfit_task_load >= busiest.group_misfit_task_load
+            };
         }
-        GroupType::SmtBalance if sgs.idle_cpus != 0 || busiest.idle_cpus != 0 => {
+        // (450e749707bc: an SMT group with spare CPUs on either side compares as has-spare)
+        GroupType::SmtBalance
+            if sds.rules.smt_balance_fix && (sgs.idle_cpus != 0 || busiest.idle_cpus != 0) =>
+        {
             if !has_spare_rule(sgs) {
                 return false;
             }
@@ -506,7 +548,8 @@ pub fn update_sd_pick_busiest(
             }
         }
         GroupType::HasSpare => {
-            if smt_vs_nonsmt {
+            // (fee1759e4f04: do not empty an SMT core with one task for a non-SMT group)
+            if sds.rules.smt_balance && smt_vs_nonsmt {
                 return !(sg.flags & SD_SHARE_CPUCAPACITY != 0 && sgs.sum_h_nr_running <= 1);
             }
             if !has_spare_rule(sgs) {
@@ -520,7 +563,7 @@ pub fn update_sd_pick_busiest(
         && capacity_greater(sg.min_capacity, dst_capacity))
 }
 
-/// kernel: fair.c sibling_imbalance() @ v6.12
+/// kernel: fair.c sibling_imbalance() @ v6.12 (450e749707bc switchable)
 pub fn sibling_imbalance(idle: CpuIdleType, sds: &SdLbStats) -> i64 {
     let busiest = &sds.busiest_stat;
     let local = &sds.local_stat;
@@ -537,8 +580,14 @@ pub fn sibling_imbalance(idle: CpuIdleType, sds: &SdLbStats) -> i64 {
         - ncores_busiest * local.sum_nr_running as i64)
         .max(0);
     imb = (2 * imb + ncores_local + ncores_busiest) / (ncores_local + ncores_busiest);
-    // Take advantage of resources in an empty sched group.
-    if imb <= 1 && local.sum_nr_running == 0 && busiest.sum_nr_running > 1 {
+    // Take advantage of resources in an empty sched group (before 450e749707bc only an
+    // imbalance rounded down to 0 was raised).
+    let small = if sds.rules.smt_balance_fix {
+        imb <= 1
+    } else {
+        imb == 0
+    };
+    if small && local.sum_nr_running == 0 && busiest.sum_nr_running > 1 {
         imb = 2;
     }
     imb
@@ -556,6 +605,7 @@ fn adjust_numa_imbalance(imbalance: i64, dst_running: u32, imb_numa_nr: u32) -> 
 }
 
 /// kernel: fair.c calculate_imbalance() @ v6.12 — the migration type and the amount.
+/// (7ff1693236f5 switchable through `sds.rules`)
 pub fn calculate_imbalance(
     idle: CpuIdleType,
     sds: &mut SdLbStats,
@@ -589,8 +639,13 @@ pub fn calculate_imbalance(
             return (MigrationType::Util, imb as i64);
         }
         let mut imb = if busiest.group_weight == 1 || sds.prefer_sibling {
-            // spread the running tasks evenly over the groups
-            sibling_imbalance(idle, sds)
+            // spread the running tasks evenly over the groups: per core (7ff1693236f5), or
+            // the plain difference in tasks (v6.5)
+            if sds.rules.sibling_imbalance {
+                sibling_imbalance(idle, sds)
+            } else {
+                (busiest.sum_nr_running as i64 - local.sum_nr_running as i64).max(0)
+            }
         } else {
             // even out the number of idle CPUs
             (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0)
@@ -632,7 +687,8 @@ pub fn calculate_imbalance(
 /// The decision half of `sched_balance_find_src_group()` (find_busiest_group) after the
 /// statistics: `None` = balanced before any imbalance is computed; otherwise the result of
 /// `calculate_imbalance()` (the caller treats an imbalance of 0 as balanced).
-/// kernel: fair.c sched_balance_find_src_group() @ v6.12
+/// kernel: fair.c sched_balance_find_src_group() @ v6.12 (7ff1693236f5 switchable through
+/// `sds.rules`)
 /// Deviation: no perf domains (EAS), so the "root domain not overutilized" exit never applies.
 pub fn find_src_group_decide(
     idle: CpuIdleType,
@@ -664,9 +720,14 @@ pub fn find_src_group_decide(
                 return None;
             }
         }
+        // v6.5: more than one task more in busiest; 7ff1693236f5: sibling_imbalance() > 1
         let sibling = sds.prefer_sibling
             && local.group_type == GroupType::HasSpare
-            && sibling_imbalance(idle, sds) > 1;
+            && if sds.rules.sibling_imbalance {
+                sibling_imbalance(idle, sds) > 1
+            } else {
+                busiest.sum_nr_running > local.sum_nr_running + 1
+            };
         if !sibling && busiest.group_type != GroupType::Overloaded {
             if !idle.is_idle() {
                 // let an idle CPU pull
@@ -1015,7 +1076,7 @@ impl Kernel {
 
     // ============================================================================ misfit
 
-    /// kernel: fair.c update_misfit_status() @ v6.12 (smp.md §6.3).
+    /// kernel: fair.c update_misfit_status() @ v6.12 (smp.md §6.3; 22d5607400c6 switchable).
     fn update_misfit_status(&mut self, p: Option<TaskId>, cpu: usize) {
         if !self.lb.topo.sched_asym_cpucapacity || cpu >= self.lb.misfit_task_load.len() {
             return;
@@ -1032,7 +1093,9 @@ impl Kernel {
                     .map(|c| self.rqs[c].capacity_orig)
                     .max()
                     .unwrap_or(cap);
-                if t.nr_cpus_allowed == 1 || cap == max_allowed || self.task_fits_cpu(p, cpu) {
+                // (22d5607400c6, v6.10: not misfit on the biggest CPU the task may use)
+                let on_biggest = self.cfg.has(P::MisfitFittingCpu) && cap == max_allowed;
+                if t.nr_cpus_allowed == 1 || on_biggest || self.task_fits_cpu(p, cpu) {
                     0
                 } else {
                     self.task_h_load(p).max(1)
@@ -1126,7 +1189,7 @@ impl Kernel {
 
     // ============================================================================ sched_balance_rq
 
-    /// kernel: fair.c should_we_balance() @ v6.12
+    /// kernel: fair.c should_we_balance() @ v6.12 (b1bfeab9b002, 6d7e4782bcf5 switchable)
     fn should_we_balance(&self, env: &LbEnv, sd: &SchedDomain) -> bool {
         if !env.cpus.contains(env.dst_cpu) {
             return false;
@@ -1138,11 +1201,13 @@ impl Kernel {
         let sg = &sd.groups[0];
         let mut skip = CpuMask::new();
         let mut idle_smt: Option<usize> = None;
+        // v6.5: the first idle CPU balances, whether or not its core is idle
+        let prefer_idle_core = self.cfg.has(P::IdleCoreShouldBalance);
         for cpu in sg.balance_mask.and(&env.cpus).iter() {
             if skip.contains(cpu) || !self.idle_cpu(cpu) {
                 continue;
             }
-            if sd.flags & SD_SHARE_CPUCAPACITY == 0 && !self.is_core_idle(cpu) {
+            if prefer_idle_core && sd.flags & SD_SHARE_CPUCAPACITY == 0 && !self.is_core_idle(cpu) {
                 // an idle SMT thread of a busy core: only if no CPU of an idle core exists
                 idle_smt.get_or_insert(cpu);
                 skip = skip.or(&self.machine.smt_mask[cpu]);
@@ -1151,7 +1216,11 @@ impl Kernel {
             return cpu == env.dst_cpu;
         }
         if let Some(c) = idle_smt {
-            return c == env.dst_cpu;
+            // b1bfeab9b002 alone: only a yes for the remembered CPU; anyone else falls through
+            // to the balance CPU (6d7e4782bcf5 makes the remembered CPU the only one)
+            if c == env.dst_cpu || self.cfg.has(P::IdleSmtShouldBalance) {
+                return c == env.dst_cpu;
+            }
         }
         sg.balance_cpu() == env.dst_cpu
     }
@@ -1217,8 +1286,9 @@ impl Kernel {
         sgs.group_capacity = group.capacity;
         sgs.group_weight = group.group_weight;
         // (sched_group_asym(): asym packing is not modelled)
-        // smt_balance(): a loaded SMT group to be balanced to an idle dst
-        if !local_group
+        // smt_balance(): a loaded SMT group to be balanced to an idle dst (fee1759e4f04)
+        if self.cfg.has(P::SmtActiveBalance)
+            && !local_group
             && env.idle.is_idle()
             && group.flags & SD_SHARE_CPUCAPACITY != 0
             && sgs.sum_h_nr_running > 1
@@ -1240,7 +1310,15 @@ impl Kernel {
 
     /// kernel: fair.c update_sd_lb_stats() @ v6.12
     fn update_sd_lb_stats(&mut self, env: &LbEnv, sd: &SchedDomain, at_rd: bool) -> SdLbStats {
-        let mut sds = SdLbStats::default();
+        let mut sds = SdLbStats {
+            rules: LbRules {
+                smt_balance: self.cfg.has(P::SmtActiveBalance),
+                sibling_imbalance: self.cfg.has(P::SiblingImbalance),
+                smt_balance_fix: self.cfg.has(P::SmtBalanceFix),
+                misfit_strict: self.cfg.has(P::MisfitStrictBusiest),
+            },
+            ..SdLbStats::default()
+        };
         let mut sg_overloaded = false;
         let mut sum_util = 0u64;
         let dst_cap = self.capacity_of(env.dst_cpu);
@@ -1464,10 +1542,12 @@ impl Kernel {
         }
         let se = t.se;
         let e = &self.se[se.index()];
-        // buddy candidates are cache hot
+        // buddy candidates are cache hot (the last buddy exists only in the CFS class of
+        // v6.5; EEVDF kernels never set it)
+        let c = &self.cfs[e.cfs_rq.index()];
         if self.cfg.feat(F::CACHE_HOT_BUDDY)
             && self.rqs[env.dst_cpu].nr_running > 0
-            && self.cfs[e.cfs_rq.index()].next == Some(se)
+            && (c.next == Some(se) || c.last == Some(se))
         {
             return true;
         }
@@ -1756,8 +1836,11 @@ impl Kernel {
             let mut active_balance = false;
             if ld_moved == 0 {
                 self.lb.sd[this_cpu][level].lb_failed[idle.idx()] += 1;
-                // only periodic balance counts failures (and not misfit migrations)
-                if idle != CpuIdleType::NewlyIdle && env.migration_type != MigrationType::Misfit {
+                // only periodic balance counts failures (and, from 58eeb2d79b54, v6.10, not
+                // misfit migrations)
+                let misfit_exempt =
+                    self.cfg.has(P::MisfitNoBackoff) && env.migration_type == MigrationType::Misfit;
+                if idle != CpuIdleType::NewlyIdle && !misfit_exempt {
                     self.lb.sd[this_cpu][level].nr_balance_failed += 1;
                 }
                 if self.need_active_balance(&env, sd) {
@@ -1799,7 +1882,10 @@ impl Kernel {
             Out::OnePinned => {}
         }
         // newidle disregards intervals, and misfit migration is not an imbalance: don't back off
-        if idle == CpuIdleType::NewlyIdle || env.migration_type == MigrationType::Misfit {
+        // (the misfit exemption is 58eeb2d79b54, v6.10)
+        if idle == CpuIdleType::NewlyIdle
+            || (self.cfg.has(P::MisfitNoBackoff) && env.migration_type == MigrationType::Misfit)
+        {
             return 0;
         }
         let s = &mut self.lb.sd[this_cpu][level];
@@ -2980,5 +3066,364 @@ mod tests {
         sds.busiest_cores = 8;
         // (2·(4·2) + 12) / 12 = 28 / 12 = 2
         assert_eq!(sibling_imbalance(CpuIdleType::Idle, &sds), 2);
+    }
+
+    // ------------------------------------------------------------- v6.5 vs v6.6 (cfs.md §15.2)
+
+    /// Two LLCs of two SMT cores each: SMT{2} below MC{4} below PKG{8}.
+    fn smt_two_llc(spec: &str) -> Kernel {
+        kernel(
+            spec,
+            machine(
+                "[topology]\ncpus = 8\ncore = [0, 0, 1, 1, 2, 2, 3, 3]\n\
+                 llc = [0, 0, 0, 0, 1, 1, 1, 1]\n",
+            ),
+        )
+    }
+
+    fn swb(k: &Kernel, dst: usize, idle: CpuIdleType) -> bool {
+        let topo = k.lb_topo();
+        let sd = &topo.per_cpu[dst].domains[2];
+        assert_eq!(sd.name, "PKG");
+        let e = env(k, dst, 2, idle, dst);
+        k.should_we_balance(&e, sd)
+    }
+
+    #[test]
+    fn should_we_balance_idle_core_preference_by_version() {
+        // PKG level, local group = LLC {0-3} = cores {0,1} {2,3}. CPU0 busy, 1–3 idle.
+        // v6.5: the first idle CPU of the group (CPU1) balances. b1bfeab9b002 (v6.6): CPU1's
+        // core is busy, so it is only remembered; CPU2 (idle core) balances.
+        for (spec, cpu1, cpu2) in [
+            ("v6.5", true, false),
+            ("v6.5+b1bfeab9b002", false, true),
+            ("v6.6", false, true),
+            ("v6.6 -b1bfeab9b002", true, false),
+            ("v6.18", false, true),
+        ] {
+            let mut k = smt_two_llc(spec);
+            queue(&mut k, 0, 1, Policy::Normal);
+            assert_eq!(swb(&k, 1, CpuIdleType::Idle), cpu1, "{spec}: dst 1");
+            assert_eq!(swb(&k, 2, CpuIdleType::Idle), cpu2, "{spec}: dst 2");
+            assert!(!swb(&k, 3, CpuIdleType::Idle), "{spec}: dst 3");
+        }
+        // CPU0 and CPU2 busy, 1 and 3 idle: no idle core. v6.5: CPU1 (first idle) only.
+        // v6.6.0: CPU1 (the remembered idle SMT thread) says yes, any other CPU falls through to
+        // the group's balance CPU, CPU0, which also says yes although busy. 6d7e4782bcf5
+        // (v6.7, in 6.6.y): the remembered CPU only.
+        for (spec, cpu0) in [
+            ("v6.5", false),
+            ("v6.6", true),
+            ("v6.6+6d7e4782bcf5", false),
+            ("v6.6.78", false),
+            ("v6.12", false),
+        ] {
+            let mut k = smt_two_llc(spec);
+            queue(&mut k, 0, 1, Policy::Normal);
+            queue(&mut k, 2, 1, Policy::Normal);
+            assert_eq!(swb(&k, 0, CpuIdleType::NotIdle), cpu0, "{spec}: dst 0");
+            assert!(swb(&k, 1, CpuIdleType::Idle), "{spec}: dst 1");
+            assert!(!swb(&k, 3, CpuIdleType::Idle), "{spec}: dst 3");
+        }
+    }
+
+    #[test]
+    fn smt_balance_group_type_only_from_v6_6() {
+        // MC{0-3} of SMT{0,1}{2,3}: two tasks on CPU2, CPU0 idle pulls. fee1759e4f04 marks the
+        // SMT group {2,3} (two tasks sharing a core) group_smt_balance; v6.5 has no such type.
+        for (spec, smt) in [
+            ("v6.5", false),
+            ("v6.5+fee1759e4f04", true),
+            ("v6.6", true),
+            ("v6.6 -fee1759e4f04", false),
+        ] {
+            let (k, _) = tv13_setup(spec, 2, Policy::Normal);
+            let topo = k.lb_topo();
+            let sd = &topo.per_cpu[0].domains[1];
+            assert_eq!(sd.name, "MC");
+            let g = sd.groups.iter().find(|g| g.span.contains(2)).unwrap();
+            let e = env(&k, 0, 1, CpuIdleType::Idle, 2);
+            let (sgs, _, _) = k.update_sg_lb_stats(&e, sd, g, false, false);
+            assert_eq!(sgs.sum_h_nr_running, 2, "{spec}");
+            assert_eq!(sgs.group_smt_balance, smt, "{spec}");
+            assert_eq!(sgs.group_type == GroupType::SmtBalance, smt, "{spec}");
+        }
+    }
+
+    const V65_RULES: LbRules = LbRules {
+        smt_balance: false,
+        sibling_imbalance: false,
+        smt_balance_fix: false,
+        misfit_strict: false,
+    };
+
+    #[test]
+    fn prefer_sibling_v6_5_task_difference() {
+        // cfs.md §15.2: v6.5 forces a balance when busiest has more than one task more than
+        // local, idle or not, and moves half the difference; 7ff1693236f5 uses
+        // sibling_imbalance(), 0 for a busy dst.
+        let sds_for = |rules: LbRules, nb: u32, nl: u32, cb: u32, cl: u32| SdLbStats {
+            busiest: Some(1),
+            local: Some(0),
+            prefer_sibling: true,
+            busiest_cores: cb,
+            local_cores: cl,
+            busiest_stat: SgLbStats {
+                sum_nr_running: nb,
+                sum_h_nr_running: nb,
+                idle_cpus: 4 - nb.min(4),
+                group_weight: 8,
+                group_capacity: 8192,
+                group_type: GroupType::HasSpare,
+                ..Default::default()
+            },
+            local_stat: SgLbStats {
+                sum_nr_running: nl,
+                sum_h_nr_running: nl,
+                idle_cpus: 8 - nl,
+                group_weight: 8,
+                group_capacity: 8192,
+                group_type: GroupType::HasSpare,
+                ..Default::default()
+            },
+            rules,
+            ..Default::default()
+        };
+        // busy dst, 3 vs 0 tasks, equal cores. v6.5: 3 > 0 + 1 → force; imbalance
+        // (3 − 0) >> 1 = 1 task. v6.6: sibling_imbalance(NotIdle) = 0 → no force, and a busy
+        // dst leaves a not-overloaded busiest to an idle CPU → balanced.
+        let mut s = sds_for(V65_RULES, 3, 0, 4, 4);
+        assert_eq!(
+            find_src_group_decide(CpuIdleType::NotIdle, &mut s, 0, 117, 0),
+            Some((MigrationType::Task, 1))
+        );
+        let mut s = sds_for(LbRules::default(), 3, 0, 4, 4);
+        assert_eq!(
+            find_src_group_decide(CpuIdleType::NotIdle, &mut s, 0, 117, 0),
+            None
+        );
+        // idle dst, 4 vs 0 tasks, busiest 4 cores, local 2. v6.5: 4 > 1 → force, (4 − 0) >> 1
+        // = 2. v6.6: (2·(2·4 − 4·0) + 6) / 6 = 22 / 6 = 3 > 1 → force, 3 >> 1 = 1.
+        let mut s = sds_for(V65_RULES, 4, 0, 4, 2);
+        assert_eq!(
+            find_src_group_decide(CpuIdleType::Idle, &mut s, 0, 117, 0),
+            Some((MigrationType::Task, 2))
+        );
+        let mut s = sds_for(LbRules::default(), 4, 0, 4, 2);
+        assert_eq!(sibling_imbalance(CpuIdleType::Idle, &s), 3);
+        assert_eq!(
+            find_src_group_decide(CpuIdleType::Idle, &mut s, 0, 117, 0),
+            Some((MigrationType::Task, 1))
+        );
+        // 1 vs 0 tasks: no force in either (v6.5: 1 > 1 is false)
+        let mut s = sds_for(V65_RULES, 1, 0, 4, 4);
+        assert_eq!(
+            find_src_group_decide(CpuIdleType::NotIdle, &mut s, 0, 117, 0),
+            None
+        );
+    }
+
+    #[test]
+    fn sibling_imbalance_rounding_before_the_smt4_fix() {
+        // local 1 core, empty; busiest 4 cores, 2 tasks: (2·(1·2 − 0) + 5) / 5 = 9 / 5 = 1.
+        // 450e749707bc raises an imbalance ≤ 1 into an empty group to 2; 7ff1693236f5 alone
+        // raised only 0.
+        let mut sds = SdLbStats {
+            busiest_cores: 4,
+            local_cores: 1,
+            ..Default::default()
+        };
+        sds.busiest_stat.sum_nr_running = 2;
+        assert_eq!(sibling_imbalance(CpuIdleType::Idle, &sds), 2);
+        sds.rules.smt_balance_fix = false;
+        assert_eq!(sibling_imbalance(CpuIdleType::Idle, &sds), 1);
+    }
+
+    #[test]
+    fn pick_busiest_smt_rules_by_version() {
+        let facts = |flags: u32| GroupFacts {
+            flags,
+            min_capacity: 1024,
+            max_capacity: 1024,
+        };
+        let spare = |idle: u32, nr: u32| SgLbStats {
+            idle_cpus: idle,
+            sum_nr_running: nr,
+            sum_h_nr_running: nr,
+            group_weight: 2,
+            group_capacity: 2048,
+            group_type: GroupType::HasSpare,
+            ..Default::default()
+        };
+        // busiest so far: an SMT group with one task (1 idle CPU); candidate: a non-SMT group
+        // with two tasks and 2 idle CPUs. fee1759e4f04: an SMT-vs-non-SMT has-spare pair picks
+        // the non-SMT group (the SMT core is not emptied). v6.5: more idle CPUs → not busier.
+        let mut sds = SdLbStats {
+            busiest: Some(1),
+            busiest_flags: SD_SHARE_CPUCAPACITY,
+            busiest_stat: spare(1, 1),
+            ..Default::default()
+        };
+        let cand = spare(2, 2);
+        assert!(update_sd_pick_busiest(0, 1024, &sds, facts(0), &cand));
+        sds.rules = V65_RULES;
+        assert!(!update_sd_pick_busiest(0, 1024, &sds, facts(0), &cand));
+
+        // both group_smt_balance, same avg_load (0: only overloaded groups compute it),
+        // busiest SMT with 1 idle CPU, candidate with none. 450e749707bc: idle CPUs on either
+        // side → compare as has-spare: fewer idle CPUs → busier. fee1759e4f04 alone: the
+        // fully-busy rule: equal avg_load and an SMT busiest → keep busiest.
+        let smt_bal = |idle: u32| SgLbStats {
+            group_type: GroupType::SmtBalance,
+            group_smt_balance: true,
+            ..spare(idle, 3)
+        };
+        let mut sds = SdLbStats {
+            busiest: Some(1),
+            busiest_flags: SD_SHARE_CPUCAPACITY,
+            busiest_stat: smt_bal(1),
+            ..Default::default()
+        };
+        let cand = smt_bal(0);
+        assert!(update_sd_pick_busiest(
+            0,
+            1024,
+            &sds,
+            facts(SD_SHARE_CPUCAPACITY),
+            &cand
+        ));
+        sds.rules.smt_balance_fix = false;
+        assert!(!update_sd_pick_busiest(
+            0,
+            1024,
+            &sds,
+            facts(SD_SHARE_CPUCAPACITY),
+            &cand
+        ));
+    }
+
+    #[test]
+    fn misfit_rules_by_version() {
+        // 7f1a7229718d (v6.9): of two misfit groups with equal misfit load the first stays
+        // busiest; before it the later one replaces it.
+        let mis = SgLbStats {
+            sum_nr_running: 1,
+            sum_h_nr_running: 1,
+            group_weight: 1,
+            group_capacity: 284,
+            group_type: GroupType::MisfitTask,
+            group_misfit_task_load: 500,
+            ..Default::default()
+        };
+        let facts = GroupFacts {
+            flags: 0,
+            min_capacity: 284,
+            max_capacity: 284,
+        };
+        let mut sds = SdLbStats {
+            busiest: Some(1),
+            busiest_stat: mis,
+            ..Default::default()
+        };
+        assert!(!update_sd_pick_busiest(0, 1024, &sds, facts, &mis));
+        sds.rules.misfit_strict = false;
+        assert!(update_sd_pick_busiest(0, 1024, &sds, facts, &mis));
+
+        // 22d5607400c6 (v6.10): a task too big for every CPU is not misfit on the biggest CPU
+        // it may use (CPU7, 1024, on rb5); before it, it stays misfit there (util 1000:
+        // 1000·1280 = 1 280 000 ≥ 1024·1024, fits nowhere). On little CPU1 misfit in both.
+        let p = Platform::builtin("rb5").unwrap();
+        for (spec, on_biggest) in [("v6.5", true), ("v6.6", true), ("v6.12", false)] {
+            let mut k = kernel(spec, MachineDesc::from_platform(&p));
+            let t = queue(&mut k, 7, 1, Policy::Normal)[0];
+            let se = k.tasks[t.index()].se;
+            k.se[se.index()].avg.util_avg = 1000;
+            k.se[se.index()].avg.util_est = 1000;
+            k.update_misfit_status(Some(t), 7);
+            assert_eq!(k.lb.misfit_task_load[7] != 0, on_biggest, "{spec}");
+            k.update_misfit_status(Some(t), 1);
+            assert!(k.lb.misfit_task_load[1] != 0, "{spec}");
+        }
+    }
+
+    #[test]
+    fn failed_misfit_pass_counts_as_a_failure_before_v6_10() {
+        // rb5: a hog (util 600, does not fit 284) runs on little CPU1; idle big CPU7 balances
+        // MC: migrate_misfit cannot detach the running task → ld_moved 0, active balance.
+        // 58eeb2d79b54 (v6.10): such a pass does not count in nr_balance_failed; before it,
+        // it does.
+        let p = Platform::builtin("rb5").unwrap();
+        for (spec, failed) in [("v6.5", 1), ("v6.6", 1), ("v6.12", 0)] {
+            let mut k = kernel(spec, MachineDesc::from_platform(&p));
+            k.now = 10 * MS;
+            let t = queue(&mut k, 1, 1, Policy::Normal)[0];
+            k.rqs[1].curr = t;
+            k.tasks[t.index()].on_cpu = true;
+            let se = k.tasks[t.index()].se;
+            k.se[se.index()].avg.util_avg = 600;
+            k.se[se.index()].avg.util_est = 600;
+            set_signals(&mut k, 1, 600, 600);
+            k.update_misfit_status(Some(t), 1);
+            assert!(k.lb.misfit_task_load[1] != 0, "{spec}");
+            let level = k.lb_topo().per_cpu[7].domains.len() - 1;
+            let mut cont = true;
+            let moved = k.sched_balance_rq(7, level, CpuIdleType::Idle, &mut cont);
+            assert_eq!(moved, 0, "{spec}");
+            assert_eq!(
+                k.lb.last_lb.unwrap().migration_type,
+                MigrationType::Misfit,
+                "{spec}"
+            );
+            assert_eq!(k.lb.sd[7][level].nr_balance_failed, failed, "{spec}");
+        }
+    }
+
+    #[test]
+    fn util_est_boosting_changes_nothing_without_a_task() {
+        // cfs.md §15.2: v6.5's cpu_util(cpu, NULL, -1, 1) raises util_est to runnable_avg
+        // before the max; c2e164ac33f7 (6.5.3, v6.6) stops that. Without a task to add, both
+        // are max(util_avg, runnable_avg, util_est): the patch is listed as not modelled.
+        for spec in ["v6.5", "v6.5.y-3", "v6.6"] {
+            let mut k = two_llc(spec);
+            let c = k.rqs[1].cfs;
+            // util 300, runnable 500, util_est 400: v6.5 max(300, 500, max(400, 500)) = 500;
+            // v6.6 max(max(300, 500), 400) = 500
+            k.cfs[c.index()].avg.util_avg = 300;
+            k.cfs[c.index()].avg.runnable_avg = 500;
+            k.cfs[c.index()].util_est = 400;
+            assert_eq!(k.cpu_util_cfs_boost(1), 500, "{spec}");
+            // util_est 700 above both: 700 either way
+            k.cfs[c.index()].util_est = 700;
+            assert_eq!(k.cpu_util_cfs_boost(1), 700, "{spec}");
+        }
+    }
+
+    #[test]
+    fn v6_5_last_buddy_is_cache_hot() {
+        // cfs.md §15.2: with CACHE_HOT_BUDDY, v6.5's task_hot() also counts the last buddy
+        // (dst not idle). Q descheduled 0.7 ms ago is cold by time (TV-13).
+        let (mut k, q) = tv13_setup("v6.5", 2, Policy::Normal);
+        queue(&mut k, 0, 1, Policy::Normal);
+        let se = k.tasks[q.index()].se;
+        k.se[se.index()].exec_start = k.now - 700 * US;
+        let root = k.rqs[2].cfs;
+        k.cfs[root.index()].next = None;
+        k.cfs[root.index()].last = None;
+        assert!(can_migrate(&mut k, q, 1, 2, 0), "no buddy: cold");
+        k.cfs[root.index()].last = Some(se);
+        assert!(!can_migrate(&mut k, q, 1, 2, 0), "last buddy: hot");
+        // the other buddy slot does not make Q hot
+        let other = k.cfs_tasks(2).into_iter().find(|&t| t != q).unwrap();
+        k.cfs[root.index()].last = Some(k.tasks[other.index()].se);
+        assert!(can_migrate(&mut k, q, 1, 2, 0));
+        // NO_CACHE_HOT_BUDDY: the buddy rule is off
+        let (mut k, q) = tv13_setup("v6.5 NO_CACHE_HOT_BUDDY", 2, Policy::Normal);
+        queue(&mut k, 0, 1, Policy::Normal);
+        let se = k.tasks[q.index()].se;
+        k.se[se.index()].exec_start = k.now - 700 * US;
+        let root = k.rqs[2].cfs;
+        k.cfs[root.index()].next = None;
+        k.cfs[root.index()].last = Some(se);
+        assert!(can_migrate(&mut k, q, 1, 2, 0));
     }
 }

@@ -297,7 +297,8 @@ impl Kernel {
     }
 
     /// kernel: fair.c update_tg_load_avg() — publish this cfs_rq's contribution to
-    /// `tg->load_avg` (at most once per ms, and only on a > 1/64 change, v6.7+).
+    /// `tg->load_avg` (only on a > 1/64 change; at most once per ms from 1528c661c24b, v6.7:
+    /// cfs.md §15.2).
     pub(crate) fn update_tg_load_avg(&mut self, cfs: CfsRqId) {
         let tg = self.cfs[cfs.index()].tg;
         if tg.index() == 0 {
@@ -305,7 +306,8 @@ impl Kernel {
         }
         let now = self.now;
         let c = &self.cfs[cfs.index()];
-        if now.saturating_sub(c.last_update_tg_load_avg) < 1_000_000
+        if self.cfg.has(P::TgLoadAvgRatelimit)
+            && now.saturating_sub(c.last_update_tg_load_avg) < 1_000_000
             && c.last_update_tg_load_avg != 0
         {
             return;
@@ -486,5 +488,57 @@ impl Kernel {
         let se = &self.se[self.tasks[t.index()].se.index()];
         let cfs = se.cfs_rq;
         se.avg.load_avg * self.cfs_h_load(cfs) / (self.cfs[cfs.index()].avg.load_avg + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::{KernelConfig, PreemptModel};
+    use crate::MachineDesc;
+
+    /// A group cfs_rq of a child of the root group on CPU 0 (load 2048, nothing published).
+    fn group_cfs(spec: &str) -> (Kernel, CfsRqId) {
+        let cfg = KernelConfig::parse(spec).unwrap();
+        let mut k = Kernel::new(cfg, MachineDesc::ideal(1, 1000, PreemptModel::Full), 1).unwrap();
+        k.tgs.push(TaskGroup {
+            path: "/g".into(),
+            parent: Some(TgId(0)),
+            shares: NICE_0_LOAD,
+            idle: false,
+            cfs_rq: vec![],
+            se: vec![],
+            load_avg: 0,
+            cfs_bandwidth: Default::default(),
+            usage_ns: 0,
+        });
+        let tg = TgId(k.tgs.len() as u32 - 1);
+        let mut c = CfsRq::new(0, tg);
+        c.avg.load_avg = 2048;
+        k.cfs.push(c);
+        let id = CfsRqId::new(k.cfs.len() - 1);
+        (k, id)
+    }
+
+    #[test]
+    fn tg_load_avg_rate_limit_from_v6_7() {
+        // cfs.md §15.2: no rate limit in v6.5/v6.6; 1528c661c24b (v6.7) publishes a cfs_rq's
+        // contribution at most once per ms. At t = 5 ms: +2048 published in both. At 5.5 ms the
+        // load is 4096 (change 2048 > 2048/64): v6.6 publishes (tg 4096), v6.12 waits.
+        for (spec, at_5_5ms) in [("v6.5", 4096), ("v6.6", 4096), ("v6.12", 2048)] {
+            let (mut k, c) = group_cfs(spec);
+            let tg = k.cfs[c.index()].tg;
+            k.now = 5_000_000;
+            k.update_tg_load_avg(c);
+            assert_eq!(k.tgs[tg.index()].load_avg, 2048, "{spec}");
+            k.now = 5_500_000;
+            k.cfs[c.index()].avg.load_avg = 4096;
+            k.update_tg_load_avg(c);
+            assert_eq!(k.tgs[tg.index()].load_avg, at_5_5ms, "{spec}");
+            // a full ms after the last publication both publish
+            k.now = 6_000_000;
+            k.update_tg_load_avg(c);
+            assert_eq!(k.tgs[tg.index()].load_avg, 4096, "{spec}");
+        }
     }
 }

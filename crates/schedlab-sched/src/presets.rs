@@ -91,9 +91,20 @@ pub const PRESETS: &[PresetDef] = &[
             P::PropagateEnqueueFlags,
             P::CurbWakeupPreemption,
             P::EevdfDoc,
+            // v6.6 outside the EEVDF series (cfs.md §13.1, §15.2)
+            P::SmtActiveBalance,
+            P::SgCores,
+            P::SiblingImbalance,
+            P::IdleCoreShouldBalance,
+            P::HybridCluster,
+            P::AsymCapacityScanTarget,
+            P::RemoveUtilEstBoost,
+            P::AlignGroupFlags,
+            P::HzBw,
+            P::WfCurrentCpu,
+            P::SmtBalanceFix,
         ],
-        // HZ_BW: 88c56cfeaec4 (v6.6)
-        features: &[Add(F::HZ_BW, true)],
+        features: &[],
     },
     PresetDef {
         name: "v6.12",
@@ -101,9 +112,19 @@ pub const PRESETS: &[PresetDef] = &[
         summary: "DELAY_DEQUEUE, PREEMPT_SHORT, custom slices, deadline-sorted tree, fair_server",
         patches: &[
             P::RtPushableOverload,
+            P::ClusterShareResources,
+            P::ClusterScan,
+            P::ClusterPrevFallback,
+            P::TgLoadAvgRatelimit,
             P::LagPreservingReweight,
+            P::IdleSmtShouldBalance,
             P::DeadlineSortedTree,
             P::PickFastPath,
+            P::SelectIdleSmtSpan,
+            P::SelectIdleCoreSpan,
+            P::MisfitStrictBusiest,
+            P::MisfitFittingCpu,
+            P::MisfitNoBackoff,
             P::DelayedDequeue,
             P::DelayZero,
             P::EnqueueDelayed,
@@ -245,10 +266,22 @@ pub const PRESETS: &[PresetDef] = &[
     },
     // ---- stable overlays (fair.md §12.2, smp.md §10.3) ----
     PresetDef {
+        name: "v6.5.y-3",
+        base: Some("v6.5"),
+        summary: "6.5.3: v6.5 + the util_est boosting removal (cfs.md §13.3)",
+        patches: &[P::RemoveUtilEstBoost],
+        features: &[],
+    },
+    PresetDef {
         name: "v6.6.78",
         base: Some("v6.6"),
-        summary: "seed 000's 6.6.y: v6.6 + the strict-hierarchy SCHED_IDLE backport (Oct 2024)",
-        patches: &[P::IdleStrictHierarchy],
+        summary: "seed 000's 6.6.y: v6.6 + the should_we_balance fix (6.6.3) and the select_idle_smt/core domain checks (Mar 2024) and the strict-hierarchy SCHED_IDLE backport (Oct 2024)",
+        patches: &[
+            P::IdleSmtShouldBalance,
+            P::SelectIdleSmtSpan,
+            P::SelectIdleCoreSpan,
+            P::IdleStrictHierarchy,
+        ],
         features: &[],
     },
     PresetDef {
@@ -1269,6 +1302,61 @@ mod tests {
         assert!(KernelConfig::parse("v6.12.75 preempt=rt").is_ok());
         // 7dadeaa6e851 (v7.0): no VOLUNTARY.
         assert!(KernelConfig::parse("v7.0 preempt=voluntary").is_err());
+    }
+
+    #[test]
+    fn v6_6_commits_outside_the_series_are_single_patches() {
+        // cfs.md §13.3: each can be added to v6.5 or removed from v6.6 on its own
+        let outside = [
+            Patch::SmtActiveBalance,
+            Patch::SgCores,
+            Patch::SiblingImbalance,
+            Patch::IdleCoreShouldBalance,
+            Patch::HybridCluster,
+            Patch::AsymCapacityScanTarget,
+            Patch::RemoveUtilEstBoost,
+            Patch::AlignGroupFlags,
+            Patch::HzBw,
+            Patch::WfCurrentCpu,
+            Patch::SmtBalanceFix,
+        ];
+        let v65 = KernelConfig::parse("v6.5").unwrap();
+        let v66 = KernelConfig::parse("v6.6").unwrap();
+        for p in outside {
+            assert!(!crate::patches::SERIES.contains(&p), "{p:?}");
+            assert!(!v65.has(p) && v66.has(p), "{p:?}");
+            assert!(p.info().release.starts_with("v6.6"), "{p:?}");
+            let k = KernelConfig::parse(&format!("v6.5 +{}", p.id())).unwrap();
+            assert!(k.has(p) && !k.has(Patch::EevdfPolicy), "{p:?}");
+            let k = KernelConfig::parse(&format!("v6.6 -{}", p.id())).unwrap();
+            assert!(!k.has(p) && k.has(Patch::EevdfPolicy), "{p:?}");
+        }
+        // HZ_BW comes with 88c56cfeaec4: absent in v6.5 and in v6.6 without it
+        assert!(!v65.features.exists(F::HZ_BW));
+        assert!(v66.features.exists(F::HZ_BW) && v66.feat(F::HZ_BW));
+        assert!(!KernelConfig::parse("v6.6 -88c56cfeaec4")
+            .unwrap()
+            .features
+            .exists(F::HZ_BW));
+        assert!(KernelConfig::parse("v6.5 +88c56cfeaec4")
+            .unwrap()
+            .feat(F::HZ_BW));
+        // the 6.5.3 overlay: v6.5 + c2e164ac33f7 and nothing else
+        let k = KernelConfig::parse("v6.5.y-3").unwrap();
+        assert_eq!(
+            k.patches.iter().collect::<Vec<_>>(),
+            [Patch::RemoveUtilEstBoost]
+        );
+        assert_eq!(k.features.debugfs_line(), v65.features.debugfs_line());
+        // v6.12 carries all of them, and the later fixes of the same code
+        let k = KernelConfig::parse("v6.12").unwrap();
+        for p in outside.into_iter().chain([
+            Patch::IdleSmtShouldBalance,
+            Patch::SelectIdleSmtSpan,
+            Patch::SelectIdleCoreSpan,
+        ]) {
+            assert!(k.has(p), "{p:?}");
+        }
     }
 
     #[test]

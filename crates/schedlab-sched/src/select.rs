@@ -587,7 +587,8 @@ impl Kernel {
 
         if wake_flags & WF_TTWU != 0 {
             let allowed_here = self.tasks[p.index()].cpus_allowed.contains(cpu);
-            if wake_flags & WF_CURRENT_CPU != 0 && allowed_here {
+            // (ab83f455f04d, v6.6: the flag does not exist before it)
+            if self.cfg.has(P::WfCurrentCpu) && wake_flags & WF_CURRENT_CPU != 0 && allowed_here {
                 return cpu;
             }
             want_affine = !self.wake_wide(p, cpu) && allowed_here;
@@ -1076,6 +1077,13 @@ impl Kernel {
 
     // ===================================================================== fast path (§2.5)
 
+    /// `static_branch_unlikely(&sched_cluster_active)` as the wake-up path reads it: the key
+    /// and its readers came with 8881e1639f1f (v6.7); before it the wake-up path ignores
+    /// clusters (cfs.md §15.2).
+    fn sis_cluster_active(&self) -> bool {
+        self.machine.domains.sched_cluster_active && self.cfg.has(P::ClusterScan)
+    }
+
     /// The wakeup fast path: an idle (or idle-enough) CPU sharing the LLC with `target`,
     /// in the kernel's rule order (smp.md §2.5). `this_cpu` is the waking CPU and `in_task`
     /// its context (rule 3).
@@ -1089,7 +1097,7 @@ impl Kernel {
         in_task: bool,
     ) -> usize {
         let asym = self.machine.domains.sched_asym_cpucapacity;
-        let cluster = self.machine.domains.sched_cluster_active;
+        let cluster = self.sis_cluster_active();
         // on asymmetric systems, update the task's utilization: it is checked against the
         // CPUs' capacities
         let mut task_util = 0;
@@ -1112,7 +1120,10 @@ impl Kernel {
             if !cluster || self.cpus_share_resources(prev, target) {
                 return prev;
             }
-            prev_aff = Some(prev);
+            // (22165f61d0c4: remembered for a failed scan)
+            if self.cfg.has(P::ClusterPrevFallback) {
+                prev_aff = Some(prev);
+            }
         }
         // 3. a per-CPU kthread (e.g. an I/O completion kworker) lets the wakee stack behind
         //    it when the wakee queued the work from here: essentially a sync wakeup
@@ -1139,7 +1150,9 @@ impl Kernel {
             if !cluster || self.cpus_share_resources(r, target) {
                 return r;
             }
-            recent_used_cpu = Some(r);
+            if self.cfg.has(P::ClusterPrevFallback) {
+                recent_used_cpu = Some(r);
+            }
         }
         // 5. asymmetric capacity: the domain of interest is sd_asym_cpucapacity
         if asym {
@@ -1196,7 +1209,7 @@ impl Kernel {
     /// Scans the SMT siblings of `core`: `core` if all are idle; otherwise records the first
     /// usable idle (or SCHED_IDLE-only fallback) sibling in `idle_cpu` and removes the core
     /// from `cpus` (smp.md §2.6.1). Adds the siblings it tests to `visited`.
-    /// kernel: fair.c select_idle_core() @ v7.1 (fd54d81c2c0e switchable)
+    /// kernel: fair.c select_idle_core() @ v7.1 (fd54d81c2c0e, 23d04d8c6b8e switchable)
     fn select_idle_core(
         &self,
         p: TaskId,
@@ -1207,12 +1220,23 @@ impl Kernel {
     ) -> Option<usize> {
         let mut idle = true;
         let smt = &self.machine.smt_mask[core];
+        // the fallback must lie in the scanned cpus (23d04d8c6b8e); before it, only in the
+        // task's allowed CPUs, which may include a sibling outside the LLC domain
+        let span_check = self.cfg.has(P::SelectIdleCoreSpan);
+        let allowed = &self.tasks[p.index()].cpus_allowed;
+        let candidate = |c: usize| {
+            if span_check {
+                cpus.contains(c)
+            } else {
+                allowed.contains(c)
+            }
+        };
         for cpu in smt.iter() {
             *visited += 1;
             if !self.available_idle_cpu(cpu) {
                 idle = false;
                 if idle_cpu.is_none() {
-                    if self.sis_sched_idle_ok(cpu, p) && cpus.contains(cpu) {
+                    if self.sis_sched_idle_ok(cpu, p) && candidate(cpu) {
                         *idle_cpu = Some(cpu);
                         break;
                     }
@@ -1220,7 +1244,7 @@ impl Kernel {
                 }
                 break;
             }
-            if idle_cpu.is_none() && cpus.contains(cpu) {
+            if idle_cpu.is_none() && candidate(cpu) {
                 *idle_cpu = Some(cpu);
             }
         }
@@ -1231,9 +1255,10 @@ impl Kernel {
         None
     }
 
-    /// The first idle-enough SMT sibling of `target` (≠ target) in `sd` (smp.md §2.6.2).
-    /// Adds the siblings it tests to `visited`.
-    /// kernel: fair.c select_idle_smt() @ v7.1 (fd54d81c2c0e switchable)
+    /// The first idle-enough SMT sibling of `target` (≠ target) in `sd` (smp.md §2.6.2; before
+    /// 8aeaffef8c6e, v6.9, any allowed sibling, cfs.md §15.2). Adds the siblings it tests to
+    /// `visited`.
+    /// kernel: fair.c select_idle_smt() @ v7.1 (fd54d81c2c0e, 8aeaffef8c6e switchable)
     fn select_idle_smt(
         &self,
         p: TaskId,
@@ -1243,10 +1268,12 @@ impl Kernel {
     ) -> Option<usize> {
         let span = &self.sd(sd).span;
         let allowed = &self.tasks[p.index()].cpus_allowed;
+        // (8aeaffef8c6e: a sibling outside the LLC domain, e.g. isolcpus=domain, is skipped)
+        let span_check = self.cfg.has(P::SelectIdleSmtSpan);
         self.machine.smt_mask[target]
             .and(allowed)
             .iter()
-            .filter(|&c| c != target && span.contains(c))
+            .filter(|&c| c != target && (!span_check || span.contains(c)))
             .find(|&c| {
                 *visited += 1;
                 self.sis_idle_ok(c, p)
@@ -1311,7 +1338,7 @@ impl Kernel {
             let mut found = None;
             let mut done = false;
             // v6.7+: first scan the target's cluster (the LLC's first group, when it is one)
-            if self.machine.domains.sched_cluster_active {
+            if self.sis_cluster_active() {
                 let g = &self.sd(sd).groups[0];
                 if g.flags & SD_CLUSTER != 0 {
                     let sg_span = g.span.clone();
@@ -1343,7 +1370,7 @@ impl Kernel {
             return found;
         }
         // v6.7+: first scan the target's cluster (the LLC's first group, when it is one)
-        if self.machine.domains.sched_cluster_active {
+        if self.sis_cluster_active() {
             let g = &self.sd(sd).groups[0];
             if g.flags & SD_CLUSTER != 0 {
                 let sg_span = g.span.clone();
@@ -1412,7 +1439,7 @@ impl Kernel {
             }
             None
         };
-        if self.machine.domains.sched_cluster_active {
+        if self.sis_cluster_active() {
             let sd = SdRef {
                 cpu: target,
                 idx: self.machine.domains.per_cpu[target].sd_llc.unwrap(),
@@ -1432,10 +1459,11 @@ impl Kernel {
         }
     }
 
-    /// Asymmetric machines: the first idle-enough CPU of `sd` (from `target`, inclusive) that
-    /// fits `p`, else the best of those that do not (larger capacity) (smp.md §6.3). Adds the
+    /// Asymmetric machines: the first idle-enough CPU of `sd` (from `target`, inclusive; from
+    /// `target + 1`, wrapping round to `target` last, before 7ee7642c9141) that fits `p`, else
+    /// the best of those that do not (larger capacity) (smp.md §6.3, cfs.md §15.2). Adds the
     /// CPUs it tests to `visited`.
-    /// kernel: fair.c select_idle_capacity() @ v7.1 (fd54d81c2c0e switchable)
+    /// kernel: fair.c select_idle_capacity() @ v7.1 (fd54d81c2c0e, 7ee7642c9141 switchable)
     fn select_idle_capacity(
         &self,
         p: TaskId,
@@ -1448,7 +1476,12 @@ impl Kernel {
         let mut best_cap = 0u64;
         let mut best_fits = 0i32;
         let mut best_cpu = None;
-        for cpu in cpus.iter_wrap(target) {
+        let start = if self.cfg.has(P::AsymCapacityScanTarget) {
+            target
+        } else {
+            target + 1
+        };
+        for cpu in cpus.iter_wrap(start) {
             *visited += 1;
             let cpu_cap = self.capacity_of(cpu);
             if !self.sis_idle_ok(cpu, p) {
@@ -2165,6 +2198,105 @@ core = [0, 1, 2, 3, 0, 1, 2, 3]
         assert_eq!(k.select_idle_sibling(p, 1, 0, 0, true), 5);
     }
 
+    // ------------------------------------------- v6.5 vs v6.6 and later (cfs.md §15.2)
+
+    /// SMT8 with CPU5 (the sibling of CPU1) removed from the sched domains; P may run anywhere.
+    fn smt8_cpu5_isolated(spec: &str) -> (Kernel, TaskId) {
+        let text = format!("{SMT8}[kernel]\nisolcpus = \"domain,5\"\n");
+        let mut k = from_toml(spec, &text);
+        assert!(!k.sd(SdRef { cpu: 1, idx: 0 }).span.contains(5));
+        for c in [0, 1, 2, 3, 4, 6, 7] {
+            let t = task(&mut k, "busy", Policy::Normal);
+            queue(&mut k, t, c, true, false);
+        }
+        let p = task(&mut k, "P", Policy::Normal);
+        k.tasks[p.index()].cpus_allowed = CpuMask::first_n(8);
+        k.tasks[p.index()].nr_cpus_allowed = 8;
+        sleep_on(&mut k, p, 1);
+        (k, p)
+    }
+
+    #[test]
+    fn select_idle_smt_domain_check_from_v6_9() {
+        // no idle-core hint, prev 1 shares the LLC with target 0: select_idle_smt(prev) finds
+        // the idle sibling CPU5. It is outside the LLC domain (isolcpus=domain): 8aeaffef8c6e
+        // (v6.9, in 6.6.y) skips it, the scan of the LLC finds nothing idle → target 0;
+        // before it (cfs.md §15.2) CPU5 is returned.
+        for (spec, expect) in [
+            ("v6.5", 5),
+            ("v6.6", 5),
+            ("v6.6+8aeaffef8c6e", 0),
+            ("v6.6.78", 0),
+            ("v6.12", 0),
+        ] {
+            let (mut k, p) = smt8_cpu5_isolated(spec);
+            k.set_idle_cores(0, false);
+            assert_eq!(k.select_idle_sibling(p, 1, 0, 0, true), expect, "{spec}");
+        }
+    }
+
+    #[test]
+    fn select_idle_core_domain_check_from_v6_9() {
+        // idle-core hint set: select_idle_cpu scans cores; core {1,5} is busy but CPU5 idle,
+        // so it becomes the fallback idle CPU unless it must lie in the scanned cpus
+        // (23d04d8c6b8e, v6.9): there is no idle core, so the fallback or target 0 is returned.
+        for (spec, expect) in [
+            ("v6.5", 5),
+            ("v6.6", 5),
+            ("v6.6+23d04d8c6b8e", 0),
+            ("v6.6.78", 0),
+            ("v6.12", 0),
+        ] {
+            let (mut k, p) = smt8_cpu5_isolated(spec);
+            k.set_idle_cores(0, true);
+            assert_eq!(k.select_idle_sibling(p, 1, 0, 0, true), expect, "{spec}");
+        }
+    }
+
+    #[test]
+    fn select_idle_capacity_scan_start_by_version() {
+        // rb5: CPUs 0–3 capacity 284, 4–6 871, 7 1024. Busy: 0, 4, 5, 6, 7; P (util 900) asleep
+        // on CPU2; 2 and 3 idle. 900 fits no CPU (900·1280 = 1 152 000 ≥ 1024·1024), so
+        // select_idle_capacity keeps the first idle CPU of the largest capacity it meets: from
+        // target 2 (7ee7642c9141, v6.6) CPU2; from target + 1 (v6.5) CPU3.
+        assert!(!fits_capacity(900, 1024));
+        for (spec, expect) in [
+            ("v6.5", 3),
+            ("v6.5+7ee7642c9141", 2),
+            ("v6.6", 2),
+            ("v6.6 -7ee7642c9141", 3),
+        ] {
+            let p = Platform::builtin("rb5").unwrap();
+            let mut k = kernel(spec, MachineDesc::from_platform(&p));
+            for c in [0, 4, 5, 6, 7] {
+                let t = task(&mut k, "busy", Policy::Normal);
+                queue(&mut k, t, c, true, false);
+            }
+            let t = task(&mut k, "P", Policy::Normal);
+            sleep_on(&mut k, t, 2);
+            let se = k.tasks[t.index()].se;
+            k.se[se.index()].avg.util_avg = 900;
+            k.se[se.index()].avg.util_est = 900;
+            assert_eq!(k.select_idle_sibling(t, 2, 2, 0, true), expect, "{spec}");
+        }
+    }
+
+    #[test]
+    fn wf_current_cpu_exists_from_v6_6() {
+        // TV-1 state without sync: wake_affine_idle finds prev CPU1 idle -> CPU1. With
+        // WF_CURRENT_CPU (ab83f455f04d, v6.6) the waking CPU0; v6.5 has no such flag.
+        for (spec, expect) in [("v6.5", 1), ("v6.6", 0), ("v6.6 -ab83f455f04d", 1)] {
+            let (mut k, p) = tv01(spec);
+            assert_eq!(
+                k.select_task_rq_fair(p, 1, WF_TTWU | WF_CURRENT_CPU, 0, true),
+                expect,
+                "{spec}"
+            );
+            let (mut k, p) = tv01(spec);
+            assert_eq!(k.select_task_rq_fair(p, 1, WF_TTWU, 0, true), 1, "{spec}");
+        }
+    }
+
     // ------------------------------------------- issue #14: the idle scan's cost
 
     /// The CPUs the scanners test in one `select_idle_sibling()` from a fresh count.
@@ -2264,6 +2396,49 @@ extends = "smp:8"
 cpus = 8
 cluster = [0, 0, 0, 0, 1, 1, 1, 1]
 "#;
+
+    #[test]
+    fn cluster_wakeup_from_v6_7() {
+        // cfs.md §15.2: v6.5 and v6.6 have no cluster wake-up logic. CLUSTER8 (one LLC, clusters
+        // {0-3} {4-7}): all busy but CPU6, P asleep on 0. v6.6 scans the LLC from target + 1:
+        // 1, 2, 3, 4, 5, 6 → CPU6 at the 6th test; 8881e1639f1f (v6.7) scans the cluster first
+        // (4 tests), then 4, 5, 6: 7 tests.
+        for (spec, tests) in [
+            ("v6.5", 6),
+            ("v6.6", 6),
+            ("v6.6+8881e1639f1f", 7),
+            ("v6.12", 7),
+        ] {
+            let mut k = from_toml(spec, CLUSTER8);
+            for c in [0, 1, 2, 3, 4, 5, 7] {
+                let t = task(&mut k, "busy", Policy::Normal);
+                queue(&mut k, t, c, true, false);
+            }
+            let p = task(&mut k, "P", Policy::Normal);
+            sleep_on(&mut k, p, 0);
+            assert_eq!(scan_visits(&mut k, p, 0, 0), (6, tests), "{spec}");
+        }
+        // all busy but prev CPU5 (other cluster), target 0, scan budget 3 (runs out inside the
+        // cluster). v6.6: rule 2, prev idle and cache affine → 5. 8881e1639f1f alone: prev is
+        // not in target's cluster, the scan fails → target 0. 22165f61d0c4: the remembered
+        // prev → 5.
+        for (spec, expect) in [
+            ("v6.6", 5),
+            ("v6.6+8881e1639f1f", 0),
+            ("v6.6+8881e1639f1f+22165f61d0c4", 5),
+            ("v6.12", 5),
+        ] {
+            let mut k = from_toml(spec, CLUSTER8);
+            for c in [0, 1, 2, 3, 4, 6, 7] {
+                let t = task(&mut k, "busy", Policy::Normal);
+                queue(&mut k, t, c, true, false);
+            }
+            let p = task(&mut k, "P", Policy::Normal);
+            sleep_on(&mut k, p, 5);
+            k.set_nr_idle_scan(0, 3);
+            assert_eq!(k.select_idle_sibling(p, 5, 0, 0, true), expect, "{spec}");
+        }
+    }
 
     #[test]
     fn idle_scan_counts_the_cluster_pass_first() {
