@@ -2651,8 +2651,8 @@ impl FairOp {
         FairOp::CfsLastBuddySet,
     ];
 
-    /// Counted only by the v6.5 class (left out of the EEVDF kernels' listings).
-    pub fn cfs_only(self) -> bool {
+    /// Counted only by the v6.5 class.
+    fn cfs_only(self) -> bool {
         (self as usize) >= FairOp::CfsPlace as usize
     }
 

@@ -26,6 +26,7 @@ use crate::fair_pelt::{DO_ATTACH, DO_DETACH, UPDATE_TG};
 use crate::features::Feature as F;
 use crate::sched::*;
 use crate::stats::WakeupVerdict;
+use crate::sysctl::sysctl_factor;
 use crate::tree::{self, before};
 use crate::Kernel;
 
@@ -93,15 +94,10 @@ impl CfsTunables {
         }
     }
 
-    /// kernel: fair.c get_update_sysctl_factor()
-    pub fn factor(mode: u32, ncpus: u32) -> u64 {
-        crate::sysctl::sysctl_factor(mode, ncpus)
-    }
-
     /// kernel: fair.c update_sysctl() — at boot and on every rq_online/rq_offline: the three
     /// scaled tunables become factor × normalised (overwriting plain debugfs writes).
     pub fn update_sysctl(&mut self, ncpus: u32) {
-        let f = Self::factor(self.tunable_scaling, ncpus);
+        let f = sysctl_factor(self.tunable_scaling, ncpus);
         self.min_granularity = f * self.normalized_min_granularity;
         self.latency = f * self.normalized_latency;
         self.wakeup_granularity = f * self.normalized_wakeup_granularity;
@@ -132,7 +128,7 @@ impl CfsTunables {
     /// kernel: fair.c sched_update_scaling() — `sched_nr_latency` and the normalised values
     /// from the current ones.
     fn sched_update_scaling(&mut self, ncpus: u32) {
-        let f = Self::factor(self.tunable_scaling, ncpus);
+        let f = sysctl_factor(self.tunable_scaling, ncpus);
         self.nr_latency = self.latency.div_ceil(self.min_granularity.max(1));
         self.normalized_min_granularity = self.min_granularity / f;
         self.normalized_latency = self.latency / f;

@@ -785,20 +785,15 @@ impl KernelConfig {
             v.parse::<u64>()
                 .map_err(|_| bad("expected a non-negative integer"))
         };
-        let cfs_only = |k: &str| KernelSpecError::BadValue {
-            spec: spec.to_string(),
-            name: k.to_string(),
-            value: v.to_string(),
-            reason: "exists only in v6.5 (CFS); EEVDF kernels have base_slice_ns instead"
-                .to_string(),
-        };
         match k {
             "latency_ns"
             | "min_granularity_ns"
             | "wakeup_granularity_ns"
             | "idle_min_granularity_ns" => {
                 if self.has(Patch::RenameBaseSlice) || self.has(Patch::CommitEevdf) {
-                    return Err(cfs_only(k));
+                    return Err(bad(
+                        "exists only in v6.5 (CFS); EEVDF kernels have base_slice_ns instead",
+                    ));
                 }
                 let n = num()?;
                 // debugfs u32 files; 0 would make the period (or sched_nr_latency's divisor)
@@ -810,12 +805,9 @@ impl KernelConfig {
             }
             "child_runs_first" | "sched_child_runs_first" => {
                 if self.has(Patch::LagCrossRqPlacement) {
-                    return Err(KernelSpecError::BadValue {
-                        spec: spec.to_string(),
-                        name: k.to_string(),
-                        value: v.to_string(),
-                        reason: "the child-runs-first swap exists only in v6.5 (CFS); e8f331bcc270 removed it".to_string(),
-                    });
+                    return Err(bad(
+                        "the child-runs-first swap exists only in v6.5 (CFS); e8f331bcc270 removed it",
+                    ));
                 }
                 let n: i64 = v.parse().map_err(|_| bad("expected an integer"))?;
                 if n < i64::from(i32::MIN) || n > i64::from(i32::MAX) {

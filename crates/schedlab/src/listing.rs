@@ -210,29 +210,32 @@ pub fn show_kernel(k: &KernelConfig) -> String {
     }
     if !k.has(Patch::EevdfPolicy) {
         // the CFS class (v6.5): its tunables after boot and the configured writes
-        let mut rows = Vec::new();
-        for n in [1u32, 4, 8] {
-            let t = schedlab_sched::fair_cfs::CfsTunables::boot(n, &k.sysctl.cfs_writes)
-                .map_err(|e| e.to_string());
-            match t {
-                Ok(t) => rows.push(format!(
+        // the writes were validated by the parser, so booting cannot fail
+        let boot = |n: u32| {
+            schedlab_sched::fair_cfs::CfsTunables::boot(n, &k.sysctl.cfs_writes)
+                .expect("validated tunables")
+        };
+        let rows: Vec<String> = [1u32, 4, 8]
+            .iter()
+            .map(|&n| {
+                let t = boot(n);
+                format!(
                     "latency_ns {} / min_granularity_ns {} / wakeup_granularity_ns {} ({n} CPU{})",
                     t.latency,
                     t.min_granularity,
                     t.wakeup_granularity,
                     if n == 1 { "" } else { "s" }
-                )),
-                Err(e) => rows.push(e),
-            }
-        }
-        let t = schedlab_sched::fair_cfs::CfsTunables::boot(1, &k.sysctl.cfs_writes).ok();
+                )
+            })
+            .collect();
+        let t = boot(1);
         let _ = writeln!(
             s,
             "\nCFS tunables: {}; idle_min_granularity_ns {}, sched_nr_latency {}, child_runs_first {}",
             rows.join("; "),
-            t.as_ref().map_or(0, |t| t.idle_min_granularity),
-            t.as_ref().map_or(0, |t| t.nr_latency),
-            t.as_ref().is_some_and(|t| t.child_runs_first) as u8
+            t.idle_min_granularity,
+            t.nr_latency,
+            t.child_runs_first as u8
         );
         let _ = writeln!(
             s,
