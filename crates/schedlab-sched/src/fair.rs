@@ -587,26 +587,22 @@ impl Kernel {
 
     // ===================================================================== enqueue / dequeue
 
-    /// kernel: fair.c account_entity_enqueue() (`idle_nr_running` is kept up to v6.13 but
-    /// read only by the v6.5 class)
+    /// kernel: fair.c account_entity_enqueue() (the kernel keeps `idle_nr_running` here up
+    /// to v6.13; only the v6.5 class reads it, and fair_cfs.rs keeps it)
     fn account_entity_enqueue(&mut self, cfs: CfsRqId, se: SeId) {
         let w = self.se[se.index()].load.weight;
-        let idle = self.is_idle_entity(se) as u32;
         let c = &mut self.cfs[cfs.index()];
         c.load.weight += w;
         c.load.inv_weight = 0;
         c.nr_queued += 1;
-        c.idle_nr_running = c.idle_nr_running.wrapping_add(idle);
     }
 
     fn account_entity_dequeue(&mut self, cfs: CfsRqId, se: SeId) {
         let w = self.se[se.index()].load.weight;
-        let idle = self.is_idle_entity(se) as u32;
         let c = &mut self.cfs[cfs.index()];
         c.load.weight -= w;
         c.load.inv_weight = 0;
         c.nr_queued -= 1;
-        c.idle_nr_running = c.idle_nr_running.wrapping_sub(idle);
     }
 
     /// kernel: fair.c enqueue_entity()
@@ -2482,16 +2478,17 @@ impl Kernel {
         self.tgs[tg.index()].idle = idle;
         for cpu in 0..self.ncpus {
             let q = self.tgs[tg.index()].cfs_rq[cpu];
-            // the group entity changes idleness at its own level
-            if let Some(gse) = self.tgs[tg.index()].se[cpu] {
+            // the group entity changes idleness at its own level (`idle_nr_running`, kept by
+            // the v6.5 class only)
+            if let Some(gse) = self.tgs[tg.index()].se[cpu].filter(|_| self.fair_policy.is_some()) {
                 if self.se[gse.index()].on_rq {
                     let pc = self.se[gse.index()].cfs_rq;
                     let c = &mut self.cfs[pc.index()];
-                    c.idle_nr_running = if idle {
-                        c.idle_nr_running.wrapping_add(1)
+                    if idle {
+                        c.idle_nr_running += 1;
                     } else {
-                        c.idle_nr_running.wrapping_sub(1)
-                    };
+                        c.idle_nr_running -= 1;
+                    }
                 }
             }
             self.cfs[q.index()].idle = idle;
