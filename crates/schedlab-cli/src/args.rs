@@ -48,6 +48,13 @@ pub enum Cmd {
     /// mmtests-style table of several kernels on one workload
     #[command(after_help = EXIT_CODES)]
     Compare(CompareArgs),
+    /// Run a sweep described by a TOML file (platforms × kernels × workloads × durations ×
+    /// seeds), locally or on Ray, into a Parquet dataset; needs the Python package
+    #[command(after_help = SWEEP_HELP)]
+    Sweep(SweepArgs),
+    /// Write the HTML report of a sweep's results.parquet; needs the Python package
+    #[command(after_help = EXIT_CODES)]
+    Report(ReportArgs),
     /// List kernels | patches | features | sysctls | platforms | workloads | scenarios
     List {
         #[arg(value_enum)]
@@ -82,6 +89,69 @@ pub enum Cmd {
     },
     /// Print the man page (roff) of schedlab
     Man,
+}
+
+/// The sweep file's format and what `schedlab sweep` writes, at the end of its help.
+const SWEEP_HELP: &str = "\
+The sweep file (TOML, keys at the top level; examples/sweeps/seed000.toml):
+  platforms = [\"rpi5\"]                       # required; a string means one
+  kernels   = [\"v6.6.78\", \"v6.12.81\"]        # required
+  workloads = [\"stress-ng --pipe 4 --timeout 1s --metrics-brief\"]
+                                   # required; an entry may be a list of lines run together
+  durations = [\"1s\"]                        # default: the workloads' own duration
+  seeds     = \"1..10\"                       # 1 through 10, or a list [1, 2, 3]; default 1
+  out       = \"DIR\"                         # default: FILE's name without .toml + \"-sweep\"
+  backend   = \"local\"                       # or \"ray\"
+  ray_address = \"auto\"                      # for backend \"ray\": ray.init(address=...)
+  jobs      = 2                             # simulations at once
+The flags override the file. One job per (platform, kernel, workload, duration, seed); each
+finished job is written to DIR/jobs/ at once, so a killed sweep continues with --resume without
+redoing finished jobs; at the end the whole long table (platform, kernel, workload, duration,
+seed, metric, unit, value) is DIR/results.parquet. Results are the same on either backend and for
+any --jobs.
+
+Runs 'python3 -m schedlab sweep ...' (SCHEDLAB_PYTHON names another interpreter); install the
+package with 'pip install ./python' from a clone.
+
+Exit status:
+  0  success
+  1  a failure of the run or of its output; 130 interrupted
+  2  bad input (the file: its line, key and value; a flag; a directory holding another sweep;
+     a job refused by the simulator), or the Python package is not installed";
+
+/// `schedlab sweep FILE.toml ...`
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// the sweep file (TOML)
+    #[arg(value_name = "FILE.toml")]
+    pub file: PathBuf,
+    /// continue the sweep in the output directory: run only the jobs without a result (the
+    /// configuration must be the same)
+    #[arg(long)]
+    pub resume: bool,
+    /// run on the Ray cluster at ADDRESS (e.g. auto, ray://head:10001), one task per job
+    #[arg(long, value_name = "ADDRESS")]
+    pub ray: Option<String>,
+    /// output directory (default: the file's `out`, else FILE's name without .toml + -sweep)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// simulations to run at once (local default: all cores; Ray: all jobs submitted);
+    /// results are the same for any N
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// `schedlab report SWEEP.parquet [-o DIR]`
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// a sweep's results.parquet
+    #[arg(value_name = "SWEEP.parquet")]
+    pub parquet: PathBuf,
+    /// directory for index.html (default: report/ beside the Parquet file)
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

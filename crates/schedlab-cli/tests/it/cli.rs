@@ -870,6 +870,8 @@ mod hostile {
             "version",
             "completions",
             "man",
+            "sweep",
+            "report",
         ] {
             let o = bin().args(["help", c]).output().unwrap();
             check(c, &o, 0, &[]);
@@ -918,5 +920,43 @@ mod hostile {
         assert!(o.stdout.is_empty());
         // 3 × 20 s of rpi5 would take minutes; the check takes well under that
         assert!(t0.elapsed().as_secs() < 20, "{:?}", t0.elapsed());
+    }
+
+    /// sweep and report run in the Python package: without an interpreter, or without the
+    /// package, one line saying how to install it and exit 2 (bad set-up, as bad input).
+    #[test]
+    fn sweep_and_report_without_the_python_package() {
+        let d = dir("nopython");
+        let o = bin()
+            .args(["sweep", "x.toml"])
+            .env("SCHEDLAB_PYTHON", d.join("no-such-python"))
+            .output()
+            .unwrap();
+        check("sweep", &o, 2, &["no-such-python", "pip install ./python"]);
+        // a real interpreter that cannot find the package: python3 -S (no site-packages),
+        // through a wrapper script since SCHEDLAB_PYTHON is one program name
+        let py = d.join("py");
+        std::fs::write(&py, "#!/bin/sh\nexec python3 -S \"$@\"\n").unwrap();
+        std::process::Command::new("chmod")
+            .args(["+x"])
+            .arg(&py)
+            .status()
+            .unwrap();
+        if std::process::Command::new(&py)
+            .args(["-c", ""])
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            for args in [vec!["sweep", "x.toml"], vec!["report", "x.parquet"]] {
+                let o = bin()
+                    .args(&args)
+                    .env("SCHEDLAB_PYTHON", &py)
+                    .current_dir(&d)
+                    .output()
+                    .unwrap();
+                check(args[0], &o, 2, &["not installed", "pip install ./python"]);
+            }
+        }
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }
