@@ -78,6 +78,11 @@ def load_sweep_file(path: str) -> dict:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        m = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(e))
+        if m:
+            raise InputError(
+                f"{path}:{m[2]}: invalid TOML at column {m[3]}: {m[1]}"
+            ) from None
         raise InputError(f"{path}: invalid TOML: {e}") from None
 
     def where(key: str) -> str:
