@@ -23,6 +23,33 @@ pub fn compare(
     as_json: bool,
     jobs: Option<usize>,
 ) -> Result<String, RunError> {
+    let cols = compare_cols(base, kernels, runs, jobs)?;
+    Ok(if as_json {
+        render_json(base, kernels, runs, &cols)
+    } else {
+        render_text(&cols)
+    })
+}
+
+/// [`compare`] once, rendered both ways: `(compare --json document, text table)` (the
+/// Python package returns both from one set of runs).
+pub fn compare_outputs(
+    base: &RunSpec,
+    kernels: &[String],
+    runs: u32,
+    jobs: Option<usize>,
+) -> Result<(String, String), RunError> {
+    let cols = compare_cols(base, kernels, runs, jobs)?;
+    Ok((render_json(base, kernels, runs, &cols), render_text(&cols)))
+}
+
+/// The runs of a comparison, one column of samples per kernel.
+fn compare_cols(
+    base: &RunSpec,
+    kernels: &[String],
+    runs: u32,
+    jobs: Option<usize>,
+) -> Result<Vec<Col>, RunError> {
     if let Err(m) = crate::scenario::check_runs(runs) {
         return Err(RunError::Config(format!("--runs {runs}: {m}")));
     }
@@ -129,8 +156,12 @@ pub fn compare(
         }
         cols.push(col);
     }
-    if as_json {
-        let rows: Vec<_> = cols
+    Ok(cols)
+}
+
+/// The `compare --json` document.
+fn render_json(base: &RunSpec, kernels: &[String], runs: u32, cols: &[Col]) -> String {
+    let rows: Vec<_> = cols
             .iter()
             .flat_map(|c| {
                 c.samples.iter().map(move |(n, u, _, v)| {
@@ -138,21 +169,24 @@ pub fn compare(
                 })
             })
             .collect();
-        let doc = json!({
-            "schema_version": crate::report::SCHEMA_VERSION,
-            "platform": base.platform,
-            "workloads": base.workloads,
-            "kernels": kernels,
-            "runs": runs,
-            "first_seed": base.seed,
-            "rows": rows,
-        });
-        return Ok(serde_json::to_string_pretty(&doc).unwrap() + "\n");
-    }
+    let doc = json!({
+        "schema_version": crate::report::SCHEMA_VERSION,
+        "platform": base.platform,
+        "workloads": base.workloads,
+        "kernels": kernels,
+        "runs": runs,
+        "first_seed": base.seed,
+        "rows": rows,
+    });
+    serde_json::to_string_pretty(&doc).unwrap() + "\n"
+}
+
+/// The mmtests-style table.
+fn render_text(cols: &[Col]) -> String {
     let mut s = String::new();
     let width = 22usize;
     let _ = write!(s, "{:<28}", "");
-    for c in &cols {
+    for c in cols {
         let _ = write!(s, " {:>w$}", truncate(&c.kernel, width), w = width);
     }
     s.push('\n');
@@ -211,7 +245,7 @@ pub fn compare(
         }
     }
     s.push_str("\n% change: positive = better than the first kernel; * = difference larger than twice the pooled standard error.\n");
-    Ok(s)
+    s
 }
 
 fn fmt_num(x: f64) -> String {

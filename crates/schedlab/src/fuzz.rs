@@ -1281,6 +1281,7 @@ fn spec(platform: &str, kernel: &str, workloads: Vec<String>) -> RunSpec {
         seed: 1,
         strict: false,
         trace: None,
+        trace_columns: false,
         trace_limit: None,
         progress: false,
         explain_wakeups: None,

@@ -18,6 +18,7 @@ pub mod scenario_sweep;
 pub mod scenario_tables;
 pub mod stats;
 pub mod trace_file;
+pub mod trace_mem;
 
 pub use run::{run, RunError, RunResult, RunSpec};
 pub use schedlab_engine::parse_duration;

@@ -6,6 +6,7 @@
 //! into place only when the run succeeded, so a failed run never leaves a half-written file.
 
 use crate::trace_file::TraceFile;
+use crate::trace_mem::{ColumnSink, Tee, TraceColumns};
 pub use schedlab_engine::input::one_line;
 use schedlab_platform::{Platform, PlatformError};
 use schedlab_sched::cgroup::CgroupStat;
@@ -14,7 +15,9 @@ use schedlab_sched::pelt::UTIL_AVG_UNCHANGED;
 use schedlab_sched::sched::{Policy, TaskId};
 use schedlab_sched::{Kernel, KernelConfig, KernelSpecError, MachineDesc, Procfs, Sys};
 use schedlab_workloads::{parse_workload, Env, Metric, Placement, Workload, WorkloadError};
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 /// What to simulate.
 #[derive(Clone, Debug)]
@@ -33,6 +36,9 @@ pub struct RunSpec {
     pub strict: bool,
     /// Write the trace here.
     pub trace: Option<PathBuf>,
+    /// Keep the trace in memory as columns ([`crate::trace_mem`]), returned in
+    /// [`RunResult::trace_columns`] (with or without [`RunSpec::trace`]).
+    pub trace_columns: bool,
     /// Refuse a trace expected to exceed this many bytes (`--trace-limit`); `None` = only a
     /// warning above [`crate::trace_file::WARN_BYTES`].
     pub trace_limit: Option<u64>,
@@ -82,6 +88,7 @@ impl RunSpec {
             seed: 1,
             strict: false,
             trace: None,
+            trace_columns: false,
             trace_limit: None,
             progress: false,
             explain_wakeups: None,
@@ -271,6 +278,8 @@ pub struct RunResult {
     pub warnings: u64,
     pub first_warning: Option<String>,
     pub trace_path: Option<PathBuf>,
+    /// The trace as columns, when [`RunSpec::trace_columns`] asked for it.
+    pub trace_columns: Option<crate::trace_mem::TraceColumns>,
     /// Input accepted with a warning (kernel string tokens with no effect or not modelled,
     /// ignored workload words), one line each; also printed on stderr.
     pub input_warnings: Vec<String>,
@@ -661,8 +670,17 @@ fn run_on_limited(
         ),
         None => None,
     };
-    if let Some(t) = &trace {
-        k.set_trace(Box::new(t.sink()));
+    let columns = spec
+        .trace_columns
+        .then(|| Rc::new(RefCell::new(TraceColumns::new())));
+    match (&trace, &columns) {
+        (Some(t), Some(c)) => k.set_trace(Box::new(Tee(
+            Box::new(t.sink()),
+            Box::new(ColumnSink(c.clone())),
+        ))),
+        (Some(t), None) => k.set_trace(Box::new(t.sink())),
+        (None, Some(c)) => k.set_trace(Box::new(ColumnSink(c.clone()))),
+        (None, None) => {}
     }
 
     // The [cgroups] groups and their files first, before any task exists; then each line's
@@ -731,6 +749,11 @@ fn run_on_limited(
         &workloads,
         trace_path,
     );
+    // the kernel's sink (the other holder) was dropped above
+    results.trace_columns = columns.map(|c| match Rc::try_unwrap(c) {
+        Ok(c) => c.into_inner(),
+        Err(c) => c.borrow().clone(),
+    });
     if length == RunLength::UntilEnd {
         for w in results.workloads.iter().filter(|w| w.cut) {
             let m = format!(
@@ -963,6 +986,7 @@ fn collect(
         warnings: k.warnings,
         first_warning: k.first_warning.clone(),
         trace_path,
+        trace_columns: None,
         input_warnings: Vec::new(),
         dl_server_runs: dl_server_runs(k, stop),
         wakeups: k.wakeup_log.clone(),

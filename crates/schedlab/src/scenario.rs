@@ -355,6 +355,7 @@ fn check_metric_names(
         seed: 1,
         strict: false,
         trace: None,
+        trace_columns: false,
         trace_limit: None,
         progress: false,
         explain_wakeups: sc.explain_wakeups.clone(),
@@ -584,6 +585,7 @@ pub fn execute(
                 seed,
                 strict: false,
                 trace: None,
+                trace_columns: false,
                 trace_limit: None,
                 progress: false,
                 explain_wakeups: sc.explain_wakeups.clone(),
@@ -945,6 +947,67 @@ pub fn cli_reproduce_with(
     jobs: Option<usize>,
     flags: SweepFlags,
 ) -> Result<(), ScenarioError> {
+    let mut docs = Vec::new();
+    reproduce_each(
+        names,
+        runs,
+        quick,
+        progress,
+        jobs,
+        flags,
+        &mut |text, doc| {
+            if as_json {
+                docs.push(doc);
+                Ok(())
+            } else {
+                writeln!(out, "{text}")
+                    .and_then(|_| out.flush())
+                    .map_err(ScenarioError::Output)
+            }
+        },
+    )?;
+    if as_json {
+        let doc = reproduce_json(docs);
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap())
+            .and_then(|_| out.flush())
+            .map_err(ScenarioError::Output)?;
+    }
+    Ok(())
+}
+
+/// [`cli_reproduce_with`] rendered both ways from one set of runs: `(reproduce --json
+/// document, text)`, each exactly as the CLI prints it (the Python package returns both).
+pub fn reproduce_outputs(
+    names: &[String],
+    runs: Option<u32>,
+    quick: bool,
+    progress: bool,
+    jobs: Option<usize>,
+    flags: SweepFlags,
+) -> Result<(String, String), ScenarioError> {
+    let mut docs = Vec::new();
+    let mut text = String::new();
+    reproduce_each(names, runs, quick, progress, jobs, flags, &mut |t, doc| {
+        text.push_str(t);
+        text.push('\n');
+        docs.push(doc);
+        Ok(())
+    })?;
+    let json = serde_json::to_string_pretty(&reproduce_json(docs)).unwrap() + "\n";
+    Ok((json, text))
+}
+
+/// Runs the scenarios in order and hands each one's text report and JSON document to `each`
+/// as soon as it is done.
+fn reproduce_each(
+    names: &[String],
+    runs: Option<u32>,
+    quick: bool,
+    progress: bool,
+    jobs: Option<usize>,
+    flags: SweepFlags,
+    each: &mut dyn FnMut(&str, Value) -> Result<(), ScenarioError>,
+) -> Result<(), ScenarioError> {
     let names: Vec<String> = if names.is_empty() {
         BUILTIN
             .iter()
@@ -968,7 +1031,6 @@ pub fn cli_reproduce_with(
             ));
         }
     }
-    let mut docs = Vec::new();
     for sc in &scenarios {
         if let Some(sw) = &sc.sweep {
             let (text, doc, timing) = if flags.check_scaling {
@@ -993,13 +1055,7 @@ pub fn cli_reproduce_with(
                 // wall times vary from run to run: stderr only, never in the report
                 eprint!("{}: wall time per run\n{timing}", sc.name);
             }
-            if as_json {
-                docs.push(doc);
-            } else {
-                writeln!(out, "{text}")
-                    .and_then(|_| out.flush())
-                    .map_err(ScenarioError::Output)?;
-            }
+            each(&text, doc)?;
             continue;
         }
         if let Some(tb) = &sc.tables {
@@ -1007,45 +1063,20 @@ pub fn cli_reproduce_with(
             if progress {
                 eprint!("{}: wall time per run\n{}", sc.name, o.timing_summary());
             }
-            if as_json {
-                docs.push(o.json(&sc.name));
-            } else {
-                writeln!(out, "{}", o.render(&sc.name, &sc.title, &sc.seed))
-                    .and_then(|_| out.flush())
-                    .map_err(ScenarioError::Output)?;
-            }
+            each(&o.render(&sc.name, &sc.title, &sc.seed), o.json(&sc.name))?;
             continue;
         }
         if let Some(ib) = &sc.interbench {
             let o =
                 crate::scenario_interbench::execute_scenario(sc, ib, runs, quick, progress, jobs)?;
-            if as_json {
-                docs.push(o.json(&sc.name));
-            } else {
-                writeln!(
-                    out,
-                    "{}",
-                    o.render(&sc.name, &sc.title, &sc.seed, &sc.platform)
-                )
-                .and_then(|_| out.flush())
-                .map_err(ScenarioError::Output)?;
-            }
+            each(
+                &o.render(&sc.name, &sc.title, &sc.seed, &sc.platform),
+                o.json(&sc.name),
+            )?;
             continue;
         }
         let o = execute(sc, runs, quick, progress, jobs)?;
-        if as_json {
-            docs.push(o.json());
-        } else {
-            writeln!(out, "{}", o.render())
-                .and_then(|_| out.flush())
-                .map_err(ScenarioError::Output)?;
-        }
-    }
-    if as_json {
-        let doc = reproduce_json(docs);
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap())
-            .and_then(|_| out.flush())
-            .map_err(ScenarioError::Output)?;
+        each(&o.render(), o.json())?;
     }
     Ok(())
 }

@@ -341,6 +341,7 @@ impl TablesSpec {
                         seed: 1,
                         strict: false,
                         trace: None,
+                        trace_columns: false,
                         trace_limit: None,
                         progress: false,
                         explain_wakeups: None,
