@@ -1,7 +1,6 @@
 //! `schedlab sweep` and `schedlab report` run in the Python package (`python3 -m schedlab ...`):
 //! the sweep's backends (a thread pool, Ray) and the Parquet files live there. This module finds
-//! the interpreter, checks that the package is installed, and passes the flags and the exit
-//! status through.
+//! the interpreter, checks that the package is installed, and execs it with the flags.
 
 use crate::args::{ProgressWhen, ReportArgs, SweepArgs};
 use std::ffi::OsString;
@@ -17,13 +16,14 @@ fn python() -> OsString {
         .unwrap_or_else(|| "python3".into())
 }
 
-/// Runs `python -m schedlab ARGS`, stdin/stdout/stderr inherited; returns its exit status.
+/// Replaces this process with `python -m schedlab CMD ARGS`.
 /// A missing interpreter or package is bad set-up: exit 2 with one line saying how to install.
 fn run_module(cmd: &str, args: Vec<OsString>) -> Result<(), (u8, String)> {
     let py = python();
     // find_spec, not import: an import error inside the package must show its own message
     let probe = Command::new(&py)
         .args([
+            "-P",
             "-c",
             "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('schedlab') else 3)",
         ])
@@ -58,19 +58,15 @@ fn run_module(cmd: &str, args: Vec<OsString>) -> Result<(), (u8, String)> {
         }
         Ok(_) => {}
     }
-    let mut argv: Vec<OsString> = vec!["-m".into(), "schedlab".into(), cmd.into()];
+    // -P: the current directory is not put on sys.path, so a directory named schedlab there
+    // (a clone's python/ as the working directory, say) does not shadow the installed package
+    let mut argv: Vec<OsString> = vec!["-P".into(), "-m".into(), "schedlab".into(), cmd.into()];
     argv.extend(args);
-    let status = Command::new(&py)
-        .args(&argv)
-        .status()
-        .map_err(|e| (1, format!("{cmd}: running {}: {e}", py.to_string_lossy())))?;
-    match status.code() {
-        Some(0) => Ok(()),
-        // the module printed its own one-line error
-        Some(c) => Err((u8::try_from(c).unwrap_or(1), String::new())),
-        // killed by a signal (SIGINT reaches both processes): as the shell reports it
-        None => Err((130, String::new())),
-    }
+    // exec, not spawn: Python becomes this process, so SIGINT/SIGTERM, the exit status and the
+    // terminal are its own (no second handler racing it); exec returns only on failure
+    use std::os::unix::process::CommandExt;
+    let e = Command::new(&py).args(&argv).exec();
+    Err((1, format!("{cmd}: running {}: {e}", py.to_string_lossy())))
 }
 
 /// `schedlab sweep FILE.toml [--resume] [--ray ADDRESS] [--out DIR] [--jobs N]`
