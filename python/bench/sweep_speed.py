@@ -12,7 +12,8 @@ Method: each measurement is one call of ``schedlab.sweep.sweep`` into a fresh di
 nothing is resumed), timed with ``time.perf_counter`` around the call: job files, compaction
 and the DataFrame included. The configurations are interleaved within each repetition (1
 worker, 2 workers, Ray) so that a change in the machine's load hits all of them alike; the
-median of the repetitions is reported, with the spread. Ray is initialised (``num_cpus=2``)
+median and the minimum of the repetitions are reported (on a shared machine the minimum is
+the least disturbed measurement). Ray is initialised (``num_cpus=2``)
 and its workers warmed up by a 2-job sweep before any timing; the first timed Ray sweep still
 pays for importing the package in the workers, which is why it is the median that counts.
 All results are checked to be identical.
@@ -76,13 +77,17 @@ def main() -> int:
                     pd.testing.assert_frame_equal(ref, df)
                 print(f"repeat {r + 1} {name:9} {t:7.2f} s", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{a.jobs} jobs, {a.repeat} repetitions, {os.cpu_count()} CPUs; median (min-max) s")
+    best = {k: min(v) for k, v in times.items()}
+    print(f"{a.jobs} jobs, {a.repeat} repetitions, {os.cpu_count()} CPUs; seconds")
+    print(f"  {'':9} {'median':>7} {'min':>7} {'max':>7}")
     for k, v in times.items():
-        print(f"  {k:9} {med[k]:7.2f}  ({min(v):.2f}-{max(v):.2f})")
-    print(f"  speed-up 2 workers / 1 worker: {med['local-1'] / med['local-2']:.2f}x (target >= 1.8)")
-    if "ray-2cpu" in med:
-        d = (med["ray-2cpu"] / med["local-2"] - 1) * 100
-        print(f"  Ray vs local (2): {d:+.1f} % (target within 10 %)")
+        print(f"  {k:9} {med[k]:7.2f} {best[k]:7.2f} {max(v):7.2f}")
+    # on a shared machine the minimum is the least disturbed measurement; both are shown
+    for label, m in (("median", med), ("min", best)):
+        line = f"  {label:6}: 2 workers vs 1: {m['local-1'] / m['local-2']:.2f}x (target >= 1.8)"
+        if "ray-2cpu" in m:
+            line += f"; Ray vs local: {(m['ray-2cpu'] / m['local-2'] - 1) * 100:+.1f} % (target within 10 %)"
+        print(line)
     return 0
 
 

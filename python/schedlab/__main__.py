@@ -184,6 +184,10 @@ def cmd_sweep(a) -> int:
         if type(e).__name__ != "SchedlabError":
             raise
         raise InputError(str(e)) from None
+    except OSError as e:  # the output directory cannot be written
+        name = f" {e.filename}" if e.filename else ""
+        print(f"schedlab: sweep:{name}: {e.strerror or e}", file=sys.stderr)
+        return 1
     njobs = df.groupby(["platform", "kernel", "workload", "duration", "seed"], sort=False).ngroups
     print(f"{njobs} jobs, {len(df)} rows: {Path(kw['out']) / 'results.parquet'}")
     return 0

@@ -465,10 +465,18 @@ def _ray_task(job: Job) -> list[tuple]:
 
 
 def _run_ray(pending, workers, address, runner, finished) -> None:
-    import ray
-
+    try:
+        import ray
+    except ImportError:
+        raise SweepError(
+            "backend 'ray' needs the ray package (pip install ray, or './python[ray]')"
+        ) from None
     if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            where = f"at {address!r}" if address else "(ray.init())"
+            raise SweepError(f"ray: cannot start or reach a Ray cluster {where}: {e}") from None
     remote = ray.remote(num_cpus=1)(_ray_task if runner is None else
                                     (lambda job: run_job(job, runner)))
     limit = workers or len(pending)
