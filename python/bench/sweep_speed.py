@@ -13,9 +13,8 @@ nothing is resumed), timed with ``time.perf_counter`` around the call: job files
 and the DataFrame included. The configurations are interleaved within each repetition (1
 worker, 2 workers, Ray) so that a change in the machine's load hits all of them alike; the
 median and the minimum of the repetitions are reported (on a shared machine the minimum is
-the least disturbed measurement). Ray is initialised (``num_cpus=2``)
-and its workers warmed up by a 2-job sweep before any timing; the first timed Ray sweep still
-pays for importing the package in the workers, which is why it is the median that counts.
+the least disturbed measurement). Ray is initialised (``num_cpus=2``) and its workers warmed
+up by a 2-job sweep before any timing.
 All results are checked to be identical.
 """
 
