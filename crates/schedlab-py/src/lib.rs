@@ -22,8 +22,8 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
-use schedlab::trace_mem::{TraceColumns, Value, COLUMNS};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString};
+use schedlab::trace_mem::{ColumnType, TraceColumns, Value, COLUMNS};
 use schedlab::{report, RunError, RunSpec};
 use std::collections::HashMap;
 
@@ -208,7 +208,7 @@ fn run_spec(
 
 /// `schedlab run`: `(the --json document, the text, trace columns or None)`.
 #[pyfunction]
-#[pyo3(signature = (platform, kernel, workloads, duration=None, seed=None, strict=false, trace=false))]
+#[pyo3(signature = (platform, kernel, workloads, duration=None, seed=None, strict=false, trace=false, *, trace_buffers=false))]
 fn run_json<'py>(
     py: Python<'py>,
     platform: &str,
@@ -218,6 +218,7 @@ fn run_json<'py>(
     seed: Option<&Bound<'py, PyAny>>,
     strict: bool,
     trace: bool,
+    trace_buffers: bool,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>)> {
     let duration_ns = self::duration("run", duration)?;
     let seed = self::seed("run", seed)?;
@@ -237,6 +238,7 @@ fn run_json<'py>(
         Ok((json, report::text(&r), columns))
     })?;
     let columns = match columns {
+        Some(c) if trace_buffers => Some(columns_buffers(py, &c)?),
         Some(c) => Some(columns_dict(py, &c)?),
         None => None,
     };
@@ -265,6 +267,67 @@ fn columns_dict<'py>(py: Python<'py>, c: &TraceColumns) -> PyResult<Bound<'py, P
             });
         }
         d.set_item(*name, PyList::new(py, items)?)?;
+    }
+    Ok(d)
+}
+
+/// The trace columns as Arrow-style buffers, for the Python layer (`trace_buffers=True`; a
+/// list per column costs a Python object per value): `name -> (type, length, validity, data,
+/// dictionary)`. `type` is `u64`, `u32`, `i64`, `i32` (little-endian values), `bool` (one byte
+/// per value) or `str` (i32 indices into `dictionary`, a list of str); `validity` is an Arrow
+/// validity bitmap (bit i of byte i/8 set = value i present) or None when every value is.
+fn columns_buffers<'py>(py: Python<'py>, c: &TraceColumns) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let n = c.len();
+    for (name, ty) in COLUMNS {
+        let values = c.column(name).expect("every listed column exists");
+        let mut validity = vec![0u8; n.div_ceil(8)];
+        let mut nulls = 0usize;
+        let width = match ty {
+            ColumnType::U64 | ColumnType::I64 => 8,
+            ColumnType::U32 | ColumnType::I32 | ColumnType::Str => 4,
+            ColumnType::Bool => 1,
+        };
+        let mut data: Vec<u8> = Vec::with_capacity(n * width);
+        let mut dict: Vec<&str> = Vec::new();
+        let mut dict_index: HashMap<&str, i32> = HashMap::new();
+        for (i, v) in values.iter().enumerate() {
+            if *v == Value::Null {
+                nulls += 1;
+                data.extend(std::iter::repeat_n(0u8, width));
+                continue;
+            }
+            validity[i / 8] |= 1 << (i % 8);
+            match (ty, *v) {
+                (ColumnType::U64, Value::U64(x)) => data.extend(x.to_le_bytes()),
+                (ColumnType::U32, Value::U64(x)) => data.extend((x as u32).to_le_bytes()),
+                (ColumnType::I64, Value::I64(x)) => data.extend(x.to_le_bytes()),
+                (ColumnType::I32, Value::I64(x)) => data.extend((x as i32).to_le_bytes()),
+                (ColumnType::Bool, Value::Bool(b)) => data.push(u8::from(b)),
+                (ColumnType::Str, Value::Str(s)) => {
+                    let k = *dict_index.entry(s).or_insert_with(|| {
+                        dict.push(s);
+                        dict.len() as i32 - 1
+                    });
+                    data.extend(k.to_le_bytes());
+                }
+                _ => unreachable!("column {name}: value {v:?} is not a {ty:?}"),
+            }
+        }
+        let kind = match ty {
+            ColumnType::U64 => "u64",
+            ColumnType::U32 => "u32",
+            ColumnType::I64 => "i64",
+            ColumnType::I32 => "i32",
+            ColumnType::Bool => "bool",
+            ColumnType::Str => "str",
+        };
+        let validity = (nulls > 0).then(|| PyBytes::new(py, &validity));
+        let dictionary = (*ty == ColumnType::Str).then_some(dict);
+        d.set_item(
+            *name,
+            (kind, n, validity, PyBytes::new(py, &data), dictionary),
+        )?;
     }
     Ok(d)
 }

@@ -59,13 +59,15 @@ pub enum Kind {
     Other,
 }
 
-/// The type of a column's values.
+/// The type of a column's values (as the kernel declares the field: `pid_t`/`int` prios are
+/// `I32`, CPUs `U32`, times `U64`). [`TraceColumns::column`] returns every integer widened to
+/// 64 bits ([`Value::U64`]/[`Value::I64`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnType {
-    /// Unsigned 64-bit (`ts_ns`, CPUs, `vruntime`, ...).
     U64,
-    /// Signed 64-bit (pids, prios, `lag`).
+    U32,
     I64,
+    I32,
     Str,
     Bool,
 }
@@ -85,30 +87,30 @@ pub const COLUMNS: &[(&str, ColumnType)] = {
     use ColumnType::*;
     &[
         ("ts_ns", U64),
-        ("cpu", U64),
+        ("cpu", U32),
         ("flags", Str),
         ("event", Str),
         ("comm", Str),
-        ("pid", I64),
+        ("pid", I32),
         ("common_comm", Str),
-        ("common_pid", I64),
+        ("common_pid", I32),
         ("prev_comm", Str),
-        ("prev_pid", I64),
-        ("prev_prio", I64),
+        ("prev_pid", I32),
+        ("prev_prio", I32),
         ("prev_state", Str),
         ("next_comm", Str),
-        ("next_pid", I64),
-        ("next_prio", I64),
+        ("next_pid", I32),
+        ("next_prio", I32),
         ("runtime_ns", U64),
-        ("prio", I64),
-        ("target_cpu", U64),
-        ("orig_cpu", U64),
-        ("dest_cpu", U64),
+        ("prio", I32),
+        ("target_cpu", U32),
+        ("orig_cpu", U32),
+        ("dest_cpu", U32),
         ("child_comm", Str),
-        ("child_pid", I64),
+        ("child_pid", I32),
         ("group_dead", Bool),
         ("filename", Str),
-        ("old_pid", I64),
+        ("old_pid", I32),
         ("vruntime", U64),
         ("deadline", U64),
         ("lag", I64),
