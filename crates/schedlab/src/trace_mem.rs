@@ -539,3 +539,276 @@ impl TraceSink for Tee {
         self.1.record(r);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{run, RunSpec};
+    use schedlab_trace::{parse_trace, round_ts_to_printed_us};
+    use std::collections::HashMap;
+
+    fn rec(ts_ns: u64, cpu: u32, comm: &str, pid: i32, event: TraceEvent) -> TraceRecord {
+        TraceRecord {
+            ts_ns,
+            cpu,
+            comm: comm.into(),
+            pid,
+            flags: "d..2.".into(),
+            event,
+        }
+    }
+
+    fn switch(prev: (&str, i32), next: (&str, i32)) -> TraceEvent {
+        TraceEvent::SchedSwitch {
+            prev_comm: prev.0.into(),
+            prev_pid: prev.1,
+            prev_prio: 120,
+            prev_state: "S".into(),
+            next_comm: next.0.into(),
+            next_pid: next.1,
+            next_prio: 120,
+        }
+    }
+
+    #[test]
+    fn sparse_columns_line_up_with_their_records() {
+        let mut c = TraceColumns::new();
+        c.push(&rec(
+            1_000,
+            1,
+            "<idle>",
+            0,
+            switch(("swapper/1", 0), ("a", 7)),
+        ));
+        c.push(&rec(
+            1_500,
+            0,
+            "b",
+            8,
+            TraceEvent::SchedWakeup {
+                comm: "a-very-long-comm-name".into(),
+                pid: 9,
+                prio: 120,
+                target_cpu: 1,
+            },
+        ));
+        c.push(&rec(
+            1_700,
+            0,
+            "b",
+            8,
+            TraceEvent::Other {
+                name: "tracing_mark_write".into(),
+                body: "hello".into(),
+            },
+        ));
+        c.push(&rec(4_000, 1, "a", 7, switch(("a", 7), ("swapper/1", 0))));
+        assert_eq!(c.len(), 4);
+        for (name, _) in COLUMNS {
+            assert_eq!(c.column(name).unwrap().len(), 4, "{name}");
+        }
+        assert!(c.column("nosuch").is_none());
+        use Value::*;
+        assert_eq!(
+            c.column("event").unwrap(),
+            [
+                Str("sched_switch"),
+                Str("sched_wakeup"),
+                Str("tracing_mark_write"),
+                Str("sched_switch")
+            ]
+        );
+        // the wakeup's own comm, cut to 15 bytes as the kernel prints it; the switch's
+        // comm/pid are the task column
+        assert_eq!(
+            c.column("comm").unwrap(),
+            [Str("<idle>"), Str("a-very-long-com"), Str("b"), Str("a")]
+        );
+        assert_eq!(c.column("pid").unwrap(), [I64(0), I64(9), I64(8), I64(7)]);
+        assert_eq!(
+            c.column("common_pid").unwrap(),
+            [I64(0), I64(8), I64(8), I64(7)]
+        );
+        assert_eq!(c.column("next_pid").unwrap(), [I64(7), Null, Null, I64(0)]);
+        assert_eq!(c.column("target_cpu").unwrap(), [Null, U64(1), Null, Null]);
+        assert_eq!(c.column("body").unwrap(), [Null, Null, Str("hello"), Null]);
+        // CPU 1's first switch has no runtime; its second: 4000 - 1000 ns
+        assert_eq!(
+            c.column("runtime_ns").unwrap(),
+            [Null, Null, Null, U64(3_000)]
+        );
+    }
+
+    /// The column values of record `i` put back into a record.
+    fn record_at(cols: &HashMap<&str, Vec<Value<'_>>>, i: usize) -> TraceRecord {
+        let s = |n: &str| match cols[n][i] {
+            Value::Str(s) => s.to_string(),
+            v => panic!("{n}[{i}] = {v:?}"),
+        };
+        let int = |n: &str| match cols[n][i] {
+            Value::I64(x) => x,
+            Value::U64(x) => x as i64,
+            v => panic!("{n}[{i}] = {v:?}"),
+        };
+        let u = |n: &str| match cols[n][i] {
+            Value::U64(x) => x,
+            v => panic!("{n}[{i}] = {v:?}"),
+        };
+        let b = |n: &str| match cols[n][i] {
+            Value::Bool(x) => x,
+            v => panic!("{n}[{i}] = {v:?}"),
+        };
+        let event = s("event");
+        use schedlab_trace::names::*;
+        let ev = match event.as_str() {
+            SCHED_SWITCH => TraceEvent::SchedSwitch {
+                prev_comm: s("prev_comm"),
+                prev_pid: int("prev_pid") as i32,
+                prev_prio: int("prev_prio") as i32,
+                prev_state: s("prev_state"),
+                next_comm: s("next_comm"),
+                next_pid: int("next_pid") as i32,
+                next_prio: int("next_prio") as i32,
+            },
+            SCHED_WAKING | SCHED_WAKEUP | SCHED_WAKEUP_NEW => {
+                let (comm, pid, prio, target_cpu) = (
+                    s("comm"),
+                    int("pid") as i32,
+                    int("prio") as i32,
+                    u("target_cpu") as u32,
+                );
+                match event.as_str() {
+                    SCHED_WAKING => TraceEvent::SchedWaking {
+                        comm,
+                        pid,
+                        prio,
+                        target_cpu,
+                    },
+                    SCHED_WAKEUP => TraceEvent::SchedWakeup {
+                        comm,
+                        pid,
+                        prio,
+                        target_cpu,
+                    },
+                    _ => TraceEvent::SchedWakeupNew {
+                        comm,
+                        pid,
+                        prio,
+                        target_cpu,
+                    },
+                }
+            }
+            SCHED_MIGRATE_TASK => TraceEvent::SchedMigrateTask {
+                comm: s("comm"),
+                pid: int("pid") as i32,
+                prio: int("prio") as i32,
+                orig_cpu: u("orig_cpu") as u32,
+                dest_cpu: u("dest_cpu") as u32,
+            },
+            SCHED_PROCESS_FORK => TraceEvent::SchedProcessFork {
+                comm: s("comm"),
+                pid: int("pid") as i32,
+                child_comm: s("child_comm"),
+                child_pid: int("child_pid") as i32,
+            },
+            SCHED_PROCESS_EXIT => TraceEvent::SchedProcessExit {
+                comm: s("comm"),
+                pid: int("pid") as i32,
+                prio: int("prio") as i32,
+                group_dead: b("group_dead"),
+            },
+            SCHED_PROCESS_EXEC => TraceEvent::SchedProcessExec {
+                filename: s("filename"),
+                pid: int("pid") as i32,
+                old_pid: int("old_pid") as i32,
+            },
+            SCHEDLAB_PICK => TraceEvent::SchedlabPick {
+                comm: s("comm"),
+                pid: int("pid") as i32,
+                vruntime: u("vruntime"),
+                deadline: u("deadline"),
+                lag: int("lag"),
+                slice: u("slice"),
+                eligible: b("eligible"),
+                reason: s("reason"),
+            },
+            SCHEDLAB_DELAY_DEQUEUE => TraceEvent::SchedlabDelayDequeue {
+                comm: s("comm"),
+                pid: int("pid") as i32,
+                lag: int("lag"),
+            },
+            SCHEDLAB_REQUEUE => TraceEvent::SchedlabRequeue {
+                comm: s("comm"),
+                pid: int("pid") as i32,
+                lag: int("lag"),
+                replaced: b("replaced"),
+            },
+            _ => TraceEvent::Other {
+                name: event.clone(),
+                body: s("body"),
+            },
+        };
+        TraceRecord {
+            ts_ns: u("ts_ns"),
+            cpu: u("cpu") as u32,
+            comm: s("common_comm"),
+            pid: int("common_pid") as i32,
+            flags: s("flags"),
+            event: ev,
+        }
+    }
+
+    /// A run with both a trace file and the columns: the file, parsed back, holds the same
+    /// records as the columns, field for field (timestamps at the text's µs precision).
+    #[test]
+    fn columns_hold_the_records_of_the_text_trace() {
+        let path =
+            std::env::temp_dir().join(format!("schedlab-trace-mem-{}.trace", std::process::id()));
+        // 4 CPUs, pipe pairs: switches, wakeups, migrations, picks, delayed dequeues
+        let mut spec = RunSpec::new("rpi5", "v6.12.81", &["stress-ng --pipe 4 --timeout 1s"]);
+        spec.duration_ns = Some(20_000_000);
+        spec.trace = Some(path.clone());
+        spec.trace_columns = true;
+        let r = run(&spec).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let parsed = parse_trace(&text).unwrap();
+        let c = r.trace_columns.as_ref().unwrap();
+        assert_eq!(c.len(), parsed.len());
+        let cols: HashMap<&str, Vec<Value<'_>>> = COLUMNS
+            .iter()
+            .map(|(n, _)| (*n, c.column(n).unwrap()))
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, p) in parsed.iter().enumerate() {
+            let mut m = record_at(&cols, i);
+            m.ts_ns = round_ts_to_printed_us(m.ts_ns);
+            assert_eq!(&m, p, "record {i}");
+            seen.insert(p.event.name().to_string());
+        }
+        for e in [
+            "sched_switch",
+            "sched_waking",
+            "sched_wakeup",
+            "sched_wakeup_new",
+            "sched_migrate_task",
+            "schedlab_pick",
+        ] {
+            assert!(seen.contains(e), "no {e} in {seen:?}");
+        }
+    }
+
+    /// Keeping the columns observes the run: the same results as without them.
+    #[test]
+    fn columns_change_nothing_else() {
+        let mut spec = RunSpec::new("smp:2", "v6.18", &["stress-ng --pipe 2 --timeout 1s"]);
+        spec.duration_ns = Some(5_000_000);
+        let plain = run(&spec).unwrap();
+        assert!(plain.trace_columns.is_none());
+        spec.trace_columns = true;
+        let with = run(&spec).unwrap();
+        assert!(!with.trace_columns.as_ref().unwrap().is_empty());
+        assert_eq!(crate::report::json(&plain), crate::report::json(&with));
+        assert_eq!(crate::report::text(&plain), crate::report::text(&with));
+    }
+}
