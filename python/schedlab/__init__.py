@@ -450,14 +450,16 @@ class Comparison:
     @property
     def samples(self) -> DataFrame:
         """The samples, long: ``kernel, metric, unit, seed, value`` (seeds ``first_seed``,
-        ``first_seed + 1``, ...)."""
+        ``first_seed + 1``, ...). A metric reported twice by one run (stress-ng's own
+        ``sched_switch`` beside compare's) has two samples per seed, in run order."""
         first = self.json["first_seed"]
+        runs = self.json["runs"]
         rows = [
             {
                 "kernel": r["kernel"],
                 "metric": r["metric"],
                 "unit": r["unit"],
-                "seed": first + i,
+                "seed": first + i // max(1, len(r["samples"]) // runs),
                 "value": v,
             }
             for r in self.json["rows"]
