@@ -40,7 +40,51 @@ use schedlab_sched::TraceSink;
 use schedlab_trace::{truncate_comm, TraceEvent, TraceRecord};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
+
+/// A fast, fixed (unkeyed) hash for the interning table: the strings are short comms and
+/// flags, hashed for every record. (The multiply-rotate step of rustc's FxHasher.)
+#[derive(Clone, Copy, Default)]
+pub struct FxHasher(u64);
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// The kind of a record's event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +170,7 @@ pub const COLUMNS: &[(&str, ColumnType)] = {
 #[derive(Clone, Debug, Default)]
 pub struct TraceColumns {
     strings: Vec<String>,
-    index: HashMap<String, u32>,
+    index: HashMap<String, u32, BuildHasherDefault<FxHasher>>,
     /// Per CPU: the time of its last `sched_switch` (for `runtime_ns`).
     last_switch: Vec<Option<u64>>,
     // one entry per record
@@ -400,124 +444,123 @@ impl TraceColumns {
     /// One value per record of the column `name` (one of [`COLUMNS`]), `None` for an unknown
     /// name.
     pub fn column(&self, name: &str) -> Option<Vec<Value<'_>>> {
+        let mut out = Vec::with_capacity(self.len());
+        self.for_each(name, &mut |v| out.push(v)).then_some(out)
+    }
+
+    /// Hands the values of the column `name`, one per record in order, to `f` (without
+    /// collecting them); false for an unknown name.
+    pub fn for_each<'a>(&'a self, name: &str, f: &mut dyn FnMut(Value<'a>)) -> bool {
         use Kind as K;
         let s = |i: u32| Value::Str(self.strings[i as usize].as_str());
-        let dense_s = |v: &[u32]| v.iter().map(|&i| s(i)).collect::<Vec<_>>();
-        let dense_u = |v: &[u32]| v.iter().map(|&x| Value::U64(u64::from(x))).collect();
+
         let sw = |k: K| k == K::Switch;
         let wake = |k: K| matches!(k, K::Waking | K::Wakeup | K::WakeupNew);
         let i32v = |v: &[i32], j: usize| Value::I64(i64::from(v[j]));
         let strv = |v: &[u32], j: usize| s(v[j]);
         let u32v = |v: &[u32], j: usize| Value::U64(u64::from(v[j]));
         let u64v = |v: &[u64], j: usize| Value::U64(v[j]);
-        Some(match name {
-            "ts_ns" => self.ts_ns.iter().map(|&t| Value::U64(t)).collect(),
-            "cpu" => dense_u(&self.cpu),
-            "flags" => dense_s(&self.flags),
+        match name {
+            "ts_ns" => self.ts_ns.iter().for_each(|&t| f(Value::U64(t))),
+            "cpu" => self.cpu.iter().for_each(|&c| f(Value::U64(u64::from(c)))),
+            "flags" => self.flags.iter().for_each(|&i| f(s(i))),
             "event" => {
                 let mut j = 0;
-                self.kind
-                    .iter()
-                    .map(|&k| {
-                        if k == K::Other {
-                            j += 1;
-                            s(self.event_name[j - 1])
-                        } else {
-                            Value::Str(k.name())
-                        }
-                    })
-                    .collect()
+                for &k in &self.kind {
+                    if k == K::Other {
+                        j += 1;
+                        f(s(self.event_name[j - 1]));
+                    } else {
+                        f(Value::Str(k.name()));
+                    }
+                }
             }
-            "common_comm" => dense_s(&self.common_comm),
+            "common_comm" => self.common_comm.iter().for_each(|&i| f(s(i))),
             "common_pid" => self
                 .common_pid
                 .iter()
-                .map(|&p| Value::I64(i64::from(p)))
-                .collect(),
+                .for_each(|&p| f(Value::I64(i64::from(p)))),
             "comm" => {
                 let mut j = 0;
-                (0..self.len())
-                    .map(|i| {
-                        if self.kind[i].has_comm() {
-                            j += 1;
-                            s(self.task_comm[j - 1])
-                        } else {
-                            s(self.common_comm[i])
-                        }
-                    })
-                    .collect()
+                for (i, k) in self.kind.iter().enumerate() {
+                    if k.has_comm() {
+                        j += 1;
+                        f(s(self.task_comm[j - 1]));
+                    } else {
+                        f(s(self.common_comm[i]));
+                    }
+                }
             }
             "pid" => {
                 let mut j = 0;
-                (0..self.len())
-                    .map(|i| {
-                        let p = if self.kind[i].has_pid() {
-                            j += 1;
-                            self.task_pid[j - 1]
-                        } else {
-                            self.common_pid[i]
-                        };
-                        Value::I64(i64::from(p))
-                    })
-                    .collect()
+                for (i, k) in self.kind.iter().enumerate() {
+                    let p = if k.has_pid() {
+                        j += 1;
+                        self.task_pid[j - 1]
+                    } else {
+                        self.common_pid[i]
+                    };
+                    f(Value::I64(i64::from(p)));
+                }
             }
-            "prev_comm" => self.sparse(sw, |j| strv(&self.prev_comm, j)),
-            "prev_pid" => self.sparse(sw, |j| i32v(&self.prev_pid, j)),
-            "prev_prio" => self.sparse(sw, |j| i32v(&self.prev_prio, j)),
-            "prev_state" => self.sparse(sw, |j| strv(&self.prev_state, j)),
-            "next_comm" => self.sparse(sw, |j| strv(&self.next_comm, j)),
-            "next_pid" => self.sparse(sw, |j| i32v(&self.next_pid, j)),
-            "next_prio" => self.sparse(sw, |j| i32v(&self.next_prio, j)),
-            "runtime_ns" => self.sparse(sw, |j| match self.runtime_ns[j] {
+            "prev_comm" => self.sparse(f, sw, |j| strv(&self.prev_comm, j)),
+            "prev_pid" => self.sparse(f, sw, |j| i32v(&self.prev_pid, j)),
+            "prev_prio" => self.sparse(f, sw, |j| i32v(&self.prev_prio, j)),
+            "prev_state" => self.sparse(f, sw, |j| strv(&self.prev_state, j)),
+            "next_comm" => self.sparse(f, sw, |j| strv(&self.next_comm, j)),
+            "next_pid" => self.sparse(f, sw, |j| i32v(&self.next_pid, j)),
+            "next_prio" => self.sparse(f, sw, |j| i32v(&self.next_prio, j)),
+            "runtime_ns" => self.sparse(f, sw, |j| match self.runtime_ns[j] {
                 Some(t) => Value::U64(t),
                 None => Value::Null,
             }),
             "prio" => self.sparse(
+                f,
                 |k| wake(k) || matches!(k, K::Migrate | K::Exit),
                 |j| i32v(&self.prio, j),
             ),
-            "target_cpu" => self.sparse(wake, |j| u32v(&self.target_cpu, j)),
-            "orig_cpu" => self.sparse(|k| k == K::Migrate, |j| u32v(&self.orig_cpu, j)),
-            "dest_cpu" => self.sparse(|k| k == K::Migrate, |j| u32v(&self.dest_cpu, j)),
-            "child_comm" => self.sparse(|k| k == K::Fork, |j| strv(&self.child_comm, j)),
-            "child_pid" => self.sparse(|k| k == K::Fork, |j| i32v(&self.child_pid, j)),
-            "group_dead" => self.sparse(|k| k == K::Exit, |j| Value::Bool(self.group_dead[j])),
-            "filename" => self.sparse(|k| k == K::Exec, |j| strv(&self.filename, j)),
-            "old_pid" => self.sparse(|k| k == K::Exec, |j| i32v(&self.old_pid, j)),
-            "vruntime" => self.sparse(|k| k == K::Pick, |j| u64v(&self.vruntime, j)),
-            "deadline" => self.sparse(|k| k == K::Pick, |j| u64v(&self.deadline, j)),
+            "target_cpu" => self.sparse(f, wake, |j| u32v(&self.target_cpu, j)),
+            "orig_cpu" => self.sparse(f, |k| k == K::Migrate, |j| u32v(&self.orig_cpu, j)),
+            "dest_cpu" => self.sparse(f, |k| k == K::Migrate, |j| u32v(&self.dest_cpu, j)),
+            "child_comm" => self.sparse(f, |k| k == K::Fork, |j| strv(&self.child_comm, j)),
+            "child_pid" => self.sparse(f, |k| k == K::Fork, |j| i32v(&self.child_pid, j)),
+            "group_dead" => self.sparse(f, |k| k == K::Exit, |j| Value::Bool(self.group_dead[j])),
+            "filename" => self.sparse(f, |k| k == K::Exec, |j| strv(&self.filename, j)),
+            "old_pid" => self.sparse(f, |k| k == K::Exec, |j| i32v(&self.old_pid, j)),
+            "vruntime" => self.sparse(f, |k| k == K::Pick, |j| u64v(&self.vruntime, j)),
+            "deadline" => self.sparse(f, |k| k == K::Pick, |j| u64v(&self.deadline, j)),
             "lag" => self.sparse(
+                f,
                 |k| matches!(k, K::Pick | K::DelayDequeue | K::Requeue),
                 |j| Value::I64(self.lag[j]),
             ),
-            "slice" => self.sparse(|k| k == K::Pick, |j| u64v(&self.slice, j)),
-            "eligible" => self.sparse(|k| k == K::Pick, |j| Value::Bool(self.eligible[j])),
-            "reason" => self.sparse(|k| k == K::Pick, |j| strv(&self.reason, j)),
-            "replaced" => self.sparse(|k| k == K::Requeue, |j| Value::Bool(self.replaced[j])),
-            "body" => self.sparse(|k| k == K::Other, |j| strv(&self.body, j)),
-            _ => return None,
-        })
+            "slice" => self.sparse(f, |k| k == K::Pick, |j| u64v(&self.slice, j)),
+            "eligible" => self.sparse(f, |k| k == K::Pick, |j| Value::Bool(self.eligible[j])),
+            "reason" => self.sparse(f, |k| k == K::Pick, |j| strv(&self.reason, j)),
+            "replaced" => self.sparse(f, |k| k == K::Requeue, |j| Value::Bool(self.replaced[j])),
+            "body" => self.sparse(f, |k| k == K::Other, |j| strv(&self.body, j)),
+            _ => return false,
+        }
+        true
     }
 
     /// A column stored for the records whose kind passes `has`: the `j`-th such record gets
     /// `get(j)`, the others `Null`.
     fn sparse<'a>(
         &'a self,
+        f: &mut dyn FnMut(Value<'a>),
         has: impl Fn(Kind) -> bool,
         get: impl Fn(usize) -> Value<'a>,
-    ) -> Vec<Value<'a>> {
+    ) {
         let mut j = 0;
-        self.kind
-            .iter()
-            .map(|&k| {
-                if has(k) {
-                    j += 1;
-                    get(j - 1)
-                } else {
-                    Value::Null
-                }
-            })
-            .collect()
+        for &k in &self.kind {
+            if has(k) {
+                j += 1;
+                f(get(j - 1));
+            } else {
+                f(Value::Null);
+            }
+        }
     }
 }
 
