@@ -406,3 +406,14 @@ def test_the_gil_is_released_while_simulating() -> None:
     inside = [x for x in ticks if span["start"] + 0.05 < x < span["end"] - 0.05]
     assert span["end"] - span["start"] > 0.2, "the run is too short to tell"
     assert len(inside) >= 10
+
+
+def test_results_and_errors_pickle(result: schedlab.Result) -> None:
+    """Ray and multiprocessing move results and errors between processes by pickling."""
+    import pickle
+
+    back = pickle.loads(pickle.dumps(result))
+    assert back.json_text == result.json_text and back.text == result.text
+    assert back.trace().equals(result.trace())
+    e = pickle.loads(pickle.dumps(schedlab.SchedlabError("bad")))
+    assert type(e) is schedlab.SchedlabError and str(e) == "bad"
