@@ -22,10 +22,11 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
-use schedlab::trace_mem::{TraceColumns, Value, COLUMNS};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString};
+use schedlab::trace_mem::{ColumnType, FxHasher, TraceColumns, Value, COLUMNS};
 use schedlab::{report, RunError, RunSpec};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 pyo3::create_exception!(
     schedlab._native,
@@ -208,7 +209,7 @@ fn run_spec(
 
 /// `schedlab run`: `(the --json document, the text, trace columns or None)`.
 #[pyfunction]
-#[pyo3(signature = (platform, kernel, workloads, duration=None, seed=None, strict=false, trace=false))]
+#[pyo3(signature = (platform, kernel, workloads, duration=None, seed=None, strict=false, trace=false, *, trace_buffers=false))]
 fn run_json<'py>(
     py: Python<'py>,
     platform: &str,
@@ -218,6 +219,7 @@ fn run_json<'py>(
     seed: Option<&Bound<'py, PyAny>>,
     strict: bool,
     trace: bool,
+    trace_buffers: bool,
 ) -> PyResult<(String, String, Option<Bound<'py, PyDict>>)> {
     let duration_ns = self::duration("run", duration)?;
     let seed = self::seed("run", seed)?;
@@ -230,14 +232,20 @@ fn run_json<'py>(
         if r.warnings > 0 && strict {
             return Err(format!("{} invariant warnings", r.warnings));
         }
-        let columns = r.trace_columns.take();
+        let columns = match r.trace_columns.take() {
+            // packed here, without the GIL
+            Some(c) if trace_buffers => Some(Trace::Buffers(pack_columns(&c))),
+            Some(c) => Some(Trace::Columns(Box::new(c))),
+            None => None,
+        };
         let mut json =
             serde_json::to_string_pretty(&report::json(&r)).map_err(|e| format!("JSON: {e}"))?;
         json.push('\n');
         Ok((json, report::text(&r), columns))
     })?;
     let columns = match columns {
-        Some(c) => Some(columns_dict(py, &c)?),
+        Some(Trace::Buffers(b)) => Some(buffers_dict(py, b)?),
+        Some(Trace::Columns(c)) => Some(columns_dict(py, &c)?),
         None => None,
     };
     Ok((json, text, columns))
@@ -249,24 +257,158 @@ fn columns_dict<'py>(py: Python<'py>, c: &TraceColumns) -> PyResult<Bound<'py, P
     let d = PyDict::new(py);
     let mut strs: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
     for (name, _) in COLUMNS {
-        let values = c.column(name).expect("every listed column exists");
-        let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(values.len());
-        for v in values {
+        let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(c.len());
+        c.for_each(name, &mut |v| {
             items.push(match v {
                 Value::Null => py.None().into_bound(py),
-                Value::U64(x) => x.into_pyobject(py)?.into_any(),
-                Value::I64(x) => x.into_pyobject(py)?.into_any(),
+                Value::U64(x) => {
+                    let Ok(o) = x.into_pyobject(py);
+                    o.into_any()
+                }
+                Value::I64(x) => {
+                    let Ok(o) = x.into_pyobject(py);
+                    o.into_any()
+                }
                 Value::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
                 Value::Str(s) => strs
                     .entry(s)
                     .or_insert_with(|| PyString::new(py, s))
                     .clone()
                     .into_any(),
-            });
-        }
+            })
+        });
         d.set_item(*name, PyList::new(py, items)?)?;
     }
     Ok(d)
+}
+
+/// The trace a run kept, as it leaves the simulating thread.
+enum Trace {
+    Columns(Box<TraceColumns>),
+    Buffers(Vec<Packed>),
+}
+
+/// One trace column packed for Arrow (see [`buffers_dict`]).
+struct Packed {
+    name: &'static str,
+    kind: &'static str,
+    len: usize,
+    validity: Option<Vec<u8>>,
+    data: Vec<u8>,
+    dictionary: Option<Vec<String>>,
+}
+
+/// The trace columns as Arrow-style buffers, for the Python layer (`trace_buffers=True`; a
+/// list per column costs a Python object per value): `name -> (type, length, validity, data,
+/// dictionary)`. `type` is `u64`, `u32`, `i64`, `i32` (little-endian values), `bool` (one byte
+/// per value) or `str` (i32 indices into `dictionary`, a list of str); `validity` is an Arrow
+/// validity bitmap (bit i of byte i/8 set = value i present) or None when every value is.
+fn buffers_dict(py: Python<'_>, packed: Vec<Packed>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for p in packed {
+        let validity = p.validity.map(|v| PyBytes::new(py, &v));
+        d.set_item(
+            p.name,
+            (
+                p.kind,
+                p.len,
+                validity,
+                PyBytes::new(py, &p.data),
+                p.dictionary,
+            ),
+        )?;
+    }
+    Ok(d)
+}
+
+/// Packs every column (no Python objects: runs without the GIL).
+fn pack_columns(c: &TraceColumns) -> Vec<Packed> {
+    let n = c.len();
+    let mut out = Vec::with_capacity(COLUMNS.len());
+    for (name, ty) in COLUMNS {
+        let mut validity = vec![0u8; n.div_ceil(8)];
+        let mut nulls = 0usize;
+        let width = match ty {
+            ColumnType::U64 | ColumnType::I64 => 8,
+            ColumnType::U32 | ColumnType::I32 | ColumnType::Str => 4,
+            ColumnType::Bool => 1,
+        };
+        let mut data: Vec<u8> = Vec::with_capacity(n * width);
+        let mut dict: Vec<&str> = Vec::new();
+        // keyed by address and length: the values borrow the interned strings of `c` (and
+        // static event names), so equal keys are the same bytes; no hashing of the text
+        let mut dict_index: HashMap<(usize, usize), i32, BuildHasherDefault<FxHasher>> =
+            HashMap::default();
+        let mut i = 0usize;
+        let known = c.for_each(name, &mut |v| {
+            match (ty, v) {
+                (_, Value::Null) => {
+                    nulls += 1;
+                    data.extend(std::iter::repeat_n(0u8, width));
+                }
+                (ColumnType::U64, Value::U64(x)) => data.extend(x.to_le_bytes()),
+                (ColumnType::U32, Value::U64(x)) => data.extend((x as u32).to_le_bytes()),
+                (ColumnType::I64, Value::I64(x)) => data.extend(x.to_le_bytes()),
+                (ColumnType::I32, Value::I64(x)) => data.extend((x as i32).to_le_bytes()),
+                (ColumnType::Bool, Value::Bool(b)) => data.push(u8::from(b)),
+                (ColumnType::Str, Value::Str(s)) => {
+                    let k = *dict_index
+                        .entry((s.as_ptr() as usize, s.len()))
+                        .or_insert_with(|| {
+                            dict.push(s);
+                            dict.len() as i32 - 1
+                        });
+                    data.extend(k.to_le_bytes());
+                }
+                _ => unreachable!("column {name}: value {v:?} is not a {ty:?}"),
+            }
+            if v != Value::Null {
+                validity[i / 8] |= 1 << (i % 8);
+            }
+            i += 1;
+        });
+        assert!(known && i == n, "column {name}: {i} values for {n} records");
+        // one entry per distinct text (two copies of one string would be two categories)
+        let mut first: HashMap<&str, i32> = HashMap::new();
+        let remap: Vec<i32> = dict
+            .iter()
+            .enumerate()
+            .map(|(k, s)| *first.entry(s).or_insert(k as i32))
+            .collect();
+        if first.len() < dict.len() {
+            let mut kept: Vec<i32> = vec![-1; dict.len()];
+            let mut unique: Vec<&str> = Vec::new();
+            for (k, s) in dict.iter().enumerate() {
+                if remap[k] == k as i32 {
+                    kept[k] = unique.len() as i32;
+                    unique.push(s);
+                }
+            }
+            for w in data.chunks_exact_mut(4) {
+                let k = i32::from_le_bytes(w.try_into().unwrap());
+                w.copy_from_slice(&kept[remap[k as usize] as usize].to_le_bytes());
+            }
+            dict = unique;
+        }
+        let kind = match ty {
+            ColumnType::U64 => "u64",
+            ColumnType::U32 => "u32",
+            ColumnType::I64 => "i64",
+            ColumnType::I32 => "i32",
+            ColumnType::Bool => "bool",
+            ColumnType::Str => "str",
+        };
+        out.push(Packed {
+            name,
+            kind,
+            len: n,
+            validity: (nulls > 0).then_some(validity),
+            data,
+            dictionary: (*ty == ColumnType::Str)
+                .then(|| dict.iter().map(|s| s.to_string()).collect()),
+        });
+    }
+    out
 }
 
 /// `schedlab reproduce`: `(the --json document, the text)`.
