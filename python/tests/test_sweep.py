@@ -313,3 +313,35 @@ def test_report_calls_the_native_renderer(tmp_path):
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "<html" in html.lower()
+
+
+BIN = Path(os.environ.get("SCHEDLAB_BIN", REPO / "target" / "debug" / "schedlab"))
+
+
+def test_schedlab_sweep_through_the_binary(tmp_path):
+    """`schedlab sweep` (Rust) execs this interpreter's `-m schedlab sweep`: same table as the
+    Python call, and the file's errors come through as one line with exit 2."""
+    if not BIN.exists():
+        pytest.fail(f"no schedlab binary at {BIN}: cargo build -p schedlab-cli, or set SCHEDLAB_BIN")
+    env = dict(os.environ)
+    env["SCHEDLAB_PYTHON"] = sys.executable
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    (tmp_path / "s.toml").write_text(textwrap.dedent(f"""\
+        platforms = ["smp:2"]
+        kernels = ["v6.6.78", "v6.12.81"]
+        workloads = [{json.dumps(PIPE)}]
+        durations = ["200ms"]
+        seeds = [1, 2]
+        """))
+    r = subprocess.run([BIN, "sweep", "s.toml", "--jobs", "2", "--no-progress"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = pd.read_parquet(tmp_path / "s-sweep" / "results.parquet")
+    want = sweep(["smp:2"], ["v6.6.78", "v6.12.81"], [PIPE], ["200ms"], [1, 2],
+                 out=tmp_path / "py", workers=1)
+    pd.testing.assert_frame_equal(got, want)
+    (tmp_path / "bad.toml").write_text('platforms = ["smp:2"]\nkernels = ["v6.12"]\nworkloads = 3\n')
+    r = subprocess.run([BIN, "sweep", "bad.toml"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True)
+    assert r.returncode == 2
+    assert r.stderr.startswith("schedlab: sweep: bad.toml:3: workloads") and r.stderr.count("\n") == 1
