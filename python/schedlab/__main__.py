@@ -144,7 +144,9 @@ def _jobs(v: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, as the Rust CLI
-        raise InputError(f"{message} (try 'schedlab help {self.prog.split()[-1]}')")
+        sub = self.prog.split()[1:]
+        topic = f" {sub[-1]}" if sub else ""
+        raise InputError(f"{message} (try 'schedlab help{topic}')")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -269,7 +269,8 @@ class _Progress:
         if not self.enabled:
             return
         now = time.monotonic()
-        if not force and now - self.last < 0.5:
+        # a terminal line is redrawn in place; into a file or pipe, one line every 10 s
+        if not force and now - self.last < (0.5 if self.tty else 10.0):
             return
         self.last = now
         line = f"sweep: {self.done}/{self.total} jobs done ({now - self.start:.0f}s)"
