@@ -317,9 +317,9 @@ def sweep(
 
     Raises:
         SweepError: bad configuration, or ``out`` holds another sweep.
-        schedlab.SchedlabError: a job's simulation refused its input (the finished jobs stay
-            on disk; resume after fixing nothing else is impossible, since the configuration
-            would change).
+        schedlab.SchedlabError: a job's simulation refused its input; the message names the
+            job. The finished jobs stay on disk, but a corrected configuration is a different
+            sweep: give it another directory.
     """
     if backend not in ("local", "ray"):
         raise SweepError(f"backend: '{backend}' is not 'local' or 'ray'")
@@ -327,6 +327,8 @@ def sweep(
                                 or workers < 1):
         raise SweepError(f"workers: {workers!r} is not a positive integer")
     jobs = jobs_of(platforms, kernels, workloads, durations, seeds)
+    if backend == "ray":
+        _ray_setup(ray_address)
     # the job list, in order, is the configuration
     manifest = _manifest({"jobs": [j.config() for j in jobs]})
 
@@ -465,7 +467,9 @@ def _ray_task(job: Job) -> list[tuple]:
     return run_job(job)
 
 
-def _run_ray(pending, workers, address, runner, finished) -> None:
+def _ray_setup(address: str | None) -> None:
+    """Imports Ray and initialises it unless it already is: before the sweep touches its
+    directory, so that a missing cluster leaves nothing to resume."""
     try:
         import ray
     except ImportError:
@@ -473,11 +477,36 @@ def _run_ray(pending, workers, address, runner, finished) -> None:
             "backend 'ray' needs the ray package (pip install ray, or './python[ray]')"
         ) from None
     if not ray.is_initialized():
+        _check_reachable(address)
         try:
             ray.init(address=address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as e:
             where = f"at {address!r}" if address else "(ray.init())"
             raise SweepError(f"ray: cannot start or reach a Ray cluster {where}: {e}") from None
+
+
+def _check_reachable(address: str | None) -> None:
+    """For an explicit ``HOST:PORT`` (or ``ray://HOST:PORT``), a TCP connection first: Ray itself
+    keeps retrying an address nobody answers at, without end."""
+    if not address or address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    import socket
+
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as e:
+        raise SweepError(
+            f"ray: nothing answers at {address!r} ({e.strerror or e}); start the cluster "
+            "(ray start --head) or give its address"
+        ) from None
+
+
+def _run_ray(pending, workers, address, runner, finished) -> None:
+    import ray
     remote = ray.remote(num_cpus=1)(_ray_task if runner is None else
                                     (lambda job: run_job(job, runner)))
     limit = workers or len(pending)

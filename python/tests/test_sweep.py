@@ -229,6 +229,18 @@ def test_bad_arguments():
         sweep(**SMALL, out="/nonexistent/x", backend="spark")
 
 
+def test_ray_address_nobody_answers_at(tmp_path):
+    pytest.importorskip("ray")
+    import ray
+
+    if ray.is_initialized():
+        pytest.skip("Ray already initialised in this process")
+    # port 1 on the loopback: refused at once; the directory is not created
+    with pytest.raises(SweepError, match="nothing answers at '127.0.0.1:1'"):
+        sweep(**SMALL, out=tmp_path / "r", backend="ray", ray_address="127.0.0.1:1")
+    assert not (tmp_path / "r").exists()
+
+
 def test_progress(tmp_path, capsys):
     sweep(**{**SMALL, "seeds": [1]}, out=tmp_path / "a", progress=False)
     assert capsys.readouterr().err == ""
