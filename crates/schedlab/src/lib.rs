@@ -9,6 +9,7 @@ pub mod explain;
 pub mod fuzz;
 pub mod jobs;
 pub mod listing;
+pub mod plots;
 pub mod progress;
 pub mod report;
 pub mod run;
