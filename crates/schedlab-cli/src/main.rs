@@ -8,6 +8,7 @@
 //! with exit code 0.
 
 mod args;
+mod plot;
 
 use args::{Cli, Cmd, ListWhat, ProgressWhen, ShowWhat};
 use schedlab::{listing, report, RunError, RunSpec};
@@ -121,6 +122,7 @@ fn dispatch(cli: Cli) -> CliResult {
             }
         }
         Cmd::Compare(a) => cmd_compare(a),
+        Cmd::Plot { what } => plot::run(what),
         Cmd::Bench { names, quick } => {
             let out = schedlab::bench::run_benchmarks(quick, &names).map_err(|e| (2, e))?;
             emit(out.as_bytes())
