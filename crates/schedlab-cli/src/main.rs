@@ -112,8 +112,16 @@ fn dispatch(cli: Cli) -> CliResult {
                 check_scaling: a.check_scaling,
                 skip: a.only.unwrap_or(0),
             };
-            let r = schedlab::scenario::cli_reproduce_with(
-                &a.names, a.runs, a.quick, a.json, progress, &mut out, a.jobs, flags,
+            let r = schedlab::scenario::cli_reproduce_html(
+                &a.names,
+                a.runs,
+                a.quick,
+                a.json,
+                progress,
+                &mut out,
+                a.jobs,
+                flags,
+                a.html.as_deref(),
             );
             match r {
                 Ok(()) => Ok(()),

@@ -781,7 +781,7 @@ pub fn published_vs_simulated(title: &str, unit: &str, rows: &[BarRow]) -> R<Str
             let (x, y) = chart.backend_coord(&(r.simulated.max(0.0) + r.sd, mid));
             root.draw(&Text::new(
                 fmt_num(r.simulated),
-                (x + 4, y),
+                (x + 8, y),
                 value_style.clone(),
             ))
             .map_err(d)?;

@@ -7,6 +7,7 @@ pub mod cgroups;
 pub mod compare;
 pub mod explain;
 pub mod fuzz;
+pub mod html;
 pub mod jobs;
 pub mod listing;
 pub mod plots;
