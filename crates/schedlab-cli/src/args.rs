@@ -93,6 +93,7 @@ pub enum Cmd {
 const PLOT_HELP: &str = "\
 Every figure is one SVG file, written whole or not at all (-o). The same input gives the same
 bytes. Text is drawn by the viewer's sans-serif font (no font is embedded).
+'schedlab plot KIND --help' lists the flags of each kind.
 
 Examples:
   schedlab run --platform rpi5 --kernel v6.12 --workload 'stress-ng --pipe 4 --timeout 1s' --trace a.trace
