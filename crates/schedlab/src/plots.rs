@@ -30,10 +30,10 @@ pub fn wakeup_latencies<S: AsRef<str>>(records: &[TraceRecord<S>]) -> Vec<Wakeup
     for r in records {
         match &r.event {
             TraceEvent::SchedWakeup { comm, pid, .. }
-            | TraceEvent::SchedWakeupNew { comm, pid, .. } => {
-                if *pid != 0 {
-                    pending.entry(*pid).or_insert((r.ts_ns, comm.as_ref()));
-                }
+            | TraceEvent::SchedWakeupNew { comm, pid, .. }
+                if *pid != 0 =>
+            {
+                pending.entry(*pid).or_insert((r.ts_ns, comm.as_ref()));
             }
             TraceEvent::SchedSwitch { next_pid, .. } => {
                 if let Some((t, comm)) = pending.remove(next_pid) {
@@ -113,7 +113,7 @@ pub fn run_intervals<S: AsRef<str>>(records: &[TraceRecord<S>]) -> (u32, Vec<Run
             });
         }
     }
-    out.sort_by(|a, b| (a.cpu, a.start_ns).cmp(&(b.cpu, b.start_ns)));
+    out.sort_by_key(|a| (a.cpu, a.start_ns));
     (nr_cpus, out)
 }
 
