@@ -221,10 +221,14 @@ pub fn scenario_page(info: &ScenarioInfo, sc: &ReproScenario, text: &str) -> Str
                 (Some(s), Some(p)) if p != 0.0 => num(s / p),
                 _ => "–".into(),
             };
+            // the scenario's label of the variant, with its kernel when they differ
+            let name = match info.variants.iter().find(|(k, _)| *k == r.variant) {
+                Some((k, l)) if l != k => format!("{} <code>{}</code>", esc(l), esc(k)),
+                _ => format!("<code>{}</code>", esc(&r.variant)),
+            };
             let _ = writeln!(
                 b,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{ratio}</td></tr>",
-                esc(&r.variant),
+                "<tr><td>{name}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{ratio}</td></tr>",
                 opt_num(r.published),
                 opt_num(r.simulated),
                 opt_num(r.simulated_stddev)
@@ -453,6 +457,11 @@ mod tests {
         );
         // the table: 150 / 200 = 0.75
         assert!(h.contains(">150<") && h.contains(">200<") && h.contains(">0.75<"));
+        // variants by their label (and kernel), or by the id the JSON has
+        assert!(
+            h.contains("<td>6.6 <code>v6.6</code></td>")
+                && h.contains("<td><code>v6.12</code></td>")
+        );
         assert!(!h.contains("http://") && !h.contains("https://") && !h.contains("<script"));
         assert_eq!(h, scenario_page(&info, &sc, "TEXT <report>"));
         let idx = index_page(&[(info, sc)]);

@@ -260,3 +260,101 @@ fn help_plot_documents_the_kinds() {
         assert!(h.contains(k), "{k} not in {h}");
     }
 }
+
+/// A two-variant scenario of 20 ms runs, one target passing and one missing.
+const TINY: &str = r#"
+name = "tiny"
+title = "Tiny & <quick>"
+seed = "000_3ee2c634270bace4.txt"
+platform = "smp:2"
+workloads = ["stress-ng --pipe 1 --timeout 1s --metrics-brief"]
+duration = "20ms"
+runs = 1
+quick_runs = 1
+baseline = "v6.6"
+metrics = ["bogo_ops_per_sec", "switches_per_op"]
+notes = ["why it happens"]
+
+[[variant]]
+kernel = "v6.6"
+label = "six six"
+
+[[variant]]
+kernel = "v6.12"
+label = "six twelve"
+
+[[published]]
+kernel = "v6.6"
+metric = "bogo_ops_per_sec"
+value = 2000000
+source = "test"
+
+[[target]]
+description = "passes"
+metric = "switches_per_op"
+kernel = "v6.6"
+min = 0.0
+
+[[target]]
+description = "misses"
+metric = "switches_per_op"
+kernel = "v6.12"
+min = 1000.0
+"#;
+
+#[test]
+fn reproduce_html_writes_a_page_per_scenario_and_an_index() {
+    let toml = tmp("tiny.toml");
+    write(&toml, TINY);
+    let dir = tmp("html");
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = run(&[
+        "reproduce",
+        toml.to_str().unwrap(),
+        "--quick",
+        "--no-progress",
+        "--json",
+        "--html",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // stdout is still the JSON document
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["scenarios"][0]["scenario"], "tiny");
+    let page = std::fs::read_to_string(dir.join("tiny.html")).unwrap();
+    assert!(page.contains("<h1>Tiny &amp; &lt;quick&gt;</h1>"));
+    assert!(page.contains(">PASS<") && page.contains(">MISS<") && page.contains("why it happens"));
+    assert!(page.contains("data:image/svg+xml;base64,") && page.contains("six twelve"));
+    let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(index.contains("href=\"tiny.html\""));
+    // same inputs, same bytes
+    let o = run(&[
+        "reproduce",
+        toml.to_str().unwrap(),
+        "--quick",
+        "--no-progress",
+        "--html",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tiny.html")).unwrap(),
+        page
+    );
+    // a DIR that cannot be made: exit 1 before any run, named
+    let o = run(&[
+        "reproduce",
+        toml.to_str().unwrap(),
+        "--quick",
+        "--html",
+        "/dev/null/report",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("/dev/null/report") && o.stdout.is_empty(),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&toml);
+}
