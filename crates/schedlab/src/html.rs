@@ -55,8 +55,10 @@ pub fn svg_img(svg: &str, alt: &str) -> String {
 const STYLE: &str = "\
 body{font-family:sans-serif;margin:2em auto;max-width:960px;padding:0 1em;color:#222;line-height:1.4}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em}
+table{border-collapse:collapse;margin:.5em 0;max-width:100%}
+td,th{border:1px solid #ccc;padding:.2em .5em;overflow-wrap:anywhere}code{word-break:break-all}
 th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th,td.n,td.pass,td.miss{white-space:nowrap;overflow-wrap:normal}
 .pass{color:#1a7f37;font-weight:bold}.miss{color:#c62828;font-weight:bold}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.85em}
