@@ -203,6 +203,7 @@ fn check_samples(what: &str, sets: &[Samples]) -> R<(f64, f64)> {
     }
     let mut min_pos = f64::INFINITY;
     let mut max = 0f64;
+    let mut zero = false;
     for s in sets {
         if s.values.is_empty() {
             return Err(PlotError::Empty(format!("{what} '{}'", s.label)));
@@ -218,6 +219,7 @@ fn check_samples(what: &str, sets: &[Samples]) -> R<(f64, f64)> {
             if v > 0.0 {
                 min_pos = min_pos.min(v);
             }
+            zero |= v == 0.0;
             max = max.max(v);
         }
     }
@@ -226,7 +228,12 @@ fn check_samples(what: &str, sets: &[Samples]) -> R<(f64, f64)> {
         min_pos = 1.0;
         max = 1.0;
     }
-    Ok(log_bounds(min_pos, max))
+    let (mut lo, hi) = log_bounds(min_pos, max);
+    if zero && lo >= min_pos {
+        // zeros are drawn at the left edge: keep it below the smallest positive value
+        lo /= 10.0;
+    }
+    Ok((lo, hi))
 }
 
 /// At most this many steps per CDF curve (evenly spaced ranks beyond).

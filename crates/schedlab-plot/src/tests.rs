@@ -63,6 +63,14 @@ fn bad_samples_are_errors_not_panics() {
     assert!(matches!(e, PlotError::Invalid(_)) && e.to_string().contains("'b'"));
     let e = latency_cdf("t", "µs", &[s("c", &[-1.0])]).unwrap_err();
     assert!(e.to_string().contains("negative"), "{e}");
+    // zeros are drawn at the left edge, a decade below the smallest positive value: samples
+    // 0 and 1 give decades 1..10 (the top is at least a decade above the bottom), then the
+    // bottom moves to 0.1 for the zeros
+    assert_eq!(check_samples("t", &[s("z", &[0.0, 1.0])]), Ok((0.1, 10.0)));
+    assert_eq!(
+        check_samples("t", &[s("z", &[2.0, 30.0])]),
+        Ok((1.0, 100.0))
+    );
     // all zero is drawable
     latency_cdf("t", "µs", &[s("z", &[0.0, 0.0])]).unwrap();
     latency_histogram("t", "µs", &[s("z", &[0.0])]).unwrap();
