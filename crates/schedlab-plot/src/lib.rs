@@ -73,12 +73,12 @@ const FONT: &str = "sans-serif";
 const TITLE_PX: u32 = 20;
 const LABEL_PX: u32 = 14;
 /// Longest legend or row label before it is shortened with "…".
-const MAX_LABEL: usize = 40;
+const MAX_LABEL: usize = 36;
 
 /// Rough width of `s` at font size `px` (plotters writes `px / 1.24` as the SVG font size;
-/// sans-serif averages about 0.6 em per character).
+/// sans-serif averages up to about 0.68 em per character in capitals-heavy labels).
 fn text_width(s: &str, px: u32) -> u32 {
-    (s.chars().count() as f64 * px as f64 / 1.24 * 0.6).ceil() as u32
+    (s.chars().count() as f64 * px as f64 / 1.24 * 0.68).ceil() as u32
 }
 
 fn shorten(s: &str) -> String {
