@@ -5,7 +5,7 @@
 //! `schedlab-plot` embedded as `<img src="data:image/svg+xml;base64,…">`, nothing is loaded
 //! from anywhere else (no script, no web font). The same inputs give the same bytes.
 
-use crate::plots::{ReproScenario, SweepRow};
+use crate::plots::{natural_cmp, ReproScenario, SweepRow};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -350,7 +350,8 @@ pub fn sweep_page(rows: &[SweepRow]) -> Result<String, String> {
                 );
             }
         }
-        // configuration → values over seeds
+        // configuration → values over seeds, shown in natural order (v6.6 before v6.18,
+        // -g 2 before -g 16)
         let mut groups: BTreeMap<(&str, &str, &str, &str), Vec<f64>> = BTreeMap::new();
         for r in rows.iter().filter(|r| r.metric == m) {
             groups
@@ -359,6 +360,14 @@ pub fn sweep_page(rows: &[SweepRow]) -> Result<String, String> {
                 .push(r.value);
         }
         b.push_str("<table>\n<tr><th>platform</th><th>kernel</th><th>workload</th><th>duration</th><th>seeds</th><th>mean</th><th>sd</th></tr>\n");
+        let mut groups: Vec<_> = groups.into_iter().collect();
+        groups.sort_by(|a, b| {
+            let (x, y) = (a.0, b.0);
+            natural_cmp(x.0, y.0)
+                .then(natural_cmp(x.1, y.1))
+                .then(natural_cmp(x.2, y.2))
+                .then(natural_cmp(x.3, y.3))
+        });
         for ((p, k, w, d), v) in groups {
             let _ = writeln!(
                 b,

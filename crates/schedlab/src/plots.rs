@@ -493,6 +493,40 @@ pub fn parse_sweep_csv(text: &str) -> Result<Vec<SweepRow>, String> {
     Ok(rows)
 }
 
+/// Compares text with its digit runs as numbers: `v6.6` < `v6.18`, `-g 2` < `-g 16`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (si, sj) = (i, j);
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
+            }
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            // without leading zeros, a longer run is a larger number
+            let x = &a[si..i];
+            let y = &b[sj..j];
+            let tx = &x[x.iter().position(|&c| c != b'0').unwrap_or(x.len())..];
+            let ty = &y[y.iter().position(|&c| c != b'0').unwrap_or(y.len())..];
+            let o = tx.len().cmp(&ty.len()).then(tx.cmp(ty));
+            if o != Ordering::Equal {
+                return o;
+            }
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j)).then(a.cmp(b))
+}
+
 /// The x of a workload line: the number after the token `opt` (`-g 4`, `--groups 4`) or in
 /// `opt=4`/`opt4` (`--groups=4`, `-g4`).
 fn x_of(workload: &str, opt: &str) -> Option<f64> {
@@ -625,7 +659,7 @@ pub fn sweep_curves(
         varies(|k| &k.2),
         varies(|k| &k.3),
     );
-    let curves = groups
+    let mut curves: Vec<Curve> = groups
         .into_iter()
         .map(|(k, pts)| {
             let mut parts = Vec::new();
@@ -654,6 +688,7 @@ pub fn sweep_curves(
             }
         })
         .collect();
+    curves.sort_by(|a, b| natural_cmp(&a.label, &b.label));
     Ok((opt, sel[0].unit.clone(), curves))
 }
 

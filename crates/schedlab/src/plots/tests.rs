@@ -184,21 +184,19 @@ rpi5,v6.18,hackbench -g 4 -l 10,1s,1,other,x,9.0
     assert_eq!(rows[4].workload, "hackbench -g 4 -l 10");
     let (opt, unit, curves) = sweep_curves(&rows, "time", None).unwrap();
     assert_eq!((opt.as_str(), unit.as_str()), ("-g", "s"));
-    // curves sorted by key: v6.18 then v6.6; labelled by the kernel (the only varying part)
+    // curves in natural order of their labels, v6.6 before v6.18; labelled by the kernel
+    // (the only varying part)
     assert_eq!(curves.len(), 2);
-    assert_eq!(curves[1].label, "v6.6");
+    assert_eq!(
+        (curves[0].label.as_str(), curves[1].label.as_str()),
+        ("v6.6", "v6.18")
+    );
     // v6.6 at 1 group: seeds 1.0 and 3.0 -> mean 2, sample sd sqrt(((1-2)^2 + (3-2)^2)/1) = 1.414..
-    let p = curves[1].points[0];
+    let p = curves[0].points[0];
     assert_eq!((p.x, p.mean), (1.0, 2.0));
     assert!((p.sd - 2f64.sqrt()).abs() < 1e-12);
-    assert_eq!(
-        (
-            curves[1].points[1].x,
-            curves[1].points[1].mean,
-            curves[1].points[1].sd
-        ),
-        (4.0, 5.0, 0.0)
-    );
+    let p = curves[0].points[1];
+    assert_eq!((p.x, p.mean, p.sd), (4.0, 5.0, 0.0));
     // explicit --x, bad metric, bad value
     assert_eq!(sweep_curves(&rows, "time", Some("-g")).unwrap().2, curves);
     let e = sweep_curves(&rows, "nope", None).unwrap_err();
@@ -212,4 +210,20 @@ rpi5,v6.18,hackbench -g 4 -l 10,1s,1,other,x,9.0
     .unwrap_err();
     assert!(e.contains("line 2") && e.contains("'zz'"), "{e}");
     assert!(parse_sweep_csv("a,b\n").unwrap_err().contains("'platform'"));
+}
+
+#[test]
+fn natural_order() {
+    use std::cmp::Ordering::*;
+    assert_eq!(natural_cmp("v6.6", "v6.18"), Less);
+    assert_eq!(
+        natural_cmp("hackbench -g 16 -l 100", "hackbench -g 2 -l 100"),
+        Greater
+    );
+    // the same number written differently: byte order breaks the tie ('0' < '7'), so that
+    // only equal texts compare equal
+    assert_eq!(natural_cmp("a007", "a7"), Less);
+    assert_eq!(natural_cmp("a7", "a007"), Greater);
+    assert_eq!(natural_cmp("v7.0", "v7.0"), Equal);
+    assert_eq!(natural_cmp("v6", "v6.1"), Less);
 }
