@@ -395,7 +395,8 @@ pub fn cyclictest_histogram(title: &str, threads: &[HistSeries]) -> R<String> {
         ));
     }
     let labels: Vec<String> = threads.iter().map(|t| t.label.clone()).collect();
-    let x_hi = (last + 1).max(2) as f64;
+    // whole µs buckets: at least 0..10, at most 11 ticks (a step of 1 or more, no 0.5)
+    let x_hi = (last + 1).max(10) as f64;
     let y_hi = 10f64.powf((top as f64 * 1.5).log10().ceil());
     svg(480, |root| {
         let (plot, legend) = with_legend(root, &labels);
@@ -410,6 +411,7 @@ pub fn cyclictest_histogram(title: &str, threads: &[HistSeries]) -> R<String> {
             .configure_mesh()
             .x_desc("latency (µs)")
             .y_desc("samples")
+            .x_labels(11)
             .x_label_formatter(&|v| fmt_num(*v))
             .y_label_formatter(&|v| fmt_num(*v))
             .label_style((FONT, LABEL_PX))

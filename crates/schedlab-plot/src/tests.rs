@@ -247,3 +247,53 @@ fn reproduction_bars() {
         Err(PlotError::Invalid(_))
     ));
 }
+
+#[test]
+fn edge_cases_draw_or_refuse_without_panicking() {
+    // single values, identical values, extreme magnitudes
+    for v in [
+        vec![5.0],
+        vec![3.0, 3.0, 3.0],
+        vec![1e-9, 1e12],
+        vec![0.0, 1e15],
+    ] {
+        latency_cdf("t", "µs", &[s("x", &v)]).unwrap();
+        latency_histogram("t", "µs", &[s("x", &v)]).unwrap();
+    }
+    let c = |pts: &[(f64, f64, f64)]| Curve {
+        label: "c".into(),
+        points: pts
+            .iter()
+            .map(|&(x, mean, sd)| CurvePoint { x, mean, sd })
+            .collect(),
+    };
+    for pts in [
+        vec![(1.0, 1.0, 0.0)],
+        vec![(1.0, -5.0, 1.0), (2.0, -1.0, 0.0)],
+        vec![(0.0, 0.0, 0.0), (0.0, 0.0, 0.0)],
+        vec![(1e9, 1e12, 1e11), (2e9, 3e12, 0.0)],
+    ] {
+        curves("t", "x", "y", &[c(&pts)]).unwrap();
+    }
+    assert!(curves("t", "x", "y", &[c(&[(f64::INFINITY, 1.0, 0.0)])]).is_err());
+    // one empty run, many CPUs, a late start
+    cpu_timeline("t", 256, &[span(255, 7, 7, "a:1")]).unwrap();
+    cpu_timeline("t", 1, &[span(0, u64::MAX - 10, u64::MAX, "a:1")]).unwrap();
+    let one = [HistSeries {
+        label: "t".into(),
+        counts: vec![u64::MAX / 4],
+    }];
+    cyclictest_histogram("t", &one).unwrap();
+    let bars = |p: Option<f64>, v: f64, sd: f64| {
+        [BarRow {
+            label: "r".into(),
+            published: p,
+            simulated: v,
+            sd,
+        }]
+    };
+    published_vs_simulated("t", "u", &bars(None, 0.0, 0.0)).unwrap();
+    published_vs_simulated("t", "u", &bars(Some(-3.0), -1.0, 0.5)).unwrap();
+    published_vs_simulated("t", "u", &bars(Some(1e18), 1e-18, 0.0)).unwrap();
+    assert!(published_vs_simulated("t", "u", &bars(None, 1.0, -1.0)).is_err());
+}
