@@ -28,6 +28,7 @@ returns polars DataFrames with the same columns.
 from __future__ import annotations
 
 import json as _json
+import os
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -36,6 +37,7 @@ import pyarrow as pa
 
 from schedlab import _native
 from schedlab._native import SchedlabError
+from schedlab.sweep import SweepError, sweep
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -48,9 +50,15 @@ __all__ = [
     "Reproduction",
     "Result",
     "SchedlabError",
+    "SweepError",
     "compare",
+    "plot_cyclictest",
+    "plot_latency",
+    "plot_sweep",
+    "report_sweep",
     "reproduce",
     "run",
+    "sweep",
     "TRACE_COLUMNS",
     "__version__",
 ]
@@ -343,6 +351,29 @@ class Result:
         """The same result with polars tables."""
         return Result(self.json_text, self.text, self._trace_buffers, "polars")
 
+    def _figure_columns(self) -> dict[str, list[Any]]:
+        if self._trace_buffers is None:
+            raise ValueError("this run kept no trace; run it with trace=True")
+        return _trace_table(self._trace_buffers).select(list(_FIGURE_COLUMNS)).to_pydict()
+
+    def plot_timeline(
+        self, from_ns: int | None = None, to_ns: int | None = None, title: str | None = None
+    ) -> str:
+        """Who ran on each CPU (SVG text), as ``schedlab plot timeline`` draws it from a trace
+        file; needs ``trace=True``. ``from_ns``/``to_ns`` bound the window (simulated ns)."""
+        return _native.plot_timeline(self._figure_columns(), from_ns, to_ns, title)
+
+    def plot_latency(
+        self, comm: str | None = None, hist: bool = False, title: str | None = None
+    ) -> str:
+        """Wakeup→run latency CDF (``hist=True``: histogram) of this run (SVG text); needs
+        ``trace=True``. See :func:`plot_latency` for several runs side by side."""
+        return plot_latency({self.kernel_label(): self}, comm=comm, hist=hist, title=title)
+
+    def kernel_label(self) -> str:
+        """``KERNEL seed N``: the label figures give this run."""
+        return f"{self.json['kernel']} seed {self.json['seed']}"
+
 
 class Reproduction:
     """A reproduction of built-in seeds or scenario files: what ``schedlab reproduce``
@@ -407,6 +438,14 @@ class Reproduction:
     def passed(self) -> bool:
         """Whether every target passed."""
         return all(t["pass"] for s in self.json["scenarios"] for t in s["targets"])
+
+    def figures(self, scenario: str | None = None, metric: str | None = None) -> dict[str, str]:
+        """Published-vs-simulated bars (SVG text) per ``"SCENARIO/METRIC"``, the figures of
+        ``schedlab plot reproduction`` and of the HTML report."""
+        return {
+            f"{s}/{m}": svg
+            for s, m, svg in _native.plot_reproduction(self.json_text, scenario, metric)
+        }
 
 
 class Comparison:
@@ -532,6 +571,7 @@ def reproduce(
     jobs: int | None = None,
     *,
     frame: Frame = "pandas",
+    html: str | os.PathLike[str] | None = None,
 ) -> Reproduction:
     """Reproduces seeds, as ``schedlab reproduce`` does: published vs simulated numbers.
 
@@ -543,6 +583,8 @@ def reproduce(
         jobs: simulations at once (``--jobs``; default: all cores); the results do not
             depend on it.
         frame: ``"pandas"`` or ``"polars"`` for the tables.
+        html: also write the HTML report there (``--html DIR``: a page per scenario and
+            ``index.html``).
 
     Raises:
         SchedlabError: an unknown scenario, a bad file, a failed run (the binary's message).
@@ -555,7 +597,9 @@ def reproduce(
         _int("jobs", jobs, optional=True),
     )
     f = _frame_arg(frame)
-    json_text, text = _native.reproduce_json(*args)
+    if html is not None and not isinstance(html, (str, os.PathLike)):
+        raise _type_error("html", "a directory path", html)
+    json_text, text = _native.reproduce_json(*args, html=None if html is None else os.fspath(html))
     return Reproduction(json_text, text, f)
 
 
@@ -598,3 +642,70 @@ def compare(
     f = _frame_arg(frame)
     json_text, text = _native.compare_json(*args)
     return Comparison(json_text, text, f)
+
+
+# --- figures (drawn by the same Rust code as ``schedlab plot``) ----------------------------
+
+#: The trace columns the figures read.
+_FIGURE_COLUMNS = (
+    "ts_ns",
+    "cpu",
+    "event",
+    "comm",
+    "pid",
+    "prev_comm",
+    "prev_pid",
+    "next_comm",
+    "next_pid",
+)
+
+
+def plot_latency(
+    runs: dict[str, Result] | Sequence[tuple[str, Result]],
+    comm: str | None = None,
+    hist: bool = False,
+    title: str | None = None,
+) -> str:
+    """Wakeup→run latency (µs) of several runs, one curve per label: the CDF, or with
+    ``hist=True`` a histogram per run. SVG text, the figure ``schedlab plot latency`` draws
+    from trace files. Each run needs ``trace=True``; ``comm`` keeps the wakeups of tasks with
+    that comm only.
+    """
+    items = list(runs.items()) if isinstance(runs, dict) else list(runs)
+    traces = []
+    for label, r in items:
+        if not isinstance(r, Result):
+            raise _type_error("runs", "Result values", r)
+        traces.append((_str("label", label), r._figure_columns()))
+    return _native.plot_latency(traces, comm, _bool("hist", hist), title)
+
+
+def plot_cyclictest(output: str, title: str | None = None) -> str:
+    """cyclictest's ``-h``/``--histogram`` output (simulated ``Result.output`` or a real
+    run's text) as a histogram per thread (SVG text), as ``schedlab plot cyclictest``."""
+    return _native.plot_cyclictest(_str("output", output), title)
+
+
+def _sweep_rows(table: Any) -> list[tuple[Any, ...]]:
+    from schedlab.sweep import COLUMNS
+
+    if hasattr(table, "to_arrow"):  # polars
+        table = table.to_arrow()
+    elif not isinstance(table, pa.Table):  # pandas
+        table = pa.Table.from_pandas(table, preserve_index=False)
+    d = table.select(list(COLUMNS)).to_pydict()
+    return list(zip(*(d[c] for c in COLUMNS)))
+
+
+def plot_sweep(
+    table: DataFrame, metric: str, x: str | None = None, title: str | None = None
+) -> str:
+    """One metric of a sweep's long table (:func:`sweep`'s DataFrame) against a workload
+    option's value (``x``, e.g. ``"-g"``; found when only one option varies), mean ± sd over
+    the seeds, one curve per configuration. SVG text, as ``schedlab plot sweep``."""
+    return _native.plot_sweep(_sweep_rows(table), _str("metric", metric), x, title)
+
+
+def report_sweep(table: DataFrame) -> str:
+    """The HTML page of a sweep (``schedlab report``): curves per metric and the table."""
+    return _native.report_sweep_html(_sweep_rows(table))

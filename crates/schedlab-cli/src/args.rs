@@ -55,6 +55,12 @@ pub enum Cmd {
     /// Write the HTML report of a sweep's results.parquet; needs the Python package
     #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
+    /// Draw a figure (SVG) from a trace, cyclictest output, reproduce --json or a sweep table
+    #[command(after_help = PLOT_HELP)]
+    Plot {
+        #[command(subcommand)]
+        what: PlotWhat,
+    },
     /// List kernels | patches | features | sysctls | platforms | workloads | scenarios
     List {
         #[arg(value_enum)]
@@ -152,6 +158,117 @@ pub struct ReportArgs {
     /// directory for index.html (default: report/ beside the Parquet file)
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+const PLOT_HELP: &str = "\
+Every figure is one SVG file, written whole or not at all (-o). The same input gives the same
+bytes. Text is drawn by the viewer's sans-serif font (no font is embedded).
+'schedlab plot KIND --help' lists the flags of each kind.
+
+Examples:
+  schedlab run --platform rpi5 --kernel v6.12 --workload 'stress-ng --pipe 4 --timeout 1s' --trace a.trace
+  schedlab plot latency a.trace b.trace --comm stress-ng-pipe -o latency.svg
+  schedlab plot latency a.trace b.trace --hist -o latency-hist.svg
+  schedlab plot timeline a.trace --from 0.5s --to 0.52s -o who-ran.svg
+  schedlab plot cyclictest cyclictest-output.txt -o cyclictest.svg
+  schedlab reproduce delay-dequeue --quick --json > dd.json
+  schedlab plot reproduction dd.json -o figures/
+  schedlab plot sweep results.csv --metric time --x -g -o hackbench.svg
+
+Exit status: 0 success, 1 the output cannot be written, 2 bad input (file, line, flag or value).";
+
+/// `schedlab plot KIND`
+#[derive(Subcommand, Debug)]
+pub enum PlotWhat {
+    /// Wakeup latency CDF (or histogram) per trace: sched_wakeup/sched_wakeup_new to the
+    /// sched_switch that runs the task
+    Latency {
+        /// trace files (text of /sys/kernel/tracing/trace or schedlab run --trace); one
+        /// curve each
+        #[arg(value_name = "TRACE", required = true)]
+        traces: Vec<PathBuf>,
+        /// only the wakeups of tasks with this comm
+        #[arg(long, value_name = "COMM")]
+        comm: Option<String>,
+        /// the label of each trace, in order (default: the file name); repeat once per trace
+        #[arg(long = "label", value_name = "TEXT")]
+        labels: Vec<String>,
+        /// a histogram per trace instead of the CDF
+        #[arg(long)]
+        hist: bool,
+        /// figure title
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// the SVG file to write
+        #[arg(short, long, value_name = "OUT.svg", required = true)]
+        output: PathBuf,
+    },
+    /// Who ran on each CPU: a row per CPU, a bar per run coloured per task
+    Timeline {
+        /// trace file
+        #[arg(value_name = "TRACE")]
+        trace: PathBuf,
+        /// start of the window: trace time in seconds (1.5) or a duration (1500ms)
+        #[arg(long, value_name = "T")]
+        from: Option<String>,
+        /// end of the window (same forms as --from)
+        #[arg(long, value_name = "T")]
+        to: Option<String>,
+        /// figure title
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// the SVG file to write
+        #[arg(short, long, value_name = "OUT.svg", required = true)]
+        output: PathBuf,
+    },
+    /// cyclictest's -h/-H histogram (its own output, real or simulated), log y
+    Cyclictest {
+        /// cyclictest's output (stdout of cyclictest -h N, or schedlab run's text)
+        #[arg(value_name = "OUTPUT.txt")]
+        input: PathBuf,
+        /// figure title
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// the SVG file to write
+        #[arg(short, long, value_name = "OUT.svg", required = true)]
+        output: PathBuf,
+    },
+    /// Published vs simulated bars of a reproduce --json document, per scenario and metric
+    Reproduction {
+        /// the output of schedlab reproduce --json
+        #[arg(value_name = "REPRODUCE.json")]
+        input: PathBuf,
+        /// only this scenario
+        #[arg(long, value_name = "NAME")]
+        scenario: Option<String>,
+        /// only this metric (default: the metrics with a published value)
+        #[arg(long, value_name = "METRIC")]
+        metric: Option<String>,
+        /// OUT.svg for one figure, or a directory for one SCENARIO_METRIC.svg per figure
+        #[arg(short, long, value_name = "OUT", required = true)]
+        output: PathBuf,
+    },
+    /// A metric against a workload option (groups, clients), one curve per kernel, mean ± sd
+    /// over the seeds
+    Sweep {
+        /// the long table as CSV (columns platform, kernel, workload, duration, seed, metric,
+        /// unit, value)
+        #[arg(value_name = "RESULTS.csv")]
+        input: PathBuf,
+        /// the metric to plot
+        #[arg(long, value_name = "METRIC", required = true)]
+        metric: String,
+        /// the workload option whose number is x (e.g. -g); default: the option whose value is
+        /// the only difference between the workload lines
+        #[arg(long, value_name = "OPTION", allow_hyphen_values = true)]
+        x: Option<String>,
+        /// figure title
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// the SVG file to write
+        #[arg(short, long, value_name = "OUT.svg", required = true)]
+        output: PathBuf,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,6 +421,10 @@ pub struct ReproduceArgs {
     /// print one JSON document instead of text
     #[arg(long)]
     pub json: bool,
+    /// also write an HTML report into DIR: DIR/SCENARIO.html per scenario (tables, figures,
+    /// notes, targets) and DIR/index.html; self-contained pages, no external resources
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
     /// simulations to run at once (default: all cores); results are the same for any N
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,

@@ -8,6 +8,7 @@
 //! with exit code 0.
 
 mod args;
+mod plot;
 mod python;
 
 use args::{Cli, Cmd, ListWhat, ProgressWhen, ShowWhat};
@@ -112,8 +113,16 @@ fn dispatch(cli: Cli) -> CliResult {
                 check_scaling: a.check_scaling,
                 skip: a.only.unwrap_or(0),
             };
-            let r = schedlab::scenario::cli_reproduce_with(
-                &a.names, a.runs, a.quick, a.json, progress, &mut out, a.jobs, flags,
+            let r = schedlab::scenario::cli_reproduce_html(
+                &a.names,
+                a.runs,
+                a.quick,
+                a.json,
+                progress,
+                &mut out,
+                a.jobs,
+                flags,
+                a.html.as_deref(),
             );
             match r {
                 Ok(()) => Ok(()),
@@ -124,6 +133,7 @@ fn dispatch(cli: Cli) -> CliResult {
         Cmd::Compare(a) => cmd_compare(a),
         Cmd::Sweep(a) => python::sweep(a),
         Cmd::Report(a) => python::report(a),
+        Cmd::Plot { what } => plot::run(what),
         Cmd::Bench { names, quick } => {
             let out = schedlab::bench::run_benchmarks(quick, &names).map_err(|e| (2, e))?;
             emit(out.as_bytes())

@@ -20,6 +20,8 @@
 //! binary prints on stderr: input warnings (`schedlab: warning: ...`), and compare's note on
 //! cut workloads. A panic (a bug) becomes a `RuntimeError`, never an abort.
 
+mod figures;
+
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString};
@@ -36,7 +38,7 @@ pyo3::create_exception!(
      'schedlab: ')."
 );
 
-fn error(msg: impl Into<String>) -> PyErr {
+pub(crate) fn error(msg: impl Into<String>) -> PyErr {
     SchedlabError::new_err(msg.into())
 }
 
@@ -413,13 +415,14 @@ fn pack_columns(c: &TraceColumns) -> Vec<Packed> {
 
 /// `schedlab reproduce`: `(the --json document, the text)`.
 #[pyfunction]
-#[pyo3(signature = (names, quick=false, runs=None, jobs=None))]
+#[pyo3(signature = (names, quick=false, runs=None, jobs=None, html=None))]
 fn reproduce_json(
     py: Python<'_>,
     names: &Bound<'_, PyAny>,
     quick: bool,
     runs: Option<&Bound<'_, PyAny>>,
     jobs: Option<&Bound<'_, PyAny>>,
+    html: Option<std::path::PathBuf>,
 ) -> PyResult<(String, String)> {
     let runs = self::runs("reproduce", runs)?;
     let jobs = self::jobs("reproduce", jobs)?;
@@ -432,6 +435,7 @@ fn reproduce_json(
             false,
             jobs,
             schedlab::scenario::SweepFlags::default(),
+            html.as_deref(),
         )
         .map_err(|e| e.to_string())
     })
@@ -479,6 +483,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare_json, m)?)?;
+    m.add_function(wrap_pyfunction!(figures::plot_latency, m)?)?;
+    m.add_function(wrap_pyfunction!(figures::plot_timeline, m)?)?;
+    m.add_function(wrap_pyfunction!(figures::plot_cyclictest, m)?)?;
+    m.add_function(wrap_pyfunction!(figures::plot_reproduction, m)?)?;
+    m.add_function(wrap_pyfunction!(figures::plot_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(figures::report_sweep_html, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

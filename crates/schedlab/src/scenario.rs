@@ -173,6 +173,9 @@ pub enum ScenarioError {
     /// Writing the report failed (stdout closed or full).
     #[error("writing the report: {0}")]
     Output(std::io::Error),
+    /// The HTML report (`--html DIR`) could not be written.
+    #[error("{0}")]
+    Html(String),
 }
 
 impl ScenarioError {
@@ -182,7 +185,7 @@ impl ScenarioError {
             ScenarioError::Run(RunError::Invariant(_))
             | ScenarioError::Run(RunError::Trace { .. }) => 1,
             ScenarioError::Run(_) => 2,
-            ScenarioError::Output(_) => 1,
+            ScenarioError::Output(_) | ScenarioError::Html(_) => 1,
         }
     }
 }
@@ -947,6 +950,31 @@ pub fn cli_reproduce_with(
     jobs: Option<usize>,
     flags: SweepFlags,
 ) -> Result<(), ScenarioError> {
+    cli_reproduce_html(
+        names, runs, quick, as_json, progress, out, jobs, flags, None,
+    )
+}
+
+/// [`cli_reproduce_with`], and with `html = Some(DIR)` also the HTML report
+/// (crate::html): `DIR/SCENARIO.html` per scenario and `DIR/index.html`, written once every
+/// scenario has run. DIR is created first, so that an unwritable DIR fails before any run.
+pub fn cli_reproduce_html(
+    names: &[String],
+    runs: Option<u32>,
+    quick: bool,
+    as_json: bool,
+    progress: bool,
+    out: &mut dyn std::io::Write,
+    jobs: Option<usize>,
+    flags: SweepFlags,
+    html: Option<&std::path::Path>,
+) -> Result<(), ScenarioError> {
+    if let Some(dir) = html {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ScenarioError::Html(format!("--html: creating {}: {e}", dir.display())))?;
+    }
+    // (scenario, text, JSON) of each scenario run, for the HTML report
+    let mut pages: Vec<(Scenario, String, Value)> = Vec::new();
     let mut docs = Vec::new();
     reproduce_each(
         names,
@@ -955,7 +983,10 @@ pub fn cli_reproduce_with(
         progress,
         jobs,
         flags,
-        &mut |text, doc| {
+        &mut |sc, text, doc| {
+            if html.is_some() {
+                pages.push((sc.clone(), text.to_string(), doc.clone()));
+            }
             if as_json {
                 docs.push(doc);
                 Ok(())
@@ -972,11 +1003,15 @@ pub fn cli_reproduce_with(
             .and_then(|_| out.flush())
             .map_err(ScenarioError::Output)?;
     }
+    if let Some(dir) = html {
+        write_html(dir, &pages)?;
+    }
     Ok(())
 }
 
 /// [`cli_reproduce_with`] rendered both ways from one set of runs: `(reproduce --json
-/// document, text)`, each exactly as the CLI prints it (the Python package returns both).
+/// document, text)`, each exactly as the CLI prints it (the Python package returns both);
+/// with `html = Some(DIR)` also the HTML report, as `reproduce --html DIR` writes it.
 pub fn reproduce_outputs(
     names: &[String],
     runs: Option<u32>,
@@ -984,15 +1019,35 @@ pub fn reproduce_outputs(
     progress: bool,
     jobs: Option<usize>,
     flags: SweepFlags,
+    html: Option<&std::path::Path>,
 ) -> Result<(String, String), ScenarioError> {
+    let mut out = Vec::new();
     let mut docs = Vec::new();
     let mut text = String::new();
-    reproduce_each(names, runs, quick, progress, jobs, flags, &mut |t, doc| {
-        text.push_str(t);
-        text.push('\n');
-        docs.push(doc);
-        Ok(())
-    })?;
+    if let Some(dir) = html {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ScenarioError::Html(format!("--html: creating {}: {e}", dir.display())))?;
+    }
+    reproduce_each(
+        names,
+        runs,
+        quick,
+        progress,
+        jobs,
+        flags,
+        &mut |sc, t, doc| {
+            text.push_str(t);
+            text.push('\n');
+            if html.is_some() {
+                out.push((sc.clone(), t.to_string(), doc.clone()));
+            }
+            docs.push(doc);
+            Ok(())
+        },
+    )?;
+    if let Some(dir) = html {
+        write_html(dir, &out)?;
+    }
     let json = serde_json::to_string_pretty(&reproduce_json(docs)).unwrap() + "\n";
     Ok((json, text))
 }
@@ -1006,7 +1061,7 @@ fn reproduce_each(
     progress: bool,
     jobs: Option<usize>,
     flags: SweepFlags,
-    each: &mut dyn FnMut(&str, Value) -> Result<(), ScenarioError>,
+    each: &mut dyn FnMut(&Scenario, &str, Value) -> Result<(), ScenarioError>,
 ) -> Result<(), ScenarioError> {
     let names: Vec<String> = if names.is_empty() {
         BUILTIN
@@ -1055,7 +1110,7 @@ fn reproduce_each(
                 // wall times vary from run to run: stderr only, never in the report
                 eprint!("{}: wall time per run\n{timing}", sc.name);
             }
-            each(&text, doc)?;
+            each(sc, &text, doc)?;
             continue;
         }
         if let Some(tb) = &sc.tables {
@@ -1063,22 +1118,63 @@ fn reproduce_each(
             if progress {
                 eprint!("{}: wall time per run\n{}", sc.name, o.timing_summary());
             }
-            each(&o.render(&sc.name, &sc.title, &sc.seed), o.json(&sc.name))?;
+            each(
+                sc,
+                &o.render(&sc.name, &sc.title, &sc.seed),
+                o.json(&sc.name),
+            )?;
             continue;
         }
         if let Some(ib) = &sc.interbench {
             let o =
                 crate::scenario_interbench::execute_scenario(sc, ib, runs, quick, progress, jobs)?;
             each(
+                sc,
                 &o.render(&sc.name, &sc.title, &sc.seed, &sc.platform),
                 o.json(&sc.name),
             )?;
             continue;
         }
         let o = execute(sc, runs, quick, progress, jobs)?;
-        each(&o.render(), o.json())?;
+        each(sc, &o.render(), o.json())?;
     }
     Ok(())
+}
+
+/// The HTML report of the scenarios run: a page each, then the index.
+fn write_html(
+    dir: &std::path::Path,
+    pages: &[(Scenario, String, Value)],
+) -> Result<(), ScenarioError> {
+    let mut index = Vec::new();
+    for (sc, text, doc) in pages {
+        let r = crate::plots::reproduction_from_json(doc)
+            .map_err(ScenarioError::Html)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| ScenarioError::Html(format!("{}: no results", sc.name)))?;
+        let info = crate::html::ScenarioInfo {
+            name: r.name.clone(),
+            title: sc.title.clone(),
+            seed: sc.seed.clone(),
+            platform: sc.platform.clone(),
+            workloads: sc.workloads.clone(),
+            variants: sc
+                .variants
+                .iter()
+                .map(|v| (v.kernel.clone(), v.label.clone()))
+                .collect(),
+            notes: sc.notes.clone(),
+        };
+        let html = crate::html::scenario_page(&info, &r, text);
+        let path = dir.join(format!("{}.html", crate::html::page_name(&r.name)));
+        crate::trace_file::write_file_atomic(&path, html.as_bytes())
+            .map_err(|e| ScenarioError::Html(format!("--html: writing {}: {e}", path.display())))?;
+        index.push((info, r));
+    }
+    let path = dir.join("index.html");
+    crate::trace_file::write_file_atomic(&path, crate::html::index_page(&index).as_bytes())
+        .map_err(|e| ScenarioError::Html(format!("--html: writing {}: {e}", path.display())))
 }
 
 /// The one shape of `reproduce --json`, for one scenario or several.

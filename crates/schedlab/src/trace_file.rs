@@ -231,6 +231,36 @@ fn forget_temp(p: &Path) {
     temp_files().retain(|f| f != p);
 }
 
+/// Writes `bytes` to `path` as a whole or not at all: into a temporary file in the target's
+/// directory (removed on error or on SIGINT/SIGTERM), renamed onto `path` once complete. A
+/// symbolic link is followed and stays a link. Used for figures and HTML pages.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dest = resolve_links(path)?;
+    if dest.is_dir() {
+        return Err(io::Error::other("is a directory"));
+    }
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("directory {} does not exist", dir.display()),
+        ));
+    }
+    let (tmp, mut f) = create_temp(&dir)?;
+    let res = f
+        .write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, &dest));
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    forget_temp(&tmp);
+    res
+}
+
 impl TraceFile {
     /// Opens the target. `duration_ns` is the simulated length of the run (for the size
     /// estimate); `limit` refuses a trace expected above that many bytes.

@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod cli_cgroups;
 mod cli_hostile;
+mod cli_plot;
 mod cli_policy;
 mod cli_smp;
 mod cli_workloads;
