@@ -183,3 +183,30 @@ def test_plot_figures_render(browser, tmp_path):
         assert complete and width == 860, (alt, complete, width)
     assert problems == []
     page.close()
+
+
+def test_sweep_report_renders(browser, tmp_path):
+    """`schedlab sweep` then `schedlab report` (both through the Python package): the page
+    renders in Chromium, every figure loads, nothing is fetched."""
+    import sys
+
+    (tmp_path / "s.toml").write_text(
+        'platforms = ["smp:2"]\n'
+        'kernels = ["v6.6", "v6.12"]\n'
+        'workloads = ["hackbench -p -l 20 -g 1", "hackbench -p -l 20 -g 2"]\n'
+        'seeds = "1..2"\n'
+    )
+    env = dict(os.environ, SCHEDLAB_PYTHON=sys.executable)
+    for args in (["sweep", "s.toml", "--no-progress"], ["report", "s-sweep/results.parquet", "-o", "rep"]):
+        p = subprocess.run([str(BIN), *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    page, problems = open_page(
+        browser, (tmp_path / "rep" / "index.html").as_uri(), shots_dir(tmp_path) / "plot-sweep-report.png"
+    )
+    assert "sweep" in page.title().lower()
+    imgs = images_loaded(page)
+    assert imgs, "the sweep page has no figure"
+    for alt, complete, width in imgs:
+        assert complete and width > 0, (alt, complete, width)
+    assert problems == []
+    page.close()
