@@ -135,18 +135,17 @@ fn compare_cols(
                     metrics.push((m.name.clone(), m.unit.clone(), m.better, m.value));
                 }
             }
-            metrics.push((
-                "sched_switch".into(),
-                "".into(),
-                Better::Lower,
-                r.nr_switches as f64,
-            ));
-            metrics.push((
-                "sched_migrate_task".into(),
-                "".into(),
-                Better::Lower,
-                r.nr_migrations as f64,
-            ));
+            // the run's own counts, unless a workload reports them already (stress-ng's
+            // --metrics-brief prints sched_switch and sched_migrate_task): one sample per
+            // seed, never two
+            for (name, v) in [
+                ("sched_switch", r.nr_switches),
+                ("sched_migrate_task", r.nr_migrations),
+            ] {
+                if !metrics.iter().any(|m| m.0 == name) {
+                    metrics.push((name.into(), "".into(), Better::Lower, v as f64));
+                }
+            }
             for (name, unit, better, v) in metrics {
                 match col.samples.iter_mut().find(|s| s.0 == name) {
                     Some(s) => s.3.push(v),
@@ -263,5 +262,38 @@ fn truncate(s: &str, w: usize) -> String {
         s.to_string()
     } else {
         s.chars().take(w - 1).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One sample per seed in every row, also for the counts stress-ng reports itself
+    /// (`sched_switch`, `sched_migrate_task` in --metrics-brief), which compare used to add a
+    /// second time.
+    #[test]
+    fn one_sample_per_seed_per_metric() {
+        let mut base = RunSpec::new(
+            "smp:2",
+            "v6.18",
+            &["stress-ng --pipe 1 --timeout 1s --metrics-brief"],
+        );
+        base.duration_ns = Some(5_000_000);
+        let kernels = vec!["v6.6".to_string(), "v6.18".to_string()];
+        let (json, _) = compare_outputs(&base, &kernels, 2, Some(1)).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let rows = doc["rows"].as_array().unwrap();
+        for name in ["sched_switch", "sched_migrate_task"] {
+            // two kernels, each with one row of this metric
+            assert_eq!(
+                rows.iter().filter(|r| r["metric"] == name).count(),
+                2,
+                "{name}"
+            );
+        }
+        for r in rows {
+            assert_eq!(r["samples"].as_array().unwrap().len(), 2, "{r}");
+        }
     }
 }
