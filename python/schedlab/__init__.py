@@ -489,8 +489,8 @@ class Comparison:
     @property
     def samples(self) -> DataFrame:
         """The samples, long: ``kernel, metric, unit, seed, value`` (seeds ``first_seed``,
-        ``first_seed + 1``, ...). A metric reported twice by one run (stress-ng's own
-        ``sched_switch`` beside compare's) has two samples per seed, in run order."""
+        ``first_seed + 1``, ...). A metric reported by several workloads of one run (two
+        stress-ng lines) has that many samples per seed, in run order."""
         first = self.json["first_seed"]
         runs = self.json["runs"]
         rows = [
