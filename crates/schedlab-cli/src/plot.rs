@@ -32,7 +32,7 @@ fn write(kind: &str, path: &Path, svg: &str) -> Res<()> {
         .map_err(|e| (1, format!("plot {kind}: writing {}: {e}", path.display())))
 }
 
-fn draw(kind: &str, r: Result<String, schedlab_plot::PlotError>) -> Res<String> {
+fn draw<T>(kind: &str, r: Result<T, schedlab_plot::PlotError>) -> Res<T> {
     r.map_err(|e| bad(kind, e))
 }
 
@@ -94,40 +94,17 @@ pub fn run(what: PlotWhat) -> Res<()> {
             let mut sets = Vec::new();
             for (i, t) in traces.iter().enumerate() {
                 let recs = read_trace(k, t)?;
-                let values: Vec<f64> = plots::wakeup_latencies(&recs)
-                    .into_iter()
-                    .filter(|w| comm.as_deref().is_none_or(|c| w.comm == c))
-                    .map(|w| w.latency_ns as f64 / 1e3)
-                    .collect();
-                if values.is_empty() {
-                    return Err(bad(
-                        k,
-                        match &comm {
-                            Some(c) => format!(
-                                "{}: no wakeup of a task with comm '{c}' followed by its sched_switch",
-                                t.display()
-                            ),
-                            None => format!(
-                                "{}: no sched_wakeup followed by the task's sched_switch",
-                                t.display()
-                            ),
-                        },
-                    ));
-                }
+                let values = plots::latency_us(&recs, comm.as_deref())
+                    .map_err(|e| bad(k, format!("{}: {e}", t.display())))?;
                 sets.push(schedlab_plot::Samples {
                     label: labels.get(i).cloned().unwrap_or_else(|| file_label(t)),
                     values,
                 });
             }
-            let title = title.unwrap_or_else(|| match &comm {
-                Some(c) => format!("wakeup latency of {c}"),
-                None => "wakeup latency".to_string(),
-            });
-            let svg = if hist {
-                draw(k, schedlab_plot::latency_histogram(&title, "µs", &sets))?
-            } else {
-                draw(k, schedlab_plot::latency_cdf(&title, "µs", &sets))?
-            };
+            let svg = draw(
+                k,
+                plots::latency_figure(&sets, comm.as_deref(), hist, title.as_deref()),
+            )?;
             write(k, &output, &svg)
         }
         PlotWhat::Timeline {
@@ -146,19 +123,11 @@ pub fn run(what: PlotWhat) -> Res<()> {
                 }
             }
             let recs = read_trace(k, &trace)?;
-            let (nr_cpus, iv) = plots::run_intervals(&recs);
-            let spans = plots::timeline_spans(&iv, from.unwrap_or(0), to.unwrap_or(u64::MAX));
-            if spans.is_empty() {
-                return Err(bad(
-                    k,
-                    format!(
-                        "{}: no task ran in the window (sched_switch records needed)",
-                        trace.display()
-                    ),
-                ));
-            }
             let title = title.unwrap_or_else(|| format!("who ran: {}", file_label(&trace)));
-            let svg = draw(k, schedlab_plot::cpu_timeline(&title, nr_cpus, &spans))?;
+            let svg = plots::timeline_figure(&recs, from, to, &title).map_err(|e| match e {
+                plots::FigureError::NoData(m) => bad(k, format!("{}: {m}", trace.display())),
+                plots::FigureError::Plot(e) => bad(k, e),
+            })?;
             write(k, &output, &svg)
         }
         PlotWhat::Cyclictest {
@@ -201,29 +170,11 @@ pub fn run(what: PlotWhat) -> Res<()> {
                     ));
                 }
             }
-            let mut figures: Vec<(String, String)> = Vec::new();
-            for sc in &scs {
-                let metrics = match &metric {
-                    Some(m) if sc.metrics().contains(m) => vec![m.clone()],
-                    Some(_) => continue,
-                    None => sc.plotted_metrics(),
-                };
-                for m in metrics {
-                    let bars = sc.bars(&m);
-                    if bars.is_empty() {
-                        continue;
-                    }
-                    let svg = draw(
-                        k,
-                        schedlab_plot::published_vs_simulated(
-                            &format!("{}: {m}", sc.name),
-                            &sc.unit(&m),
-                            &bars,
-                        ),
-                    )?;
-                    figures.push((format!("{}_{}.svg", slug(&sc.name), slug(&m)), svg));
-                }
-            }
+            let figures: Vec<(String, String)> =
+                draw(k, plots::reproduction_figures(&scs, metric.as_deref()))?
+                    .into_iter()
+                    .map(|(sc, m, svg)| (format!("{}_{}.svg", slug(&sc), slug(&m)), svg))
+                    .collect();
             if figures.is_empty() {
                 return Err(bad(
                     k,
@@ -269,15 +220,12 @@ pub fn run(what: PlotWhat) -> Res<()> {
             let text = read(k, &input)?;
             let rows = plots::parse_sweep_csv(&text)
                 .map_err(|e| bad(k, format!("{}: {e}", input.display())))?;
-            let (opt, unit, curves) = plots::sweep_curves(&rows, &metric, x.as_deref())
-                .map_err(|e| bad(k, format!("{}: {e}", input.display())))?;
-            let y = if unit.is_empty() {
-                metric.clone()
-            } else {
-                format!("{metric} ({unit})")
-            };
-            let title = title.unwrap_or_else(|| format!("{metric} against {opt}"));
-            let svg = draw(k, schedlab_plot::curves(&title, &opt, &y, &curves))?;
+            let svg = plots::sweep_figure(&rows, &metric, x.as_deref(), title.as_deref()).map_err(
+                |e| match e {
+                    plots::FigureError::NoData(m) => bad(k, format!("{}: {m}", input.display())),
+                    plots::FigureError::Plot(e) => bad(k, e),
+                },
+            )?;
             write(k, &output, &svg)
         }
     }

@@ -106,7 +106,7 @@ fn records(cols: &Bound<'_, PyDict>) -> PyResult<Vec<TraceRecord<String>>> {
     Ok(out)
 }
 
-fn drawn(r: Result<String, schedlab_plot::PlotError>) -> PyResult<String> {
+fn drawn<T>(r: Result<T, schedlab_plot::PlotError>) -> PyResult<T> {
     r.map_err(|e| error(format!("plot: {e}")))
 }
 
@@ -126,36 +126,19 @@ pub fn plot_latency(
     }
     let mut sets = Vec::new();
     for (label, cols) in &traces {
-        let recs = records(cols)?;
-        let values: Vec<f64> = plots::wakeup_latencies(&recs)
-            .into_iter()
-            .filter(|w| comm.as_deref().is_none_or(|c| w.comm == c))
-            .map(|w| w.latency_ns as f64 / 1e3)
-            .collect();
-        if values.is_empty() {
-            return Err(error(match &comm {
-                Some(c) => format!(
-                    "plot latency: {label}: no wakeup of a task with comm '{c}' followed by its sched_switch"
-                ),
-                None => {
-                    format!("plot latency: {label}: no sched_wakeup followed by the task's sched_switch")
-                }
-            }));
-        }
+        let values = plots::latency_us(&records(cols)?, comm.as_deref())
+            .map_err(|e| error(format!("plot latency: {label}: {e}")))?;
         sets.push(schedlab_plot::Samples {
             label: label.clone(),
             values,
         });
     }
-    let title = title.unwrap_or_else(|| match &comm {
-        Some(c) => format!("wakeup latency of {c}"),
-        None => "wakeup latency".to_string(),
-    });
-    drawn(if hist {
-        schedlab_plot::latency_histogram(&title, "µs", &sets)
-    } else {
-        schedlab_plot::latency_cdf(&title, "µs", &sets)
-    })
+    drawn(plots::latency_figure(
+        &sets,
+        comm.as_deref(),
+        hist,
+        title.as_deref(),
+    ))
 }
 
 /// Who ran on each CPU between `from_ns` and `to_ns`, as `schedlab plot timeline` draws it.
@@ -167,16 +150,9 @@ pub fn plot_timeline(
     to_ns: Option<u64>,
     title: Option<String>,
 ) -> PyResult<String> {
-    let recs = records(&trace)?;
-    let (nr_cpus, iv) = plots::run_intervals(&recs);
-    let spans = plots::timeline_spans(&iv, from_ns.unwrap_or(0), to_ns.unwrap_or(u64::MAX));
-    if spans.is_empty() {
-        return Err(error(
-            "plot timeline: no task ran in the window (sched_switch records needed)",
-        ));
-    }
     let title = title.unwrap_or_else(|| "who ran".to_string());
-    drawn(schedlab_plot::cpu_timeline(&title, nr_cpus, &spans))
+    plots::timeline_figure(&records(&trace)?, from_ns, to_ns, &title)
+        .map_err(|e| error(format!("plot timeline: {e}")))
 }
 
 /// cyclictest's `-h` histogram (the program's own output text), as `schedlab plot cyclictest`.
@@ -202,29 +178,11 @@ pub fn plot_reproduction(
         .map_err(|e| error(format!("plot reproduction: not JSON: {e}")))?;
     let scs =
         plots::reproduction_from_json(&v).map_err(|e| error(format!("plot reproduction: {e}")))?;
-    let mut out = Vec::new();
-    for sc in scs
-        .iter()
+    let scs: Vec<_> = scs
+        .into_iter()
         .filter(|s| scenario.as_deref().is_none_or(|n| s.name == n))
-    {
-        let metrics = match &metric {
-            Some(m) if sc.metrics().contains(m) => vec![m.clone()],
-            Some(_) => continue,
-            None => sc.plotted_metrics(),
-        };
-        for m in metrics {
-            let bars = sc.bars(&m);
-            if bars.is_empty() {
-                continue;
-            }
-            let svg = drawn(schedlab_plot::published_vs_simulated(
-                &format!("{}: {m}", sc.name),
-                &sc.unit(&m),
-                &bars,
-            ))?;
-            out.push((sc.name.clone(), m, svg));
-        }
-    }
+        .collect();
+    let out = drawn(plots::reproduction_figures(&scs, metric.as_deref()))?;
     if out.is_empty() {
         return Err(error(
             "plot reproduction: no figure (no simulated values to draw)",
@@ -262,16 +220,8 @@ pub fn plot_sweep(
     x: Option<String>,
     title: Option<String>,
 ) -> PyResult<String> {
-    let rows = sweep_rows(rows);
-    let (opt, unit, curves) = plots::sweep_curves(&rows, metric, x.as_deref())
-        .map_err(|e| error(format!("plot sweep: {e}")))?;
-    let y = if unit.is_empty() {
-        metric.to_string()
-    } else {
-        format!("{metric} ({unit})")
-    };
-    let title = title.unwrap_or_else(|| format!("{metric} against {opt}"));
-    drawn(schedlab_plot::curves(&title, &opt, &y, &curves))
+    plots::sweep_figure(&sweep_rows(rows), metric, x.as_deref(), title.as_deref())
+        .map_err(|e| error(format!("plot sweep: {e}")))
 }
 
 /// The HTML page of a sweep (`schedlab report SWEEP.parquet`): `rows` in the long table's

@@ -694,3 +694,133 @@ pub fn sweep_curves(
 
 #[cfg(test)]
 mod tests;
+
+// --- whole figures: what `schedlab plot KIND` and the Python functions draw -----------------
+
+/// A figure could not be made: no data to draw (a one-line message; the caller adds the file
+/// or label) or the plot crate refused the data.
+#[derive(Debug)]
+pub enum FigureError {
+    NoData(String),
+    Plot(schedlab_plot::PlotError),
+}
+
+impl std::fmt::Display for FigureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FigureError::NoData(m) => f.write_str(m),
+            FigureError::Plot(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<schedlab_plot::PlotError> for FigureError {
+    fn from(e: schedlab_plot::PlotError) -> Self {
+        FigureError::Plot(e)
+    }
+}
+
+/// The wakeup→run latencies of one trace in µs, only those of tasks named `comm` if given;
+/// none is an error (its message names the comm).
+pub fn latency_us<S: AsRef<str>>(
+    records: &[TraceRecord<S>],
+    comm: Option<&str>,
+) -> Result<Vec<f64>, String> {
+    let values: Vec<f64> = wakeup_latencies(records)
+        .into_iter()
+        .filter(|w| comm.is_none_or(|c| w.comm == c))
+        .map(|w| w.latency_ns as f64 / 1e3)
+        .collect();
+    if values.is_empty() {
+        return Err(match comm {
+            Some(c) => format!("no wakeup of a task with comm '{c}' followed by its sched_switch"),
+            None => "no sched_wakeup followed by the task's sched_switch".to_string(),
+        });
+    }
+    Ok(values)
+}
+
+/// The latency figure of labelled sample sets (from [`latency_us`]): CDF, or a histogram per
+/// set with `hist`; the default title names the comm.
+pub fn latency_figure(
+    sets: &[schedlab_plot::Samples],
+    comm: Option<&str>,
+    hist: bool,
+    title: Option<&str>,
+) -> Result<String, schedlab_plot::PlotError> {
+    let title = match (title, comm) {
+        (Some(t), _) => t.to_string(),
+        (None, Some(c)) => format!("wakeup latency of {c}"),
+        (None, None) => "wakeup latency".to_string(),
+    };
+    if hist {
+        schedlab_plot::latency_histogram(&title, "µs", sets)
+    } else {
+        schedlab_plot::latency_cdf(&title, "µs", sets)
+    }
+}
+
+/// Who ran on each CPU of a trace between `from_ns` and `to_ns`.
+pub fn timeline_figure<S: AsRef<str>>(
+    records: &[TraceRecord<S>],
+    from_ns: Option<u64>,
+    to_ns: Option<u64>,
+    title: &str,
+) -> Result<String, FigureError> {
+    let (nr_cpus, iv) = run_intervals(records);
+    let spans = timeline_spans(&iv, from_ns.unwrap_or(0), to_ns.unwrap_or(u64::MAX));
+    if spans.is_empty() {
+        return Err(FigureError::NoData(
+            "no task ran in the window (sched_switch records needed)".into(),
+        ));
+    }
+    Ok(schedlab_plot::cpu_timeline(title, nr_cpus, &spans)?)
+}
+
+/// Published-vs-simulated bars: (scenario, metric, SVG) for each scenario and each metric
+/// with something to draw (only `metric` if given); an empty list when there is none.
+pub fn reproduction_figures(
+    scenarios: &[ReproScenario],
+    metric: Option<&str>,
+) -> Result<Vec<(String, String, String)>, schedlab_plot::PlotError> {
+    let mut out = Vec::new();
+    for sc in scenarios {
+        let metrics = match metric {
+            Some(m) if sc.metrics().iter().any(|x| x == m) => vec![m.to_string()],
+            Some(_) => continue,
+            None => sc.plotted_metrics(),
+        };
+        for m in metrics {
+            let bars = sc.bars(&m);
+            if bars.is_empty() {
+                continue;
+            }
+            let svg = schedlab_plot::published_vs_simulated(
+                &format!("{}: {m}", sc.name),
+                &sc.unit(&m),
+                &bars,
+            )?;
+            out.push((sc.name.clone(), m, svg));
+        }
+    }
+    Ok(out)
+}
+
+/// One metric of a sweep against a workload option ([`sweep_curves`]), mean ± sd.
+pub fn sweep_figure(
+    rows: &[SweepRow],
+    metric: &str,
+    x_opt: Option<&str>,
+    title: Option<&str>,
+) -> Result<String, FigureError> {
+    let (opt, unit, curves) = sweep_curves(rows, metric, x_opt).map_err(FigureError::NoData)?;
+    let y = if unit.is_empty() {
+        metric.to_string()
+    } else {
+        format!("{metric} ({unit})")
+    };
+    let title = title
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{metric} against {opt}"));
+    Ok(schedlab_plot::curves(&title, &opt, &y, &curves)?)
+}

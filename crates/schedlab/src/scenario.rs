@@ -970,8 +970,7 @@ pub fn cli_reproduce_html(
     html: Option<&std::path::Path>,
 ) -> Result<(), ScenarioError> {
     if let Some(dir) = html {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| ScenarioError::Html(format!("--html: creating {}: {e}", dir.display())))?;
+        create_html_dir(dir)?;
     }
     // (scenario, text, JSON) of each scenario run, for the HTML report
     let mut pages: Vec<(Scenario, String, Value)> = Vec::new();
@@ -1025,8 +1024,7 @@ pub fn reproduce_outputs(
     let mut docs = Vec::new();
     let mut text = String::new();
     if let Some(dir) = html {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| ScenarioError::Html(format!("--html: creating {}: {e}", dir.display())))?;
+        create_html_dir(dir)?;
     }
     reproduce_each(
         names,
@@ -1139,6 +1137,12 @@ fn reproduce_each(
         each(sc, &o.render(), o.json())?;
     }
     Ok(())
+}
+
+/// `--html DIR`: created before any run, so that an unwritable DIR fails at once.
+fn create_html_dir(dir: &std::path::Path) -> Result<(), ScenarioError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ScenarioError::Html(format!("--html: creating {}: {e}", dir.display())))
 }
 
 /// The HTML report of the scenarios run: a page each, then the index.
