@@ -375,7 +375,21 @@ class Result:
         return f"{self.json['kernel']} seed {self.json['seed']}"
 
 
-class Reproduction:
+class _Document:
+    """A command's JSON document and text, as the binary prints them, byte for byte."""
+
+    def __init__(self, json_text: str, text: str, frame: Frame = "pandas") -> None:
+        self.json_text = json_text
+        self.text = text
+        self.frame: Frame = frame
+
+    @cached_property
+    def json(self) -> dict[str, Any]:
+        """The JSON document as Python objects."""
+        return _json.loads(self.json_text)
+
+
+class Reproduction(_Document):
     """A reproduction of built-in seeds or scenario files: what ``schedlab reproduce``
     prints, and its targets and table rows as DataFrames.
 
@@ -384,19 +398,9 @@ class Reproduction:
         text: what ``schedlab reproduce`` prints, byte for byte.
     """
 
-    def __init__(self, json_text: str, text: str, frame: Frame = "pandas") -> None:
-        self.json_text = json_text
-        self.text = text
-        self.frame: Frame = frame
-
     def __repr__(self) -> str:
         names = [s["scenario"] for s in self.json["scenarios"]]
         return f"<schedlab.Reproduction scenarios={names!r}>"
-
-    @cached_property
-    def json(self) -> dict[str, Any]:
-        """The JSON document as Python objects."""
-        return _json.loads(self.json_text)
 
     @property
     def targets(self) -> DataFrame:
@@ -448,7 +452,7 @@ class Reproduction:
         }
 
 
-class Comparison:
+class Comparison(_Document):
     """Several kernels on one workload: what ``schedlab compare`` prints, and its rows.
 
     Attributes:
@@ -456,19 +460,9 @@ class Comparison:
         text: the mmtests-style table ``schedlab compare`` prints, byte for byte.
     """
 
-    def __init__(self, json_text: str, text: str, frame: Frame = "pandas") -> None:
-        self.json_text = json_text
-        self.text = text
-        self.frame: Frame = frame
-
     def __repr__(self) -> str:
         d = self.json
         return f"<schedlab.Comparison kernels={d['kernels']!r} runs={d['runs']}>"
-
-    @cached_property
-    def json(self) -> dict[str, Any]:
-        """The JSON document as Python objects."""
-        return _json.loads(self.json_text)
 
     @property
     def rows(self) -> DataFrame:

@@ -222,22 +222,13 @@ def read_rows(path: str) -> list[tuple]:
 
 
 def cmd_report(a) -> int:
+    from . import _native
+
     rows = read_rows(a.parquet)
     try:
-        from . import _native
-    except ImportError as e:
-        print(f"schedlab: report: the schedlab native module is missing ({e})", file=sys.stderr)
-        return 1
-    render = getattr(_native, "report_sweep_html", None)
-    if render is None:
-        print(
-            "schedlab: report: this build of the schedlab package has no sweep report "
-            "(schedlab._native.report_sweep_html); reinstall it from a newer clone "
-            "(pip install ./python)",
-            file=sys.stderr,
-        )
-        return 1
-    html = render(rows)
+        html = _native.report_sweep_html(rows)
+    except _native.SchedlabError as e:
+        raise InputError(f"{a.parquet}: {str(e).removeprefix('report: ')}") from None
     out = Path(a.out) if a.out else Path(a.parquet).resolve().parent / "report"
     try:
         out.mkdir(parents=True, exist_ok=True)

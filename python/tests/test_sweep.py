@@ -314,6 +314,10 @@ def test_report_errors(tmp_path):
     pd.DataFrame({"a": [1]}).to_parquet(tmp_path / "x.parquet")
     r = _cli("report", "x.parquet", cwd=tmp_path)
     assert r.returncode == 2 and "no column 'platform'" in r.stderr, r.stderr
+    # a sweep table without rows: one line, exit 2 (not a traceback)
+    pq.write_table(SCHEMA.empty_table(), tmp_path / "empty.parquet")
+    r = _cli("report", "empty.parquet", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == "schedlab: report: empty.parquet: the sweep has no rows\n", r.stderr
 
 
 def test_report_calls_the_native_renderer(tmp_path):
