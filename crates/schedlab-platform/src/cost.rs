@@ -180,6 +180,26 @@ cost_model! {
     c_blk_complete: req = "per block request completion",
     c_cil_push: opt = "XFS CIL push, fixed part",
     c_cil_push_per_item: opt = "XFS CIL push, per logged item",
+    // Table 1.11-D (docs/model.md N§1.16) — loopback TCP/UDP, epoll; every one includes its
+    // system-call entry and exit (the receive processing and wake-ups are charged apart).
+    c_tcp_send: req = "TCP send of <= 512 B: lock, skb, TCP/IP output, loopback xmit, release_sock; excl. receive processing and wake-up",
+    c_net_rx_tcp: req = "NET_RX processing of one TCP segment up to tcp_data_ready (= c_net_rx_ip + c_tcp_rcv); excl. c_ttwu",
+    c_net_rx_ip: req = "NET_RX of a TCP segment for an owned socket: IP, lookup, sk_add_backlog only",
+    c_tcp_rcv: req = "TCP receive of one backlogged segment at the owner's release_sock",
+    c_tcp_recv: req = "TCP recv finding the needed bytes queued, <= 512 B",
+    c_sk_wait: req = "extra for a recv / epoll_wait / accept that blocks (wait-queue add/remove, lock release and retake)",
+    c_udp_send: req = "UDP send of <= 512 B (one datagram)",
+    c_net_rx_udp: req = "NET_RX processing of one datagram up to sock_def_readable",
+    c_udp_recv: req = "UDP recv of a queued datagram",
+    c_tcp_ack: req = "one pure TCP ACK: build, xmit, loopback receive on the peer socket, in the sending context",
+    c_softirq_entry: req = "extra NET_RX invocation cost when run in ksoftirqd or at an IRQ exit",
+    c_epoll_wait: req = "epoll_wait returning >= 1 event (syscall included)",
+    c_epoll_event: req = "per event harvested by epoll_wait",
+    c_ep_poll_callback: req = "per epoll link on a woken file, waker side, excl. c_ttwu",
+    c_epoll_ctl: req = "epoll_ctl ADD / MOD / DEL",
+    c_tcp_connect: req = "socket() + connect() on loopback incl. the handshake softirqs",
+    c_accept: req = "accept() of a queued connection",
+    c_tcp_close: req = "close() of a TCP socket, one side (FIN exchange included)",
     // smp.md §8.2 — cache-line transfer latencies (approximate, unverified).
     c_line_llc: opt = "cache-line transfer between CPUs of one LLC (docs/model.md S§8.2)",
     c_line_cross_llc: opt = "cache-line transfer to another LLC of the same socket (docs/model.md S§8.2)",
@@ -474,6 +494,30 @@ pub const PROGRAM_COST_FIELDS: &[ProgramCostField] = &[
         meaning: "one CPU-relax iteration of ggml's work polling (YIELD / PAUSE), workloads.md §9.2",
         kind: ProgramCostKind::Duration,
     },
+    ProgramCostField {
+        program: "netperf",
+        name: "w_np",
+        meaning: "netperf client's user work per transaction (RR loop), docs/model.md N§16",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "netperf",
+        name: "w_ns",
+        meaning: "netserver child's user work per transaction (RR loop), docs/model.md N§16",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "tbench",
+        name: "w_line",
+        meaning: "tbench client's user work per loadfile line (parse, rewrite, dispatch, rate check), docs/model.md N§15",
+        kind: ProgramCostKind::Duration,
+    },
+    ProgramCostField {
+        program: "tbench",
+        name: "w_srv",
+        meaning: "tbench_srv child's user work per request, docs/model.md N§15",
+        kind: ProgramCostKind::Duration,
+    },
 ];
 
 /// The `[programs.*]` values a platform gives, in [`PROGRAM_COST_FIELDS`] order.
@@ -542,8 +586,8 @@ mod tests {
         // Table 1.11-A: 19 required + c_migrate_cold, c_xfer_per_KB (same node / remote node);
         // Table 1.11-B: 16 required + c_cil_push (fixed + per item); the two pipe time-update
         // shares (docs/validation/pipe-atime.md); smp.md §8.2: 3 figures; the idle scan's
-        // per-CPU cost (issue #14).
-        assert_eq!(COST_FIELDS.len(), 46);
+        // per-CPU cost (issue #14); Table 1.11-D: 18 (loopback TCP/UDP, epoll).
+        assert_eq!(COST_FIELDS.len(), 46 + 18);
     }
 
     #[test]

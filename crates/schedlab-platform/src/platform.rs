@@ -1999,7 +1999,7 @@ mod tests {
         // Typos never pass silently.
         assert_eq!(
             err("[programs.schbnch]\nw_matmul = 1\n"),
-            "t.toml:4: programs.schbnch: no costs are defined for this program (known: schbench, stress-ng, dbench, make, llama-batched-bench)"
+            "t.toml:4: programs.schbnch: no costs are defined for this program (known: schbench, stress-ng, dbench, make, llama-batched-bench, netperf, tbench)"
         );
         assert_eq!(
             err("[programs.schbench]\nw_matmull = 1\n"),
