@@ -2691,6 +2691,9 @@ impl Kernel {
     /// delivered in softirq context inside the call (`TcpXmit`), then `release_sock`.
     fn do_tcp_send(&mut self, t: TaskId, sock: TcpSockId, bytes: u32) -> Outcome {
         let s = &mut self.net.tcp[sock.index()];
+        // a writer woken from sk_stream_wait_memory leaves the wait queue
+        s.wq.remove(Waiter::Task(t));
+        s.writers.retain(|&w| w != t);
         debug_assert!(!s.closed, "send on a closed TCP socket");
         if s.closed {
             self.push_front(t, &[Step::Ret(SysResult::Bytes(bytes))]);
@@ -2877,7 +2880,9 @@ impl Kernel {
         }
         let segs = self.tcp_push(sock);
         if !segs.is_empty() {
-            self.tcp_xmit_segs(t, sock, &segs, false);
+            // from task context (release_sock) each skb's softirq ends at its own
+            // local_bh_enable; inside a softirq they join the running one
+            self.tcp_xmit_segs(t, sock, &segs, in_task);
         }
         if wake_writers {
             // sk_stream_write_space(): wake_up_interruptible_poll(EPOLLOUT), not sync

@@ -1192,4 +1192,119 @@ mod tests {
         assert_eq!(k.net.tcp[c.index()].unacked, 0);
         assert_eq!(k.net.tcp[s.index()].rcv_unacked, 0);
     }
+
+    /// §1.13/§1.14: a listener registered with epoll: the handshake's `sk_data_ready` reaches
+    /// the epoll sleeper (WF_SYNC, the connecting task's softirq); a non-blocking accept then
+    /// takes the connection and the next one finds the queue empty (`EAGAIN`).
+    #[test]
+    fn epoll_on_a_listener_then_nonblocking_accepts() {
+        let mut k = wake_kernel();
+        let l = k.net.new_listener(4, None);
+        let e = k.epoll.new_epoll();
+        let sr = res();
+        let acc = || Op::Accept {
+            listener: l,
+            nonblock: true,
+        };
+        let add = Op::EpollCtl {
+            ep: e,
+            op: EpollOp::Add,
+            fd: NetFd::Listen(l),
+            events: EPOLLIN,
+        };
+        let srv = stage(
+            &mut k,
+            "server",
+            vec![add, Op::EpollWait { ep: e, max: 8 }, acc(), acc()],
+            &sr,
+        );
+        let conn = Op::TcpConnect {
+            listener: l,
+            nodelay: false,
+        };
+        let c = stage(&mut k, "client", vec![conn], &res());
+        k.run_until(5_000_000);
+        assert_eq!(wakes(&k), vec![(c, srv, WF_TTWU | WF_SYNC, false)]);
+        let r = sr.borrow();
+        assert_eq!(r[1], SysResult::Ready(1));
+        assert!(matches!(r[2], SysResult::Tcp(_)));
+        assert_eq!(r[3], SysResult::Again);
+    }
+
+    /// §1.14: with SO_REUSEPORT each worker has its own listener; a connection goes to the
+    /// one its client port hashes to, and only that worker wakes.
+    #[test]
+    fn reuseport_wakes_only_the_chosen_workers_acceptor() {
+        let mut k = wake_kernel();
+        let ls: Vec<ListenId> = (0..3).map(|_| k.net.new_listener(8, Some(7))).collect();
+        let workers: Vec<TaskId> = ls
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| {
+                let acc = Op::Accept {
+                    listener: l,
+                    nonblock: false,
+                };
+                stage(&mut k, &format!("w{i}"), vec![acc], &res())
+            })
+            .collect();
+        // the next ephemeral port is the first one: 32 768
+        let chosen = k.net.reuseport_select(ls[0], 32_768);
+        let conn = Op::TcpConnect {
+            listener: ls[0],
+            nodelay: false,
+        };
+        let c = stage(&mut k, "client", vec![conn], &res());
+        k.run_until(5_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![(c, workers[chosen.index()], WF_TTWU | WF_SYNC, false)]
+        );
+    }
+
+    /// A bulk TCP transfer of small sends without TCP_NODELAY on one CPU (the simplified
+    /// stream model of §1.12.7, unverified as a whole): everything arrives, Nagle coalesces
+    /// (fewer segments than sends), the drained receiver's ACKs release the held data and
+    /// the sender never waits for send-buffer space.
+    #[test]
+    fn a_stream_of_small_sends_arrives_coalesced() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::None);
+        let (c, s) = k.net.new_pair(false);
+        let sends = 2_000u32;
+        let got = Rc::new(RefCell::new(0u64));
+        let g = got.clone();
+        spawn(
+            &mut k,
+            "netserver",
+            0,
+            Policy::Normal,
+            script(move |_i, _cx, last| {
+                if let SysResult::Bytes(n) = last {
+                    *g.borrow_mut() += n as u64;
+                }
+                Some(Op::TcpRecv {
+                    sock: s,
+                    bytes: 65_536,
+                    flags: RecvFlags::default(),
+                })
+            }),
+        );
+        let w = spawn(
+            &mut k,
+            "netperf",
+            0,
+            Policy::Normal,
+            script(move |i, _cx, _| (i < sends).then_some(Op::TcpSend { sock: c, bytes: 64 })),
+        );
+        k.run_until(200_000_000);
+        assert!(k.task_stat(w).exited);
+        assert_eq!(*got.borrow(), 64 * sends as u64);
+        let segs = k.net.stats.segments_delivered;
+        assert!(segs < sends as u64, "{segs} segments for {sends} sends");
+        assert_eq!(k.task_stat(w).nr_voluntary_switches, 1); // its exit only
+        assert_eq!(
+            k.net.tcp[c.index()].unacked + k.net.tcp[c.index()].unsent,
+            0
+        );
+    }
 }
