@@ -788,7 +788,7 @@ impl Kernel {
             }
             Op::TcpSend { sock, bytes } => {
                 let c = self.cost(cpu, |c| c.c_tcp_send.0)
-                    + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 512);
+                    + Self::net_copy(self.costs[cpu].c_copy_per_KB.0, bytes);
                 plan.push(Do(Effect::TcpLock { sock }));
                 plan.push(Cpu(c, Mode::Kernel));
                 plan.push(Do(Effect::TcpSend { sock, bytes }));
@@ -807,7 +807,7 @@ impl Kernel {
             }
             Op::UdpSend { sock, dst, bytes } => {
                 let _ = sock;
-                let copy = Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 512);
+                let copy = Self::net_copy(self.costs[cpu].c_copy_per_KB.0, bytes);
                 let c = self.cost(cpu, |c| c.c_udp_send.0) + copy;
                 let rx = self.cost(cpu, |c| c.c_net_rx_udp.0);
                 // udp_sendmsg → ip_send_skb → loopback xmit; NET_RX at local_bh_enable
@@ -930,6 +930,16 @@ impl Kernel {
         plan.push(Step::Do(Effect::MutexLock { m }));
         plan.push(Step::Cpu(c - unlocked - exit, Mode::Kernel));
         plan.push(Step::Do(eff));
+    }
+
+    /// The copy of a network payload (netbench.md §1.12.2, §15.6): `c_copy_per_KB` per KiB of
+    /// the whole payload once it exceeds 512 B (the base costs are for ≤ 512 B).
+    fn net_copy(per_kb: u64, bytes: u32) -> u64 {
+        if bytes > 512 {
+            per_kb * bytes as u64 / 1024
+        } else {
+            0
+        }
     }
 
     /// `c_copy_per_KB` for the bytes of a transfer beyond `included`.
@@ -3082,7 +3092,7 @@ impl Kernel {
             let drained_bulk = s.rcv_queued == 0 && s.rcv_unacked > 0 && !s.sent_data;
             let mut c = self.cost(cpu, |c| c.c_tcp_recv.0);
             if !flags.trunc {
-                c += Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, got, 512);
+                c += Self::net_copy(self.costs[cpu].c_copy_per_KB.0, got);
             }
             if drained_bulk && done {
                 let ack = self.cost(cpu, |c| c.c_tcp_ack.0);
@@ -3284,7 +3294,7 @@ impl Kernel {
             u.rmem -= truesize as u64;
             let got = len.min(bytes);
             let c = self.cost(cpu, |c| c.c_udp_recv.0)
-                + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, got, 512);
+                + Self::net_copy(self.costs[cpu].c_copy_per_KB.0, got);
             self.push_front(
                 t,
                 &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::Bytes(got))],

@@ -496,6 +496,7 @@ mod tests {
         c.c_ipi_send = Nanos(300);
         c.lat_ipi = Nanos(1_500);
         c.c_ctxsw_process = Nanos(1_300);
+        c.c_copy_per_KB = Nanos(60);
     }
 
     /// `W_np` = `W_ns` (netbench.md §16.6).
@@ -1306,5 +1307,77 @@ mod tests {
             k.net.tcp[c.index()].unacked + k.net.tcp[c.index()].unsent,
             0
         );
+    }
+
+    /// netbench.md §15.6 at the kernel level: one ReadX exchange of tbench, one CPU, both
+    /// SCHED_BATCH: request 59 B, reply 4 155 B. Client W_line 1.5 + 2 × c_clock 0.02 +
+    /// send 2.0 + 1.4 + 0.35 + blocking recv(4) 0.75 + 0.30 + recv(4 151, TRUNC: no copy)
+    /// 0.75 = 7.09 µs; server 0.75 + 0.30 + recv(55) 0.75 + 0.05 + send(4 155) 2.0 + 0.06 ×
+    /// 4 155 / 1024 (= 0.243, in ns rounded down) + 1.4 + 0.35 = 5.843 µs; two switches
+    /// 2.6 µs: 15.533 µs per operation (exact, as N1).
+    #[test]
+    fn tbench_readx_exchange_is_15_533_us() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::None);
+        let (c, s) = k.net.new_pair(true);
+        let out: Samples = Rc::default();
+        let srv: Rc<RefCell<Option<TaskId>>> = Rc::default();
+        let recv = |sock, bytes, trunc| Op::TcpRecv {
+            sock,
+            bytes,
+            flags: RecvFlags {
+                trunc,
+                ..Default::default()
+            },
+        };
+        let server = spawn(
+            &mut k,
+            "tbench_srv",
+            0,
+            Policy::Batch,
+            script(move |i, _cx, _| {
+                Some(match i % 4 {
+                    0 => recv(s, 4, false),
+                    1 => recv(s, 55, false),
+                    2 => Op::Run(W),
+                    _ => Op::TcpSend {
+                        sock: s,
+                        bytes: 4_155,
+                    },
+                })
+            }),
+        );
+        *srv.borrow_mut() = Some(server);
+        let o = out.clone();
+        let n = 500;
+        let client = spawn(
+            &mut k,
+            "tbench",
+            0,
+            Policy::Batch,
+            script(move |i, cx, last| match i % 4 {
+                0 => {
+                    if i > 0 {
+                        assert_eq!(last, SysResult::Bytes(4_151));
+                        o.borrow_mut().push(sample(cx, srv.borrow().unwrap()));
+                    }
+                    (i / 4 < n).then_some(Op::Run(1_500 + 2 * 20))
+                }
+                1 => Some(Op::TcpSend { sock: c, bytes: 59 }),
+                2 => Some(recv(c, 4, false)),
+                _ => Some(recv(c, 4_151, true)),
+            }),
+        );
+        k.run_until(100_000_000);
+        let samples = out.borrow().clone();
+        let r = RrRun {
+            k,
+            client,
+            server,
+            samples,
+        };
+        let (period, server_cpu, counts) = per_tx(&r, 100, 400);
+        assert_eq!(period, 15_533);
+        assert_eq!(server_cpu, 5_843 + 1_300);
+        assert_eq!(counts, [1, 1, 0, 2, 0]);
     }
 }
