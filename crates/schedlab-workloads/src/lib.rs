@@ -9,6 +9,7 @@ pub mod hackbench;
 pub mod interbench;
 pub mod kbuild;
 pub mod llama;
+pub mod netperf;
 pub mod prefix;
 pub mod rtapp;
 pub mod schbench;

@@ -258,6 +258,10 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
         "llama.cpp batched-bench on the ggml CPU thread pool (workloads.md §9)",
     ),
     (
+        "netperf ... -t TEST",
+        "netperf 2.6.0 TCP_RR/UDP_RR/TCP_STREAM/UDP_STREAM over loopback, with netserver (netbench.md §16)",
+    ),
+    (
         "make -jN",
         "kernel build under the GNU make jobserver (workloads.md §8)",
     ),
@@ -466,6 +470,14 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         "interbench" => crate::interbench::workload(line, args)?,
         "make" => crate::kbuild::workload(line, args)?,
+        "netperf" => crate::netperf::workload(line, args)?,
+        "netserver" => {
+            return Err(WorkloadError::unsupported(
+                line,
+                "netserver: started by the netperf model itself (one daemon per netperf \
+                 line, forking a child for the test); give only the netperf line",
+            ))
+        }
         _ => {
             return Err(WorkloadError::UnknownProgram {
                 line: line.to_string(),
@@ -551,6 +563,7 @@ mod tests {
             "cgroup=/g cyclictest -t 2 -i 1000 -D 1",
             "cgexec -g cpu:/g interbench -t 10 -x Write -W Audio",
             "cgroup=/g make -j2 --units 2",
+            "cgroup=/g netperf -t TCP_RR -l -100",
         ] {
             let cfg = KernelConfig::parse("v6.18").unwrap();
             let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
