@@ -1258,15 +1258,20 @@ impl Kernel {
                 Outcome::Continue
             }
             Effect::TcpLock { sock } => {
+                // kernel: sock.c lock_sock_nested() → __lock_sock() @ v6.18: a socket owned
+                // by another task (concurrent senders on one connection, as hackbench -i
+                // has) is waited for in TASK_UNINTERRUPTIBLE, exclusively and in FIFO order,
+                // until its owner's release_sock(); then the lock is tried again.
                 let s = &mut self.net.tcp[sock.index()];
-                // Deviation: a socket owned by another task is not waited for (__lock_sock);
-                // the models never share a TCP socket between concurrent callers.
-                debug_assert!(
-                    s.owner.is_none() || s.owner == Some(t),
-                    "lock_sock contention"
-                );
-                if s.owner.is_none() {
-                    s.owner = Some(t);
+                match s.owner {
+                    None => s.owner = Some(t),
+                    Some(o) if o == t => {}
+                    Some(_) => {
+                        s.lock_waiters.push_back(t);
+                        self.push_front(t, &[Step::Do(Effect::TcpLock { sock })]);
+                        self.tasks[t.index()].state = TaskState::Uninterruptible;
+                        return Outcome::Blocked;
+                    }
                 }
                 Outcome::Continue
             }
@@ -2359,6 +2364,11 @@ impl Kernel {
     /// with the source's sync flag, after which readiness is checked again. Polling a pipe
     /// sets `pipe->poll_usage`.
     fn do_poll(&mut self, t: TaskId, fd: PollFd) -> Outcome {
+        if let PollFd::Tcp(s) = fd {
+            // a poll entry stays queued after its wake-up (pollwake does not remove it;
+            // poll_freewait does, at the end of the call): drop the one of a previous round
+            self.net.tcp[s.index()].wq.remove(Waiter::Task(t));
+        }
         let ready = match fd {
             PollFd::Pipe(p) => {
                 let p = &mut self.ipc.pipes[p.index()];
@@ -2366,6 +2376,7 @@ impl Kernel {
                 !p.is_empty() || p.nr_writers == 0
             }
             PollFd::Sock(s) => !self.ipc.socks[s.index()].is_empty(),
+            PollFd::Tcp(s) => self.net_poll(NetFd::Tcp(s)) & (EPOLLIN | EPOLLHUP) != 0,
         };
         if ready {
             self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
@@ -2374,6 +2385,9 @@ impl Kernel {
         match fd {
             PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
             PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+            // sock_poll_wait: a non-exclusive entry on the socket's wait queue, woken by
+            // sock_def_readable like a reader in recv
+            PollFd::Tcp(s) => self.net.tcp[s.index()].wq.add(Waiter::Task(t)),
         }
         self.push_front(t, &[Step::Do(Effect::Poll { fd })]);
         self.block_current(t)
@@ -2399,6 +2413,10 @@ impl Kernel {
                 s.readers.retain(|&w| w != t);
                 !s.is_empty()
             }
+            PollFd::Tcp(s) => {
+                self.net.tcp[s.index()].wq.remove(Waiter::Task(t));
+                self.net_poll(NetFd::Tcp(s)) & (EPOLLIN | EPOLLHUP) != 0
+            }
         };
         if ready {
             self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
@@ -2416,6 +2434,7 @@ impl Kernel {
         match fd {
             PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
             PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+            PollFd::Tcp(s) => self.net.tcp[s.index()].wq.add(Waiter::Task(t)),
         }
         self.tasks[t.index()].sigchld_wait = true;
         self.push_front(t, &[Step::Do(Effect::Pselect { fd })]);
@@ -3034,6 +3053,10 @@ impl Kernel {
         let n = s.backlog.len() as u64;
         if n == 0 {
             s.owner = None;
+            // release_sock(): wake_up(&sk->sk_lock.wq) — one exclusive waiter, no WF_SYNC
+            if let Some(w) = s.lock_waiters.pop_front() {
+                self.wake_from_task(cpu, t, w, 0);
+            }
             return Outcome::Continue;
         }
         let c = self.cost(cpu, |c| c.c_tcp_rcv.0) * n;
