@@ -163,6 +163,9 @@ pub struct TcpSock {
     pub owner: Option<TaskId>,
     /// Segments that arrived while the socket was owned (`sk_backlog`).
     pub backlog: VecDeque<TcpSeg>,
+    /// Tasks sleeping in `lock_sock` for the owner's `release_sock` (`sk_lock.wq`,
+    /// exclusive FIFO).
+    pub lock_waiters: VecDeque<TaskId>,
     /// `sk_wq`: readers in `sk_wait_data`, writers in `sk_stream_wait_memory`, epoll links.
     pub wq: WaitQueue,
     /// Writers sleeping in `sk_stream_wait_memory` (also on `wq`).
@@ -199,6 +202,7 @@ impl TcpSock {
             rcv_segs: 0,
             owner: None,
             backlog: VecDeque::new(),
+            lock_waiters: VecDeque::new(),
             wq: WaitQueue::default(),
             writers: Vec::new(),
             nodelay,
@@ -1379,5 +1383,119 @@ mod tests {
         assert_eq!(period, 15_533);
         assert_eq!(server_cpu, 5_843 + 1_300);
         assert_eq!(counts, [1, 1, 0, 2, 0]);
+    }
+
+    /// §1.13: a ONESHOT item reports once, then stays quiet however much data comes, until
+    /// `EPOLL_CTL_MOD` re-arms it — which, the socket being readable, queues it and wakes
+    /// the sleeper (not sync, from the caller's task context).
+    #[test]
+    fn epoll_oneshot_reports_once_until_rearmed() {
+        let mut k = wake_kernel();
+        let (c, s) = k.net.new_pair(true);
+        let e = k.epoll.new_epoll();
+        let ctl = |op| Op::EpollCtl {
+            ep: e,
+            op,
+            fd: NetFd::Tcp(s),
+            events: EPOLLIN | EPOLLONESHOT,
+        };
+        let wait = || Op::EpollWait { ep: e, max: 4 };
+        let ar = res();
+        let a = stage(&mut k, "a", vec![ctl(EpollOp::Add), wait(), wait()], &ar);
+        let send = || Op::TcpSend { sock: c, bytes: 1 };
+        let s1 = stage(&mut k, "s1", vec![send()], &res());
+        let _s2 = stage(&mut k, "s2", vec![send()], &res());
+        assert_eq!(ar.borrow().len(), 2, "the second wait sleeps");
+        let m = stage(&mut k, "m", vec![ctl(EpollOp::Mod)], &res());
+        k.run_until(10_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![(s1, a, WF_TTWU | WF_SYNC, false), (m, a, WF_TTWU, true)]
+        );
+        assert_eq!(
+            *ar.borrow(),
+            vec![SysResult::None, SysResult::Ready(1), SysResult::Ready(1)]
+        );
+    }
+
+    /// §1.13: an edge-triggered item is not put back after a harvest: a second wait sleeps
+    /// although the data is still unread, until new data arrives.
+    #[test]
+    fn epoll_edge_triggered_is_not_requeued() {
+        let mut k = wake_kernel();
+        let (c, s) = k.net.new_pair(true);
+        let e = k.epoll.new_epoll();
+        let add = Op::EpollCtl {
+            ep: e,
+            op: EpollOp::Add,
+            fd: NetFd::Tcp(s),
+            events: EPOLLIN | EPOLLET,
+        };
+        let wait = || Op::EpollWait { ep: e, max: 4 };
+        let ar = res();
+        let a = stage(&mut k, "a", vec![add, wait(), wait()], &ar);
+        let send = || Op::TcpSend { sock: c, bytes: 1 };
+        let s1 = stage(&mut k, "s1", vec![send()], &res());
+        assert_eq!(
+            ar.borrow().len(),
+            2,
+            "the second wait sleeps with data queued"
+        );
+        assert_eq!(k.net.tcp[s.index()].rcv_queued, 1);
+        let s2 = stage(&mut k, "s2", vec![send()], &res());
+        k.run_until(10_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![
+                (s1, a, WF_TTWU | WF_SYNC, false),
+                (s2, a, WF_TTWU | WF_SYNC, false)
+            ]
+        );
+        assert_eq!(ar.borrow().len(), 3);
+    }
+
+    /// `lock_sock` of a socket owned by another task sleeps until the owner's
+    /// `release_sock` wakes it (WF_TTWU, task context). Full preemption, one CPU: the
+    /// SCHED_FIFO sender B runs first (switch-in 1.3 µs) and sleeps 5 µs, to 6.3 µs; the fair
+    /// sender A switches in (to 2.6 µs), runs 3 µs and is inside its send, owning the socket,
+    /// from 5.6 to 7.6 µs; B preempts it at 6.3 µs and sleeps in `lock_sock`; A finishes and
+    /// wakes B, whose send then completes.
+    #[test]
+    fn lock_sock_waits_for_the_owners_release() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::Full);
+        k.ttwu_log = Some(Vec::new());
+        let (c, _s) = k.net.new_pair(true);
+        let (ar, br) = (res(), res());
+        let b = spawn(
+            &mut k,
+            "b",
+            0,
+            Policy::Fifo,
+            ops_prog(
+                vec![Op::Sleep(5_000), Op::TcpSend { sock: c, bytes: 1 }],
+                br.clone(),
+            ),
+        );
+        let a = spawn(
+            &mut k,
+            "a",
+            0,
+            Policy::Normal,
+            ops_prog(
+                vec![Op::Run(3_000), Op::TcpSend { sock: c, bytes: 1 }],
+                ar.clone(),
+            ),
+        );
+        k.run_until(1_000_000);
+        // B's sleep ends in a timer interrupt while A runs (not in task context), then A's
+        // release_sock wakes it from task context
+        assert_eq!(
+            wakes(&k),
+            vec![(a, b, WF_TTWU, false), (a, b, WF_TTWU, true)]
+        );
+        assert_eq!(ar.borrow()[1], SysResult::Bytes(1));
+        assert_eq!(br.borrow()[1], SysResult::Bytes(1));
+        assert_eq!(k.task_stat(b).nr_voluntary_switches, 3); // sleep, lock_sock, exit
+        assert_eq!(k.net.tcp[c.index()].owner, None);
     }
 }
