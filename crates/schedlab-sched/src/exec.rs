@@ -470,18 +470,19 @@ impl Kernel {
                         }
                     }
                     SegKind::Irq => {
-                        let below_user = self.tasks[t.index()]
-                            .exec
-                            .segs
-                            .last()
-                            .map(|s| s.mode == Mode::User)
-                            .unwrap_or(false);
+                        let below = self.tasks[t.index()].exec.segs.last().copied();
+                        let below_user = below.map(|s| s.mode == Mode::User).unwrap_or(false);
+                        // kernel work with preemption (bottom halves) disabled, e.g. the
+                        // NET_RX softirq run in a sender's context: irqentry_exit() sees a
+                        // non-zero preempt count and returns into it
+                        let atomic = below
+                            .is_some_and(|s| s.kind == SegKind::Work && s.mode == Mode::NoPreempt);
                         let point = if below_user {
                             Point::IrqExitUser
                         } else {
                             Point::IrqExitKernel
                         };
-                        if self.should_preempt(cpu, point) {
+                        if !atomic && self.should_preempt(cpu, point) {
                             self.__schedule(cpu, true);
                         }
                     }
