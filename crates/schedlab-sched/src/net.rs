@@ -1536,4 +1536,34 @@ mod tests {
         k.run_until(1_000_000);
         assert_eq!(*ran_at.borrow(), 7_650);
     }
+
+    /// An AF_UNIX stream socket registered with epoll: a send reaches the link with the
+    /// socket's own sync wake-up (`sock_def_readable`, task context).
+    #[test]
+    fn an_af_unix_socket_wakes_its_epoll_sleeper_with_sync() {
+        let mut k = wake_kernel();
+        let u = k.ipc.new_unix_stream();
+        let e = k.epoll.new_epoll();
+        let ar = res();
+        let add = Op::EpollCtl {
+            ep: e,
+            op: EpollOp::Add,
+            fd: NetFd::Unix(u),
+            events: EPOLLIN,
+        };
+        let a = stage(
+            &mut k,
+            "poller",
+            vec![add, Op::EpollWait { ep: e, max: 4 }],
+            &ar,
+        );
+        let send = Op::SockSend {
+            sock: u,
+            bytes: 100,
+        };
+        let w = stage(&mut k, "sender", vec![send], &res());
+        k.run_until(5_000_000);
+        assert_eq!(wakes(&k), vec![(w, a, WF_TTWU | WF_SYNC, true)]);
+        assert_eq!(ar.borrow()[1], SysResult::Ready(1));
+    }
 }
