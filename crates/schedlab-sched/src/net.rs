@@ -1566,4 +1566,52 @@ mod tests {
         assert_eq!(wakes(&k), vec![(w, a, WF_TTWU | WF_SYNC, true)]);
         assert_eq!(ar.borrow()[1], SysResult::Ready(1));
     }
+
+    /// §1.12.5: data processed from the backlog at the `release_sock` of another thread that
+    /// owned the socket wakes the reader from task context, `current` = that thread, still
+    /// WF_SYNC. Full preemption, one CPU: the reader sleeps in `recv(S)`; thread T1 sends on
+    /// S (owning it from 1.0026 ms: staged at 1 ms, after the SCHED_FIFO X's switch-in and
+    /// its own); X's 3 µs sleep ends at 1.0043 ms inside T1's `c_tcp_send`, X preempts T1 and
+    /// sends on the peer end: S is owned, so the byte waits on S's backlog; T1 resumes and
+    /// its `release_sock` receives it and wakes the reader.
+    #[test]
+    fn a_backlog_processed_by_another_owner_wakes_from_task_context() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::Full);
+        k.ttwu_log = Some(Vec::new());
+        let (p, s) = k.net.new_pair(true);
+        let rr = res();
+        let recv = Op::TcpRecv {
+            sock: s,
+            bytes: 10,
+            flags: RecvFlags::default(),
+        };
+        let reader = stage(&mut k, "reader", vec![recv], &rr);
+        let x = spawn(
+            &mut k,
+            "x",
+            0,
+            Policy::Fifo,
+            ops_prog(
+                vec![Op::Sleep(3_000), Op::TcpSend { sock: p, bytes: 1 }],
+                res(),
+            ),
+        );
+        let t1 = spawn(
+            &mut k,
+            "t1",
+            0,
+            Policy::Normal,
+            ops_prog(vec![Op::TcpSend { sock: s, bytes: 1 }], res()),
+        );
+        k.run_until(5_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![
+                (t1, x, WF_TTWU, false),
+                (t1, reader, WF_TTWU | WF_SYNC, true)
+            ]
+        );
+        assert_eq!(k.net.stats.backlog_deliveries, 1);
+        assert_eq!(*rr.borrow(), vec![SysResult::Bytes(1)]);
+    }
 }
