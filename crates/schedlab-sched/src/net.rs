@@ -132,7 +132,7 @@ pub struct TcpSeg {
     pub fin: bool,
 }
 
-/// `TCP_MAXSEG` reported on loopback by the calibration VM [M1] (netbench.md §1.12.2).
+/// `TCP_MAXSEG` reported on loopback by the calibration VM \[M1\] (netbench.md §1.12.2, §18).
 pub const LO_MSS: u32 = 32_741;
 /// Largest skb a send puts on loopback: GSO carries two MSS (netbench.md §1.12.2, the
 /// size-goal derivation is unverified).
@@ -140,7 +140,7 @@ pub const LO_SIZE_GOAL: u32 = 2 * LO_MSS;
 /// `tcp_wmem[1]`: the send buffer before autotuning.
 pub const TCP_WMEM_DEFAULT: u32 = 16_384;
 /// `sk_sndbuf` of a fresh loopback connection after `tcp_init_buffer_space()` autotuning,
-/// as read on [M1] (netbench.md §1.12.7).
+/// as read on \[M1\] (netbench.md §1.12.7).
 pub const TCP_SNDBUF_ESTABLISHED: u32 = 3_939_840;
 /// `tcp_rmem[1]`: the receive buffer.
 pub const TCP_RMEM_DEFAULT: u32 = 131_072;
@@ -274,7 +274,7 @@ impl UdpSock {
     /// sk_buff)` aligned (256) plus the head buffer, which is the small-head cache object
     /// (576 B) while payload, headers (44 B: link-layer reserve, IP and UDP) and
     /// `skb_shared_info` (320 B) fit in it, else the kmalloc size class (a power of two) of
-    /// the 64-byte-aligned sum. 832 B up to 64 B and 2304 B for 1 KiB are [M1]'s
+    /// the 64-byte-aligned sum. 832 B up to 64 B and 2304 B for 1 KiB are \[M1\]'s
     /// measurements; other sizes follow this rule (unverified).
     pub fn truesize(n: u32) -> u32 {
         let data = (n as u64 + 44).div_ceil(64) * 64 + 320;
