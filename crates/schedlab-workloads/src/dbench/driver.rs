@@ -38,9 +38,11 @@ pub(crate) trait LineIo {
     fn prepare(&mut self, _cx: &mut Ctx<'_>, _k: u32, _last: SysResult) -> Step {
         Step::Done
     }
-    /// Step `k` (from 0) of `line`. The latency of the line runs from its first step, or
-    /// from the last [`Step::Clock`], to [`Step::Done`]; `Sleep` lines record none.
-    fn step(&mut self, cx: &mut Ctx<'_>, line: &Line, k: u32, last: SysResult) -> Step;
+    /// Step `k` (from 0) of `line`, line `i` of the loadfile. The latency of the line runs
+    /// from its first step, or from the last [`Step::Clock`], to [`Step::Done`]; `Sleep`
+    /// lines record none.
+    fn step(&mut self, cx: &mut Ctx<'_>, i: usize, line: &Line, k: u32, last: SysResult)
+        -> Step;
     /// Step `k` (from 0) after the last line, before the client exits.
     fn finish(&mut self, _cx: &mut Ctx<'_>, _k: u32, _last: SysResult) -> Step {
         Step::Done
@@ -426,8 +428,8 @@ struct Client {
     i: usize,
     start: u64,
     pass_start: u64,
-    /// The line in progress and its next step.
-    line_step: Option<(Line, u32)>,
+    /// The line in progress (its index and itself) and its next step.
+    line_step: Option<(usize, Line, u32)>,
     /// When the line in progress started (its latency's start).
     t0: u64,
 }
@@ -503,15 +505,15 @@ impl Program for Client {
                 }
                 CState::Run => {
                     let now = cx.now();
-                    if let Some((line, k)) = self.line_step {
-                        match self.io.step(cx, &line, k, last) {
+                    if let Some((i, line, k)) = self.line_step {
+                        match self.io.step(cx, i, &line, k, last) {
                             Step::Op(op) => {
-                                self.line_step = Some((line, k + 1));
+                                self.line_step = Some((i, line, k + 1));
                                 return op;
                             }
                             Step::Clock => {
                                 self.t0 = now;
-                                self.line_step = Some((line, k + 1));
+                                self.line_step = Some((i, line, k + 1));
                                 last = SysResult::None;
                                 continue;
                             }
@@ -537,9 +539,9 @@ impl Program for Client {
                             return Op::SleepUntil(self.pass_start + at);
                         }
                     }
+                    self.line_step = Some((self.i, line, 0));
                     self.i += 1;
                     self.t0 = now;
-                    self.line_step = Some((line, 0));
                     last = SysResult::None;
                 }
                 CState::Finish(k) => match self.io.finish(cx, k, last) {

@@ -72,7 +72,14 @@ struct FsIo {
 }
 
 impl LineIo for FsIo {
-    fn step(&mut self, _cx: &mut Ctx<'_>, line: &Line, k: u32, _last: SysResult) -> Step {
+    fn step(
+        &mut self,
+        _cx: &mut Ctx<'_>,
+        _i: usize,
+        line: &Line,
+        k: u32,
+        _last: SysResult,
+    ) -> Step {
         if k > 0 {
             return Step::Done;
         }

@@ -3,7 +3,9 @@
 //! one request/response exchange over a private loopback TCP connection with a `tbench_srv`
 //! child process ([`packets`] gives the sizes).
 
+mod model;
 mod options;
 pub mod packets;
 
+pub use model::{workload, Tbench, W_LINE_NS, W_SRV_NS};
 pub use options::{parse, TbenchOptions, DEFAULT_TCP_OPTIONS};
