@@ -556,6 +556,7 @@ mod tests {
             "cgroup=/g cyclictest -t 2 -i 1000 -D 1",
             "cgexec -g cpu:/g interbench -t 10 -x Write -W Audio",
             "cgroup=/g make -j2 --units 2",
+            "cgroup=/g tbench -t 1 2",
         ] {
             let cfg = KernelConfig::parse("v6.18").unwrap();
             let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);

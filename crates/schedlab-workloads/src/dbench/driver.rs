@@ -41,8 +41,7 @@ pub(crate) trait LineIo {
     /// Step `k` (from 0) of `line`, line `i` of the loadfile. The latency of the line runs
     /// from its first step, or from the last [`Step::Clock`], to [`Step::Done`]; `Sleep`
     /// lines record none.
-    fn step(&mut self, cx: &mut Ctx<'_>, i: usize, line: &Line, k: u32, last: SysResult)
-        -> Step;
+    fn step(&mut self, cx: &mut Ctx<'_>, i: usize, line: &Line, k: u32, last: SysResult) -> Step;
     /// Step `k` (from 0) after the last line, before the client exits.
     fn finish(&mut self, _cx: &mut Ctx<'_>, _k: u32, _last: SysResult) -> Step {
         Step::Done
