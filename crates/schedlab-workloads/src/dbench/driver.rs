@@ -151,8 +151,11 @@ impl Driver {
         self.shared.as_ref().is_some_and(|sh| sh.borrow().finished)
     }
 
+    /// The warm-up, its silent reset second, the time limit and the second whose alarm
+    /// stops the clients, plus a margin.
     pub(crate) fn duration_hint(&self) -> u64 {
-        let secs = self.opts.warmup_secs as u64 + self.opts.timelimit_secs as u64;
+        let w = self.opts.warmup_secs as u64;
+        let secs = if w > 0 { w + 1 } else { 0 } + self.opts.timelimit_secs as u64 + 1;
         secs * NS_PER_SEC + NS_PER_SEC + TAIL_MARGIN_NS
     }
 
@@ -249,19 +252,37 @@ struct Parent {
 }
 
 impl Parent {
-    /// `sig_alarm()`: the progress line of second `k` since the release.
-    fn progress(&mut self, now: u64) {
+    /// `sig_alarm()` at second `k` since the release (netbench.md §15.4): a warm-up line
+    /// while `k` ≤ the warm-up; at the first alarm after it the counters and the time base
+    /// are reset and nothing is printed; then an execute line per second while the time
+    /// since the reset is at most the time limit. True once it exceeds it: the clients are
+    /// told to stop (that alarm prints the clean-up line).
+    fn progress(&mut self, now: u64) -> bool {
         let o = &self.opts;
         let mut sh = self.sh.borrow_mut();
         let k = self.tick;
         let released = sh.released_at.unwrap_or(now);
         let warmup = sh.in_warmup;
-        let (secs, since) = if warmup {
-            (k, released)
+        if warmup && k > o.warmup_secs as u64 {
+            // the end of the warm-up: the counters start again
+            sh.in_warmup = false;
+            sh.exec_start = Some(now);
+            sh.bytes = 0;
+            sh.ops = [OpStat::default(); NKINDS];
+            sh.max_latency_ns = 0;
+            sh.window_max_ns = 0;
+            return false;
+        }
+        let since = if warmup {
+            released
         } else {
-            (k - o.warmup_secs as u64, sh.exec_start.unwrap_or(released))
+            sh.exec_start.unwrap_or(released)
         };
         let elapsed = now.saturating_sub(since);
+        let secs = elapsed / NS_PER_SEC;
+        if !warmup && secs > o.timelimit_secs as u64 {
+            return true;
+        }
         let mbs = if elapsed > 0 {
             1e-6 * sh.bytes as f64 / (elapsed as f64 / 1e9)
         } else {
@@ -280,14 +301,7 @@ impl Parent {
         if !warmup {
             sh.execute.push((now, mbs));
         }
-        if warmup && k >= o.warmup_secs as u64 {
-            // the end of the warm-up: the counters start again
-            sh.in_warmup = false;
-            sh.exec_start = Some(now);
-            sh.bytes = 0;
-            sh.ops = [OpStat::default(); NKINDS];
-            sh.max_latency_ns = 0;
-        }
+        false
     }
 
     /// The clients are reaped: the clean-up line, the table and the throughput.
@@ -297,8 +311,8 @@ impl Parent {
         let since = sh.exec_start.or(sh.released_at).unwrap_or(now);
         let end = sh.done_at.unwrap_or(now);
         if !self.opts.skip_cleanup {
-            // sig_alarm's time base: seconds since the (warm-up reset) start
-            sh.report.cleanup_secs = Some(now.saturating_sub(since) / NS_PER_SEC);
+            // the alarm that stopped the clients: seconds since the (warm-up reset) start
+            sh.report.cleanup_secs = Some(end.saturating_sub(since) / NS_PER_SEC);
         }
         let secs = end.saturating_sub(since) as f64 / 1e9;
         let tput = if secs > 0.0 {
@@ -376,12 +390,9 @@ impl Program for Parent {
                 PState::Tick => {
                     let now = cx.now();
                     let released = self.sh.borrow().released_at.unwrap_or(now);
-                    if self.tick > 0 {
-                        self.progress(now);
-                    }
-                    let end = self.opts.warmup_secs as u64 + self.opts.timelimit_secs as u64;
+                    let over = self.tick > 0 && self.progress(now);
                     let all_exited = self.sh.borrow().exited >= self.opts.clients;
-                    if self.tick >= end || all_exited {
+                    if over || all_exited {
                         self.sh.borrow_mut().done_at = Some(now);
                         self.state = PState::Reap;
                         continue;

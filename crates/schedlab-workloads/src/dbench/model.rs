@@ -276,6 +276,39 @@ mod tests {
     }
 
     #[test]
+    fn warm_up_reset_second_is_silent_and_the_stop_alarm_prints_cleanup() {
+        // netbench.md §15.4 (the shared dbench.c sig_alarm): --warmup 2 -t 3 prints warmup 1
+        // and 2; the alarm at 3 s (the first after the warm-up) resets silently; execute 1,
+        // 2, 3 follow; the alarm 4 s after the reset exceeds -t 3: the clients stop and the
+        // clean-up line says 4 sec
+        let mut k = one_cpu("ram");
+        let lf = loadfile::builtin("client-warmup").unwrap();
+        let w = run(&mut k, "--warmup 2 -t 3 1", lf);
+        let out = w.output(&k);
+        let phases: Vec<String> = out
+            .lines()
+            .filter(|l| !l.starts_with("Throughput"))
+            .filter(|l| l.contains(" MB/sec  ") || l.contains("cleanup"))
+            .map(|l| {
+                let i = l.find(" MB/sec  ").map_or(0, |i| i + 9);
+                l[i..].split(" sec").next().unwrap().trim().to_string()
+            })
+            .collect();
+        assert_eq!(
+            phases,
+            [
+                "warmup   1",
+                "warmup   2",
+                "execute   1",
+                "execute   2",
+                "execute   3",
+                "1  cleanup   4"
+            ],
+            "{out}"
+        );
+    }
+
+    #[test]
     fn metrics_names() {
         let mut k = one_cpu("ram");
         let lf = loadfile::builtin("client-warmup").unwrap();
