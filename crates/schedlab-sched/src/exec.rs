@@ -470,18 +470,19 @@ impl Kernel {
                         }
                     }
                     SegKind::Irq => {
-                        let below_user = self.tasks[t.index()]
-                            .exec
-                            .segs
-                            .last()
-                            .map(|s| s.mode == Mode::User)
-                            .unwrap_or(false);
+                        let below = self.tasks[t.index()].exec.segs.last().copied();
+                        let below_user = below.map(|s| s.mode == Mode::User).unwrap_or(false);
+                        // kernel work with preemption (bottom halves) disabled, e.g. the
+                        // NET_RX softirq run in a sender's context: irqentry_exit() sees a
+                        // non-zero preempt count and returns into it
+                        let atomic = below
+                            .is_some_and(|s| s.kind == SegKind::Work && s.mode == Mode::NoPreempt);
                         let point = if below_user {
                             Point::IrqExitUser
                         } else {
                             Point::IrqExitKernel
                         };
-                        if self.should_preempt(cpu, point) {
+                        if !atomic && self.should_preempt(cpu, point) {
                             self.__schedule(cpu, true);
                         }
                     }
@@ -794,6 +795,7 @@ impl Kernel {
                 plan.push(Do(Effect::TcpSend { sock, bytes }));
             }
             Op::TcpRecv { sock, bytes, flags } => {
+                plan.push(Do(Effect::TcpLock { sock }));
                 plan.push(Do(Effect::TcpRecv {
                     sock,
                     bytes: bytes.max(1),
@@ -1257,19 +1259,7 @@ impl Kernel {
                 self.push_front(t, &[Step::Ret(SysResult::None)]);
                 Outcome::Continue
             }
-            Effect::TcpLock { sock } => {
-                let s = &mut self.net.tcp[sock.index()];
-                // Deviation: a socket owned by another task is not waited for (__lock_sock);
-                // the models never share a TCP socket between concurrent callers.
-                debug_assert!(
-                    s.owner.is_none() || s.owner == Some(t),
-                    "lock_sock contention"
-                );
-                if s.owner.is_none() {
-                    s.owner = Some(t);
-                }
-                Outcome::Continue
-            }
+            Effect::TcpLock { sock } => self.do_tcp_lock(t, sock),
             Effect::TcpSend { sock, bytes } => self.do_tcp_send(t, sock, bytes),
             Effect::TcpWaitMemory { sock, bytes } => self.do_tcp_wait_memory(t, sock, bytes),
             Effect::TcpXmit { to, seg, end } => self.do_tcp_xmit(t, to, seg, end),
@@ -2359,6 +2349,11 @@ impl Kernel {
     /// with the source's sync flag, after which readiness is checked again. Polling a pipe
     /// sets `pipe->poll_usage`.
     fn do_poll(&mut self, t: TaskId, fd: PollFd) -> Outcome {
+        if let PollFd::Tcp(s) = fd {
+            // a poll entry stays queued after its wake-up (pollwake does not remove it;
+            // poll_freewait does, at the end of the call): drop the one of a previous round
+            self.net.tcp[s.index()].wq.remove(Waiter::Task(t));
+        }
         let ready = match fd {
             PollFd::Pipe(p) => {
                 let p = &mut self.ipc.pipes[p.index()];
@@ -2366,6 +2361,7 @@ impl Kernel {
                 !p.is_empty() || p.nr_writers == 0
             }
             PollFd::Sock(s) => !self.ipc.socks[s.index()].is_empty(),
+            PollFd::Tcp(s) => self.net_poll(NetFd::Tcp(s)) & (EPOLLIN | EPOLLHUP) != 0,
         };
         if ready {
             self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
@@ -2374,6 +2370,9 @@ impl Kernel {
         match fd {
             PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
             PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+            // sock_poll_wait: a non-exclusive entry on the socket's wait queue, woken by
+            // sock_def_readable like a reader in recv
+            PollFd::Tcp(s) => self.net.tcp[s.index()].wq.add(Waiter::Task(t)),
         }
         self.push_front(t, &[Step::Do(Effect::Poll { fd })]);
         self.block_current(t)
@@ -2399,6 +2398,10 @@ impl Kernel {
                 s.readers.retain(|&w| w != t);
                 !s.is_empty()
             }
+            PollFd::Tcp(s) => {
+                self.net.tcp[s.index()].wq.remove(Waiter::Task(t));
+                self.net_poll(NetFd::Tcp(s)) & (EPOLLIN | EPOLLHUP) != 0
+            }
         };
         if ready {
             self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
@@ -2416,6 +2419,7 @@ impl Kernel {
         match fd {
             PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
             PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+            PollFd::Tcp(s) => self.net.tcp[s.index()].wq.add(Waiter::Task(t)),
         }
         self.tasks[t.index()].sigchld_wait = true;
         self.push_front(t, &[Step::Do(Effect::Pselect { fd })]);
@@ -2693,6 +2697,23 @@ impl Kernel {
         for seg in segs.iter().rev() {
             self.push_front(t, &[Step::Do(Effect::TcpXmit { to, seg: *seg, end })]);
         }
+    }
+
+    /// kernel: sock.c lock_sock() @ v6.18 — take the socket, or sleep (uninterruptible,
+    /// exclusive FIFO on `sk_lock.wq`) until its owner's `release_sock` wakes one waiter.
+    fn do_tcp_lock(&mut self, t: TaskId, sock: TcpSockId) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        match s.owner {
+            None => s.owner = Some(t),
+            Some(o) if o == t => {}
+            Some(_) => {
+                s.lock_waiters.push_back(t);
+                self.push_front(t, &[Step::Do(Effect::TcpLock { sock })]);
+                self.tasks[t.index()].state = TaskState::Uninterruptible;
+                return Outcome::Blocked;
+            }
+        }
+        Outcome::Continue
     }
 
     /// kernel: tcp.c tcp_sendmsg_locked() @ v6.18, after `lock_sock` and the copy
@@ -3034,6 +3055,9 @@ impl Kernel {
         let n = s.backlog.len() as u64;
         if n == 0 {
             s.owner = None;
+            if let Some(w) = s.lock_waiters.pop_front() {
+                self.wake_from_task(cpu, t, w, 0);
+            }
             return Outcome::Continue;
         }
         let c = self.cost(cpu, |c| c.c_tcp_rcv.0) * n;
@@ -3154,14 +3178,15 @@ impl Kernel {
             flags,
             got,
         });
+        let lock = Step::Do(Effect::TcpLock { sock });
         let s = &mut self.net.tcp[sock.index()];
         if s.rcv_queued > 0 || s.fin_rcvd {
-            self.push_front(t, &[retry]);
+            self.push_front(t, &[lock, retry]);
             return Outcome::Continue;
         }
         s.wq.add(Waiter::Task(t));
         let c = self.cost(cpu, |c| c.c_sk_wait.0);
-        self.push_front(t, &[Step::Cpu(c, Mode::Kernel), retry]);
+        self.push_front(t, &[Step::Cpu(c, Mode::Kernel), lock, retry]);
         self.block_current(t)
     }
 
@@ -3419,7 +3444,7 @@ impl Kernel {
         }
         let k = out.len() as u64;
         let c = self.cost(cpu, |c| c.c_epoll_wait.0) + k * self.cost(cpu, |c| c.c_epoll_event.0);
-        self.epoll.eps[ep.index()].harvest.insert(t, out);
+        self.epoll.harvest.insert(t, out);
         self.push_front(
             t,
             &[

@@ -46,6 +46,9 @@ pub enum PollFd {
     Pipe(PipeId),
     /// The receiving end of an AF_UNIX stream socket pair (readable: an skb queued).
     Sock(SockId),
+    /// A connected TCP socket (readable: data queued at or above `SO_RCVLOWAT`, or the peer's
+    /// FIN received — `tcp_poll`).
+    Tcp(crate::net::TcpSockId),
 }
 
 /// One thing a task asks for.
@@ -471,13 +474,7 @@ impl<'a> Ctx<'a> {
     /// What this task's last `Op::EpollWait` harvested (events as the kernel reports them),
     /// emptied by the call.
     pub fn take_epoll_events(&mut self) -> Vec<(NetFd, u32)> {
-        let t = self.task;
-        for ep in &mut self.k.epoll.eps {
-            if let Some(v) = ep.harvest.remove(&t) {
-                return v;
-            }
-        }
-        Vec::new()
+        self.k.epoll.harvest.remove(&self.task).unwrap_or_default()
     }
     /// Datagrams dropped at a UDP socket (`Udp: RcvbufErrors`).
     pub fn udp_drops(&self, s: UdpSockId) -> u64 {
