@@ -1539,4 +1539,20 @@ mod tests {
         let e = w.setup(&mut k, &env).err().unwrap().to_string();
         assert!(e.contains("-T: remote CPU 64 does not exist"), "{e}");
     }
+
+    /// `-b 4` keeps four more requests in flight (the window ramps 2, 3, 4, 5); at the end
+    /// netperf reads the four responses still in flight before closing, so the child has
+    /// answered four requests more than netperf counted. `-6` and `-- -D` show in the header
+    /// (`::0` and `::1` fit netperf's 8-byte address buffer).
+    #[test]
+    fn first_burst_and_ipv6_header() {
+        let (k, w) = run(xeon(), "netperf -6 -T 0,0 -t TCP_RR -l 1 -- -b 4 -D");
+        let it = &w.iterations()[0];
+        assert_eq!(it.remote_recv_calls, it.transactions + 4);
+        assert_eq!(it.remote_bytes_sent, it.transactions + 4);
+        assert!(w.output(&k).starts_with(
+            "MIGRATED TCP REQUEST/RESPONSE TEST from ::0 (::) port 0 AF_INET6 to ::1 (::1) \
+             port 0 AF_INET6 : nodelay : demo : first burst 4 : cpu bind\n"
+        ));
+    }
 }

@@ -483,6 +483,25 @@ mod tests {
         assert_eq!(c.means(), (10.0, 100.0));
     }
 
+    /// `-v 0`: the figure alone (`tput_fmt_0`, `"%7.2f %s\n"`), the brand only without
+    /// headers; `-P 0` drops the titles and the header line.
+    #[test]
+    fn terse_forms() {
+        let r = Results {
+            elapsed: 10.0,
+            thruput: 1300.8,
+            ..Default::default()
+        };
+        assert_eq!(result_block(&opts("-t TCP_RR -f k -v 0"), &r), "1300.80 \n");
+        assert_eq!(
+            result_block(&opts("-t TCP_RR -f k -v 0 -P 0 -B run1"), &r),
+            "1300.80 run1\n"
+        );
+        let o = opts("-t TCP_STREAM -P 0");
+        let out = result_block(&o, &r);
+        assert_eq!(out, "     0      0      0    10.00    1300.80   \n");
+    }
+
     #[test]
     fn units() {
         // -f k: 81 301 one-byte transactions/s = 162 602 B/s = 1 300.8 × 10^3 bits/s
