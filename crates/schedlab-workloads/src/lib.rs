@@ -1,6 +1,6 @@
 //! schedlab-workloads: models of the benchmarks users run on hardware (rt-app, stress-ng,
-//! hackbench, schbench, cyclictest, interbench, dbench, tbench, netperf): their command-line options,
-//! their task programs over the kernel's syscall surface, and the lines they print.
+//! hackbench, schbench, cyclictest, interbench, dbench, tbench, netperf): their command-line
+//! options, their task programs over the kernel's syscall surface, and the lines they print.
 
 pub mod cmdline;
 pub mod cyclictest;
