@@ -188,9 +188,12 @@ impl Workload for Netperf {
     fn duration_hint(&self) -> Option<u64> {
         match self.opts.length {
             // every iteration plus a second for the set-up and the control exchanges
-            Length::Secs(s) => {
-                Some(s as u64 * self.opts.iteration_max.max(1) as u64 * NS_PER_SEC + NS_PER_SEC)
-            }
+            Length::Secs(s) => Some(
+                (s as u64)
+                    .saturating_mul(self.opts.iteration_max.max(1) as u64)
+                    .saturating_mul(NS_PER_SEC)
+                    .saturating_add(NS_PER_SEC),
+            ),
             Length::Units(_) => None,
         }
     }
@@ -804,7 +807,7 @@ impl Client {
     /// Whether the test is over (checked before each transaction or send).
     fn test_over(&self, now: u64) -> bool {
         match self.o.length {
-            Length::Secs(s) => now >= self.t0 + s as u64 * NS_PER_SEC,
+            Length::Secs(s) => now >= self.t0.saturating_add(s as u64 * NS_PER_SEC),
             Length::Units(_) => self.units_remaining == 0,
         }
     }

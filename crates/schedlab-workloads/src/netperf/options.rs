@@ -750,6 +750,16 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
         );
         o.nodelay = false;
     }
+    if let Length::Secs(secs) = o.length {
+        // every iteration runs the whole length
+        let total = secs as u128 * o.iteration_max.max(1) as u128;
+        cmdline::check_run_secs(
+            PROG,
+            "-l",
+            &format!("{secs} x {} iterations", o.iteration_max.max(1)),
+            total,
+        )?;
+    }
     // scan_omni_args: '?' → 'x' for RR, 'm' otherwise; 'x' makes no sense without RR → 'm'
     o.fmt = match o.fmt {
         '?' if o.test.is_rr() => 'x',
@@ -857,6 +867,10 @@ mod tests {
                 "-m: a UDP datagram carries at most 65507",
             ),
             ("-t TCP_RR extra", "unexpected argument 'extra'"),
+            (
+                "-l 4000000000 -i 3",
+                "-l: '4000000000 x 3 iterations' is 12000000000 s",
+            ),
         ] {
             let e = p(line).unwrap_err().to_string();
             assert!(e.contains(want), "{line}: {e}");
