@@ -79,6 +79,14 @@ impl Kernel {
         if !matches!(state, TaskState::Interruptible | TaskState::Uninterruptible) {
             return Woken::No;
         }
+        if let Some(log) = self.ttwu_log.as_mut() {
+            log.push(crate::stats::TtwuRecord {
+                waker: self.rqs[this_cpu].curr,
+                wakee: p,
+                wake_flags: wf,
+                in_task,
+            });
+        }
         // self-wakeup: the task is current on this CPU and has not been descheduled
         if self.rqs[this_cpu].curr == p {
             self.tasks[p.index()].state = TaskState::Running;
@@ -226,10 +234,16 @@ impl Kernel {
 
     /// Deferred second half of a local wakeup (see `Woken::LocalDeferred`).
     pub(crate) fn local_wakeup_check(&mut self, cpu: usize, p: TaskId, wf: u32) {
+        self.local_wakeup_check_ctx(cpu, p, wf, true);
+    }
+
+    /// [`Kernel::local_wakeup_check`] for a waker in task context (`in_task`) or not (a
+    /// softirq: the loopback NET_RX run in the sender's context, netbench.md §1.12.5).
+    pub(crate) fn local_wakeup_check_ctx(&mut self, cpu: usize, p: TaskId, wf: u32, in_task: bool) {
         let t = &self.tasks[p.index()];
         let checked = !(t.cpu != cpu || t.on_rq != OnRq::Queued || self.rqs[cpu].curr == p);
         if checked {
-            self.wakeup_preempt(cpu, p, wf, true);
+            self.wakeup_preempt(cpu, p, wf, in_task);
         }
         // ttwu_do_wakeup()'s sched_wakeup, after the check (its flags show the resched)
         self.trace_wakeup_event(p, false, cpu);

@@ -4,8 +4,14 @@
 //! slack and IPIs. Costs come from the platform cost model of the CPU doing the work.
 
 use crate::core::{Point, Woken};
+use crate::eventpoll::EpItem;
 use crate::features::SimFeature;
 use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId, PIPE_MUTEX_LINES};
+use crate::net::{
+    EpollId, EpollOp, EventfdId, ListenId, NetFd, RecvFlags, TcpSeg, TcpSockId, UdpSock, UdpSockId,
+    WaitQueue, Waiter, WqEntry, EPOLLERR, EPOLLEXCLUSIVE, EPOLLHUP, EPOLLIN, EPOLLOUT,
+    EP_PRIVATE_BITS, LO_MSS, LO_SIZE_GOAL, TCP_DELACK_MIN_NS,
+};
 use crate::presets::PreemptModel;
 use crate::sched::*;
 use crate::sim::Ev;
@@ -17,6 +23,9 @@ use schedlab_platform::cpumask::CpuMask;
 /// What an effect did to the calling task.
 enum Outcome {
     Continue,
+    /// As `Continue`, but no preemption point follows: the effect ran with bottom halves
+    /// disabled (inside the NET_RX softirq); `Effect::SoftirqEnd` is the point.
+    ContinueNoPoint,
     /// The task is preempted whatever the preemption model (the stopper runs).
     Preempted,
     Blocked,
@@ -235,6 +244,109 @@ pub(crate) enum Effect {
         seq: u64,
         bytes: u32,
     },
+    /// `lock_sock()` of a TCP socket at the start of a send or receive.
+    TcpLock {
+        sock: TcpSockId,
+    },
+    /// `tcp_sendmsg` after its copy: queue, push, deliver (net.rs).
+    TcpSend {
+        sock: TcpSockId,
+        bytes: u32,
+    },
+    /// `sk_stream_wait_memory` after `release_sock`.
+    TcpWaitMemory {
+        sock: TcpSockId,
+        bytes: u32,
+    },
+    /// One skb on loopback: the NET_RX softirq's receive of `seg` at `to`, in the sender's
+    /// context; `end`: its `local_bh_enable` follows (a preemption point).
+    TcpXmit {
+        to: TcpSockId,
+        seg: TcpSeg,
+        end: bool,
+    },
+    /// The end of the owned-socket path: `sk_add_backlog`.
+    TcpBacklogAdd {
+        sock: TcpSockId,
+        seg: TcpSeg,
+    },
+    /// The end of the full receive path: queue the data, ACK policy, wake-ups.
+    TcpRcv {
+        sock: TcpSockId,
+        seg: TcpSeg,
+        in_task: bool,
+    },
+    /// A pure ACK from `sock` (its cost paid before).
+    TcpPureAck {
+        sock: TcpSockId,
+        in_task: bool,
+    },
+    /// `local_bh_enable()` after the softirq: a preemption point.
+    SoftirqEnd,
+    /// `release_sock()`.
+    TcpRelease {
+        sock: TcpSockId,
+    },
+    /// The backlogged segments, once their `c_tcp_rcv` is paid.
+    TcpBacklogDone {
+        sock: TcpSockId,
+        n: u32,
+    },
+    TcpRecv {
+        sock: TcpSockId,
+        bytes: u32,
+        flags: RecvFlags,
+        /// Bytes gathered before a wait (WAITALL).
+        got: u32,
+    },
+    /// `sk_wait_data` after `release_sock`.
+    TcpWaitData {
+        sock: TcpSockId,
+        bytes: u32,
+        flags: RecvFlags,
+        got: u32,
+    },
+    TcpConnect {
+        listener: ListenId,
+        nodelay: bool,
+    },
+    Accept {
+        listener: ListenId,
+        nonblock: bool,
+    },
+    TcpClose {
+        sock: TcpSockId,
+    },
+    /// A datagram's NET_RX processing at `dst` (its cost paid before).
+    UdpRcv {
+        dst: UdpSockId,
+        bytes: u32,
+    },
+    UdpRecv {
+        sock: UdpSockId,
+        bytes: u32,
+    },
+    EpollCtl {
+        ep: EpollId,
+        op: EpollOp,
+        fd: NetFd,
+        events: u32,
+    },
+    EpollWait {
+        ep: EpollId,
+        max: u32,
+    },
+    EventfdWrite {
+        fd: EventfdId,
+    },
+    EventfdRead {
+        fd: EventfdId,
+    },
+    /// Second half of a local wake-up from softirq context (`in_task()` false).
+    WakeupPreemptSoftirq {
+        p: TaskId,
+        wake_flags: u32,
+    },
 }
 
 /// The steps left of a task's current operation, first step last: a stack, so that taking the
@@ -409,6 +521,7 @@ impl Kernel {
                     }
                 }
                 Some(Step::Do(eff)) => match self.apply_effect(cpu, t, eff) {
+                    Outcome::ContinueNoPoint => {}
                     Outcome::Continue => {
                         if self.should_preempt(cpu, Point::PreemptEnable) {
                             self.__schedule(cpu, true);
@@ -666,6 +779,55 @@ impl Kernel {
                 plan.push(Do(Effect::CgroupAttach(tg)));
                 plan.push(Ret(SysResult::None));
             }
+            Op::TcpConnect { listener, nodelay } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_tcp_connect.0), Mode::Kernel));
+                plan.push(Do(Effect::TcpConnect { listener, nodelay }));
+            }
+            Op::Accept { listener, nonblock } => {
+                plan.push(Do(Effect::Accept { listener, nonblock }));
+            }
+            Op::TcpSend { sock, bytes } => {
+                let c = self.cost(cpu, |c| c.c_tcp_send.0)
+                    + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 512);
+                plan.push(Do(Effect::TcpLock { sock }));
+                plan.push(Cpu(c, Mode::Kernel));
+                plan.push(Do(Effect::TcpSend { sock, bytes }));
+            }
+            Op::TcpRecv { sock, bytes, flags } => {
+                plan.push(Do(Effect::TcpRecv {
+                    sock,
+                    bytes: bytes.max(1),
+                    flags,
+                    got: 0,
+                }));
+            }
+            Op::TcpClose { sock } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_tcp_close.0), Mode::Kernel));
+                plan.push(Do(Effect::TcpClose { sock }));
+            }
+            Op::UdpSend { sock, dst, bytes } => {
+                let _ = sock;
+                let copy = Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 512);
+                let c = self.cost(cpu, |c| c.c_udp_send.0) + copy;
+                let rx = self.cost(cpu, |c| c.c_net_rx_udp.0);
+                // udp_sendmsg → ip_send_skb → loopback xmit; NET_RX at local_bh_enable
+                plan.push(Cpu(c, Mode::Kernel));
+                plan.push(Cpu(rx, Mode::NoPreempt));
+                plan.push(Do(Effect::UdpRcv { dst, bytes }));
+                plan.push(Do(Effect::SoftirqEnd));
+                plan.push(Ret(SysResult::Bytes(bytes)));
+            }
+            Op::UdpRecv { sock, bytes } => plan.push(Do(Effect::UdpRecv { sock, bytes })),
+            Op::EpollCtl { ep, op, fd, events } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_epoll_ctl.0), Mode::Kernel));
+                plan.push(Do(Effect::EpollCtl { ep, op, fd, events }));
+            }
+            Op::EpollWait { ep, max } => plan.push(Do(Effect::EpollWait { ep, max })),
+            Op::EventfdWrite { fd } => {
+                plan.push(Cpu(self.cost(cpu, |c| c.c_pipe_write.0), Mode::Kernel));
+                plan.push(Do(Effect::EventfdWrite { fd }));
+            }
+            Op::EventfdRead { fd } => plan.push(Do(Effect::EventfdRead { fd })),
             Op::Kernel(KernelOp(KOp::Ktimers)) => plan.push(Do(Effect::Ktimers)),
             Op::Kernel(KernelOp(KOp::Kworker { pool })) => plan.push(Do(Effect::Kworker { pool })),
             Op::Fs {
@@ -1084,6 +1246,64 @@ impl Kernel {
                 self.submit_bio(cpu, kind, bytes as u64, end_io);
                 self.push_front(t, &[Step::Ret(SysResult::None)]);
                 Outcome::Continue
+            }
+            Effect::TcpLock { sock } => {
+                let s = &mut self.net.tcp[sock.index()];
+                // Deviation: a socket owned by another task is not waited for (__lock_sock);
+                // the models never share a TCP socket between concurrent callers.
+                debug_assert!(
+                    s.owner.is_none() || s.owner == Some(t),
+                    "lock_sock contention"
+                );
+                if s.owner.is_none() {
+                    s.owner = Some(t);
+                }
+                Outcome::Continue
+            }
+            Effect::TcpSend { sock, bytes } => self.do_tcp_send(t, sock, bytes),
+            Effect::TcpWaitMemory { sock, bytes } => self.do_tcp_wait_memory(t, sock, bytes),
+            Effect::TcpXmit { to, seg, end } => self.do_tcp_xmit(t, to, seg, end),
+            Effect::TcpBacklogAdd { sock, seg } => self.do_tcp_backlog_add(cpu, t, sock, seg),
+            Effect::TcpRcv { sock, seg, in_task } => {
+                self.tcp_rcv(cpu, t, sock, seg, in_task);
+                if in_task {
+                    Outcome::Continue
+                } else {
+                    Outcome::ContinueNoPoint
+                }
+            }
+            Effect::TcpPureAck { sock, in_task } => self.do_tcp_pure_ack(cpu, t, sock, in_task),
+            Effect::SoftirqEnd => Outcome::Continue,
+            Effect::TcpRelease { sock } => self.do_tcp_release(cpu, t, sock),
+            Effect::TcpBacklogDone { sock, n } => self.do_tcp_backlog_done(cpu, t, sock, n),
+            Effect::TcpRecv {
+                sock,
+                bytes,
+                flags,
+                got,
+            } => self.do_tcp_recv(cpu, t, sock, bytes, flags, got),
+            Effect::TcpWaitData {
+                sock,
+                bytes,
+                flags,
+                got,
+            } => self.do_tcp_wait_data(cpu, t, sock, bytes, flags, got),
+            Effect::TcpConnect { listener, nodelay } => {
+                self.do_tcp_connect(cpu, t, listener, nodelay)
+            }
+            Effect::Accept { listener, nonblock } => self.do_accept(cpu, t, listener, nonblock),
+            Effect::TcpClose { sock } => self.do_tcp_close(cpu, t, sock),
+            Effect::UdpRcv { dst, bytes } => self.do_udp_rcv(cpu, t, dst, bytes),
+            Effect::UdpRecv { sock, bytes } => self.do_udp_recv(cpu, t, sock, bytes),
+            Effect::EpollCtl { ep, op, fd, events } => {
+                self.do_epoll_ctl(cpu, t, ep, op, fd, events)
+            }
+            Effect::EpollWait { ep, max } => self.do_epoll_wait(cpu, t, ep, max),
+            Effect::EventfdWrite { fd } => self.do_eventfd_write(cpu, t, fd),
+            Effect::EventfdRead { fd } => self.do_eventfd_read(cpu, t, fd),
+            Effect::WakeupPreemptSoftirq { p, wake_flags } => {
+                self.local_wakeup_check_ctx(cpu, p, wake_flags, false);
+                Outcome::ContinueNoPoint
             }
             Effect::ExecImage => {
                 let c = self.cost(cpu, |c| c.c_exec.0);
@@ -2005,6 +2225,7 @@ impl Kernel {
         if was_empty || self.ipc.pipes[pi].poll_usage {
             self.pipe_rd_wakes(pipe, &mut wakes);
         }
+        let rd_wake = was_empty || self.ipc.pipes[pi].poll_usage;
         if blocked && !self.ipc.pipes[pi].is_full() {
             // wake_next_writer
             if let Some(w) = self.ipc.pipes[pi].writers.pop_front() {
@@ -2012,6 +2233,10 @@ impl Kernel {
             }
         }
         self.wake_all_from_task(cpu, t, wakes, WF_SYNC);
+        if rd_wake {
+            // the same wake-up of rd_wait reaches the epoll links (ep_poll_callback)
+            self.ipc_epoll_wake(cpu, t, NetFd::Pipe(pipe));
+        }
         Outcome::Continue
     }
 
@@ -2090,6 +2315,8 @@ impl Kernel {
         wakes.extend(sk.readers.drain(..).rev());
         self.push_front(t, &[Step::Ret(SysResult::Bytes(bytes))]);
         self.wake_all_from_task(cpu, t, wakes, WF_SYNC);
+        // sock_def_readable() also calls the epoll links of the receiving socket
+        self.ipc_epoll_wake(cpu, t, NetFd::Unix(sock));
         Outcome::Continue
     }
 
@@ -2182,6 +2409,1041 @@ impl Kernel {
         }
         self.tasks[t.index()].sigchld_wait = true;
         self.push_front(t, &[Step::Do(Effect::Pselect { fd })]);
+        self.block_current(t)
+    }
+
+    // ===================================================================== loopback TCP/UDP
+
+    /// A wake-up issued from the NET_RX softirq run in the sender's context (netbench.md
+    /// §1.12.5): `current` = `waker` (the sending task), `in_task()` false, the waker's CPU
+    /// pays `c_ttwu` (+ `c_ipi_send`) as non-preemptible time, and a remote wake-up's IPI
+    /// leaves at the end of that charge (§16.6 N2). A local wake-up's preemption check
+    /// follows the charge; the preemption point is the end of the softirq
+    /// (`local_bh_enable`, `Effect::SoftirqEnd`).
+    /// kernel: core.c try_to_wake_up() from net/core/sock.c sock_def_readable() @ v6.18
+    fn wake_from_softirq(&mut self, cpu: usize, waker: TaskId, p: TaskId, wf: u32) -> bool {
+        if self.tasks[waker.index()].is_idle_task {
+            // a timer softirq on an idle CPU: the interrupt pays for it
+            let w = self.try_to_wake_up(p, wf, cpu, false);
+            if w == Woken::LocalDeferred {
+                self.local_wakeup_check_ctx(cpu, p, wf, false);
+            }
+            return w != Woken::No;
+        }
+        self.record_wakee(waker, p);
+        let ttwu = self.cost(cpu, |c| c.c_ttwu.0);
+        let ipi = self.cost(cpu, |c| c.c_ipi_send.0);
+        self.ipi_send_delay = ttwu + ipi;
+        let w = self.try_to_wake_up(p, wf, cpu, false);
+        self.ipi_send_delay = 0;
+        let ttwu = self.take_select_idle_cost(cpu) + ttwu;
+        match w {
+            Woken::No => return false,
+            Woken::Local => self.push_front(waker, &[Step::Cpu(ttwu, Mode::NoPreempt)]),
+            Woken::LocalDeferred => self.push_front(
+                waker,
+                &[
+                    Step::Cpu(ttwu, Mode::NoPreempt),
+                    Step::Do(Effect::WakeupPreemptSoftirq { p, wake_flags: wf }),
+                ],
+            ),
+            Woken::RemoteDirect | Woken::RemoteQueued => {
+                self.stats.paths.ipi_sends += 1;
+                self.stats.paths.ipi_send_ns += ipi;
+                self.push_front(waker, &[Step::Cpu(ttwu + ipi, Mode::NoPreempt)]);
+            }
+        }
+        self.net.stats.softirq_wakeups += 1;
+        true
+    }
+
+    /// A wake-up by `waker` in task context (`in_task`) or from its softirq.
+    fn net_wake(&mut self, cpu: usize, waker: TaskId, p: TaskId, wf: u32, in_task: bool) -> bool {
+        if in_task {
+            self.wake_from_task(cpu, waker, p, wf)
+        } else {
+            self.wake_from_softirq(cpu, waker, p, wf)
+        }
+    }
+
+    /// The wait queue of a file (pipes and AF_UNIX sockets: only their epoll links here).
+    fn net_wq(&mut self, fd: NetFd) -> &mut WaitQueue {
+        match fd {
+            NetFd::Tcp(s) => &mut self.net.tcp[s.index()].wq,
+            NetFd::Listen(l) => &mut self.net.listeners[l.index()].wq,
+            NetFd::Udp(u) => &mut self.net.udp[u.index()].wq,
+            NetFd::Eventfd(e) => &mut self.epoll.eventfds[e.index()].wq,
+            NetFd::Pipe(_) | NetFd::Unix(_) => self.net.ipc_links.entry(fd).or_default(),
+        }
+    }
+
+    /// The file's `poll()` mask (`tcp_poll`, `udp_poll`, `eventfd_poll`, `pipe_poll`,
+    /// `unix_poll`), reduced to IN/OUT/HUP.
+    fn net_poll(&self, fd: NetFd) -> u32 {
+        match fd {
+            NetFd::Tcp(s) => {
+                let s = &self.net.tcp[s.index()];
+                let mut m = 0;
+                if s.readable() {
+                    m |= EPOLLIN;
+                }
+                if s.fin_rcvd {
+                    m |= EPOLLHUP;
+                }
+                if !s.closed && s.writeable() {
+                    m |= EPOLLOUT;
+                }
+                m
+            }
+            NetFd::Listen(l) => {
+                if self.net.listeners[l.index()].accept_q.is_empty() {
+                    0
+                } else {
+                    EPOLLIN
+                }
+            }
+            NetFd::Udp(u) => {
+                EPOLLOUT
+                    | if self.net.udp[u.index()].readable() {
+                        EPOLLIN
+                    } else {
+                        0
+                    }
+            }
+            NetFd::Eventfd(e) => {
+                EPOLLOUT
+                    | if self.epoll.eventfds[e.index()].count > 0 {
+                        EPOLLIN
+                    } else {
+                        0
+                    }
+            }
+            NetFd::Pipe(p) => {
+                let p = &self.ipc.pipes[p.index()];
+                if !p.is_empty() || p.nr_writers == 0 {
+                    EPOLLIN
+                } else {
+                    0
+                }
+            }
+            NetFd::Unix(s) => {
+                if self.ipc.socks[s.index()].is_empty() {
+                    0
+                } else {
+                    EPOLLIN
+                }
+            }
+        }
+    }
+
+    /// kernel: wait.c __wake_up_common() @ v6.18 on a file's wait queue, by `waker` on `cpu`
+    /// (`in_task`: task context, else its softirq): entries in list order; every
+    /// non-exclusive entry is called, exclusive ones until one reports a wake-up (`all`: every
+    /// entry, `wake_up_interruptible_all`). A task entry is a sleeper's wake function
+    /// (exclusive sleepers — UDP readers, accept — are removed when woken:
+    /// `autoremove_wake_function`; the others remove themselves when they run); an epoll
+    /// link is `ep_poll_callback` with `key`. `wf` is `WF_SYNC` for a sync wake-up.
+    #[allow(clippy::too_many_arguments)]
+    fn net_wake_up(
+        &mut self,
+        cpu: usize,
+        waker: TaskId,
+        fd: NetFd,
+        key: u32,
+        wf: u32,
+        in_task: bool,
+        all: bool,
+    ) {
+        let entries: Vec<WqEntry> = self.net_wq(fd).q.iter().copied().collect();
+        let mut nr_exclusive = if all { usize::MAX } else { 1 };
+        for e in entries {
+            let woke = match e.w {
+                Waiter::Task(p) => {
+                    let ok = self.net_wake(cpu, waker, p, wf, in_task);
+                    if ok && e.exclusive {
+                        self.net_wq(fd).remove(e.w);
+                    }
+                    ok
+                }
+                Waiter::Epoll(ep) => {
+                    self.ep_poll_callback(cpu, waker, ep, fd, key, wf, in_task, e.exclusive)
+                }
+            };
+            if woke && e.exclusive {
+                nr_exclusive -= 1;
+                if nr_exclusive == 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// kernel: eventpoll.c ep_poll_callback() @ v6.18, in the waker's context (§1.13): the
+    /// item goes on the ready list (unless there or disarmed), and if the instance has
+    /// `epoll_wait` sleepers the most recent one is woken, with WF_SYNC if the file's wake-up
+    /// was sync. Returns "woken" for an exclusive link only if the event matched and a
+    /// sleeper was there; a non-exclusive link always reports it.
+    #[allow(clippy::too_many_arguments)]
+    fn ep_poll_callback(
+        &mut self,
+        cpu: usize,
+        waker: TaskId,
+        ep: EpollId,
+        fd: NetFd,
+        key: u32,
+        wf: u32,
+        in_task: bool,
+        exclusive: bool,
+    ) -> bool {
+        let c = self.cost(cpu, |c| c.c_ep_poll_callback.0);
+        if !self.tasks[waker.index()].is_idle_task {
+            let mode = if in_task {
+                Mode::Kernel
+            } else {
+                Mode::NoPreempt
+            };
+            self.push_front(waker, &[Step::Cpu(c, mode)]);
+        }
+        let Some(item) = self.epoll.eps[ep.index()].items.get(&fd).copied() else {
+            return false;
+        };
+        let matches = item.armed() && (key == 0 || key & item.events != 0);
+        if !matches {
+            return !exclusive;
+        }
+        self.epoll.queue_ready(ep, fd);
+        let mut ewake = !exclusive;
+        if !self.epoll.eps[ep.index()].waiters.is_empty() {
+            if exclusive {
+                ewake = match key & (EPOLLIN | EPOLLOUT) {
+                    EPOLLIN => item.events & EPOLLIN != 0,
+                    EPOLLOUT => item.events & EPOLLOUT != 0,
+                    0 => true,
+                    _ => false,
+                };
+            }
+            self.ep_wake_one(cpu, waker, ep, wf, in_task);
+        }
+        ewake
+    }
+
+    /// `wake_up(&ep->wq)` / `wake_up_sync()`: one `epoll_wait` sleeper, the most recently
+    /// blocked (added exclusively at the head), removed by `ep_autoremove_wake_function`.
+    fn ep_wake_one(&mut self, cpu: usize, waker: TaskId, ep: EpollId, wf: u32, in_task: bool) {
+        while let Some(p) = self.epoll.eps[ep.index()].waiters.pop_front() {
+            if self.net_wake(cpu, waker, p, wf, in_task) {
+                self.net.stats.epoll_wakeups += 1;
+                return;
+            }
+        }
+    }
+
+    /// Epoll links of a pipe or AF_UNIX socket, after its own wake-up of `rd_wait` (task
+    /// context, WF_SYNC as the pipe's or socket's wake-up).
+    fn ipc_epoll_wake(&mut self, cpu: usize, t: TaskId, fd: NetFd) {
+        if self.net.ipc_links.get(&fd).is_some_and(|q| !q.is_empty()) {
+            self.net_wake_up(cpu, t, fd, EPOLLIN, WF_SYNC, true, false);
+        }
+    }
+
+    /// kernel: tcp.c tcp_push() → tcp_output.c tcp_write_xmit() with the Nagle test, reduced
+    /// (netbench.md §1.12.7): queued data goes out in skbs of up to the size goal; a partial
+    /// skb is held while data is unacknowledged unless TCP_NODELAY. The first skb carries
+    /// the ACK of what this end received (piggy-backed; the delayed ACK is cancelled).
+    fn tcp_push(&mut self, sock: TcpSockId) -> Vec<TcpSeg> {
+        let s = &mut self.net.tcp[sock.index()];
+        let mut out = Vec::new();
+        while s.unsent > 0 {
+            let n = s.unsent.min(LO_SIZE_GOAL as u64) as u32;
+            if n < LO_SIZE_GOAL && !s.nodelay && s.unacked > 0 {
+                break;
+            }
+            let ack = std::mem::take(&mut s.rcv_unacked);
+            if s.delack_armed {
+                s.delack_armed = false;
+                s.delack_gen = s.delack_gen.wrapping_add(1);
+            }
+            s.unsent -= n as u64;
+            s.unacked += n as u64;
+            s.sent_data = true;
+            out.push(TcpSeg {
+                data: n,
+                ack,
+                fin: false,
+            });
+        }
+        out
+    }
+
+    /// Transmits `segs` of `sock` to its peer from the current context: each is one
+    /// loopback skb whose NET_RX processing runs at once (`TcpXmit`); `end`: the last ends
+    /// the softirq (a preemption point), else they run inside one already running.
+    fn tcp_xmit_segs(&mut self, t: TaskId, sock: TcpSockId, segs: &[TcpSeg], end: bool) {
+        let to = self.net.tcp[sock.index()].peer;
+        for seg in segs.iter().rev() {
+            self.push_front(t, &[Step::Do(Effect::TcpXmit { to, seg: *seg, end })]);
+        }
+    }
+
+    /// kernel: tcp.c tcp_sendmsg_locked() @ v6.18, after `lock_sock` and the copy
+    /// (`c_tcp_send`): waits in `sk_stream_wait_memory` while unacknowledged + unsent data
+    /// fill the send buffer, queues the bytes and pushes what Nagle lets go; each skb is
+    /// delivered in softirq context inside the call (`TcpXmit`), then `release_sock`.
+    fn do_tcp_send(&mut self, t: TaskId, sock: TcpSockId, bytes: u32) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        debug_assert!(!s.closed, "send on a closed TCP socket");
+        if s.closed {
+            self.push_front(t, &[Step::Ret(SysResult::Bytes(bytes))]);
+            return Outcome::Continue;
+        }
+        if s.unacked + s.unsent >= s.sndbuf as u64 {
+            // sk_stream_wait_memory(): release the socket (its backlog may hold ACKs), sleep
+            self.push_front(
+                t,
+                &[
+                    Step::Do(Effect::TcpRelease { sock }),
+                    Step::Do(Effect::TcpWaitMemory { sock, bytes }),
+                ],
+            );
+            return Outcome::Continue;
+        }
+        s.unsent += bytes as u64;
+        s.bytes_sent += bytes as u64;
+        self.push_front(
+            t,
+            &[
+                Step::Do(Effect::TcpRelease { sock }),
+                Step::Ret(SysResult::Bytes(bytes)),
+            ],
+        );
+        let segs = self.tcp_push(sock);
+        self.tcp_xmit_segs(t, sock, &segs, true);
+        Outcome::Continue
+    }
+
+    /// kernel: stream.c sk_stream_wait_memory() — sleep (non-exclusive) until the send
+    /// buffer is a third free; woken by the ACK processing's `sk_stream_write_space`.
+    fn do_tcp_wait_memory(&mut self, t: TaskId, sock: TcpSockId, bytes: u32) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        let retry = [
+            Step::Do(Effect::TcpLock { sock }),
+            Step::Do(Effect::TcpSend { sock, bytes }),
+        ];
+        if s.writeable() {
+            self.push_front(t, &retry);
+            return Outcome::Continue;
+        }
+        s.wq.add(Waiter::Task(t));
+        if !s.writers.contains(&t) {
+            s.writers.push(t);
+        }
+        self.push_front(t, &retry);
+        self.block_current(t)
+    }
+
+    /// kernel: net/core/dev.c loopback xmit → NET_RX → tcp_ipv4.c tcp_v4_rcv() @ v6.18, run
+    /// in the sender's context (§1.12.3–§1.12.4): an owned socket only gets the segment on
+    /// its backlog (`c_net_rx_ip`), otherwise the full receive (`c_net_rx_tcp`) queues it and
+    /// wakes the reader.
+    fn do_tcp_xmit(&mut self, t: TaskId, to: TcpSockId, seg: TcpSeg, end: bool) -> Outcome {
+        let depth = if end { 1 } else { 2 };
+        self.net.stats.max_input_queue = self.net.stats.max_input_queue.max(depth);
+        let cpu = self.tasks[t.index()].cpu;
+        let tail = if end {
+            Step::Do(Effect::SoftirqEnd)
+        } else {
+            Step::Cpu(0, Mode::NoPreempt)
+        };
+        if self.net.tcp[to.index()].owner.is_some() {
+            let c = self.cost(cpu, |c| c.c_net_rx_ip.0);
+            self.push_front(
+                t,
+                &[
+                    Step::Cpu(c, Mode::NoPreempt),
+                    Step::Do(Effect::TcpBacklogAdd { sock: to, seg }),
+                    tail,
+                ],
+            );
+        } else {
+            let c = self.cost(cpu, |c| c.c_net_rx_tcp.0);
+            self.push_front(
+                t,
+                &[
+                    Step::Cpu(c, Mode::NoPreempt),
+                    Step::Do(Effect::TcpRcv {
+                        sock: to,
+                        seg,
+                        in_task: false,
+                    }),
+                    tail,
+                ],
+            );
+        }
+        Outcome::ContinueNoPoint
+    }
+
+    /// `sk_add_backlog()` at the end of the owned-socket path; if the owner released the
+    /// socket meanwhile the segment is received at once (the rest of `c_net_rx_tcp`).
+    fn do_tcp_backlog_add(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        sock: TcpSockId,
+        seg: TcpSeg,
+    ) -> Outcome {
+        if self.net.tcp[sock.index()].owner.is_some() {
+            self.net.tcp[sock.index()].backlog.push_back(seg);
+            self.net.stats.backlog_deliveries += 1;
+            return Outcome::ContinueNoPoint;
+        }
+        let c = self.cost(cpu, |c| c.c_tcp_rcv.0);
+        self.push_front(
+            t,
+            &[
+                Step::Cpu(c, Mode::NoPreempt),
+                Step::Do(Effect::TcpRcv {
+                    sock,
+                    seg,
+                    in_task: false,
+                }),
+            ],
+        );
+        Outcome::ContinueNoPoint
+    }
+
+    /// kernel: tcp_input.c tcp_rcv_established() @ v6.18, reduced: the ACK frees send space
+    /// (write-space wake-up, WF_TTWU only, and Nagle-held data goes out from this context);
+    /// data is queued and `tcp_data_ready` → `sock_def_readable` wakes the readers (WF_SYNC);
+    /// more than one MSS unacknowledged is ACKed at once, else the delayed ACK is armed; a
+    /// FIN wakes everybody (non-sync). `in_task`: run by `release_sock` of the owner `t`
+    /// (backlog), else in `t`'s softirq.
+    fn tcp_rcv(&mut self, cpu: usize, t: TaskId, sock: TcpSockId, seg: TcpSeg, in_task: bool) {
+        self.net.stats.segments_delivered += 1;
+        if seg.ack > 0 {
+            self.tcp_ack_rcv(cpu, t, sock, seg.ack, in_task);
+        }
+        if seg.data > 0 {
+            let s = &mut self.net.tcp[sock.index()];
+            s.rcv_queued += seg.data as u64;
+            s.rcv_segs += 1;
+            s.bytes_rcvd += seg.data as u64;
+            s.rcv_unacked += seg.data as u64;
+            if s.rcv_unacked > LO_MSS as u64 {
+                // __tcp_ack_snd_check(): more than one full MSS unacknowledged: ACK now
+                let c = self.cost(cpu, |c| c.c_tcp_ack.0);
+                let mode = if in_task {
+                    Mode::Kernel
+                } else {
+                    Mode::NoPreempt
+                };
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, mode),
+                        Step::Do(Effect::TcpPureAck { sock, in_task }),
+                    ],
+                );
+            } else if !s.delack_armed {
+                s.delack_armed = true;
+                s.delack_gen = s.delack_gen.wrapping_add(1);
+                let gen = s.delack_gen;
+                self.arm_delack(cpu, sock, gen);
+            }
+            self.net_wake_up(cpu, t, NetFd::Tcp(sock), EPOLLIN, WF_SYNC, in_task, false);
+        }
+        if seg.fin {
+            self.net.tcp[sock.index()].fin_rcvd = true;
+            self.net_wake_up(
+                cpu,
+                t,
+                NetFd::Tcp(sock),
+                EPOLLIN | EPOLLHUP,
+                0,
+                in_task,
+                true,
+            );
+        }
+    }
+
+    /// The ACK of `acked` bytes arriving at `sock` (tcp_ack → tcp_clean_rtx_queue,
+    /// tcp_check_space): Nagle-held data is pushed from this context and, once a third of the
+    /// send buffer is free, a writer that found it full is woken (WF_TTWU only).
+    fn tcp_ack_rcv(&mut self, cpu: usize, t: TaskId, sock: TcpSockId, acked: u64, in_task: bool) {
+        let s = &mut self.net.tcp[sock.index()];
+        s.unacked -= acked.min(s.unacked);
+        let wake_writers = !s.writers.is_empty() && s.writeable();
+        if wake_writers {
+            s.writers.clear();
+        }
+        let segs = self.tcp_push(sock);
+        if !segs.is_empty() {
+            self.tcp_xmit_segs(t, sock, &segs, false);
+        }
+        if wake_writers {
+            // sk_stream_write_space(): wake_up_interruptible_poll(EPOLLOUT), not sync
+            self.net_wake_up(cpu, t, NetFd::Tcp(sock), EPOLLOUT, 0, in_task, false);
+        }
+    }
+
+    /// A pure ACK (`tcp_send_ack`) from `sock` to its peer: `c_tcp_ack` (paid before)
+    /// includes the peer's receive processing, which is applied here.
+    fn do_tcp_pure_ack(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        sock: TcpSockId,
+        in_task: bool,
+    ) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        let ack = std::mem::take(&mut s.rcv_unacked);
+        if s.delack_armed {
+            s.delack_armed = false;
+            s.delack_gen = s.delack_gen.wrapping_add(1);
+        }
+        let peer = s.peer;
+        self.net.stats.pure_acks += 1;
+        if ack > 0 {
+            self.tcp_ack_rcv(cpu, t, peer, ack, in_task);
+        }
+        if in_task {
+            Outcome::Continue
+        } else {
+            Outcome::ContinueNoPoint
+        }
+    }
+
+    /// Arms `sock`'s delayed-ACK timer (`inet_csk_reset_xmit_timer(ICSK_TIME_DACK)`,
+    /// `TCP_DELACK_MIN`) on `cpu`.
+    fn arm_delack(&mut self, cpu: usize, sock: TcpSockId, gen: u32) {
+        self.push_event(
+            self.now + TCP_DELACK_MIN_NS,
+            Ev::Delack {
+                cpu: cpu as u32,
+                sock: sock.0,
+                gen,
+            },
+        );
+    }
+
+    /// kernel: tcp_timer.c tcp_delack_timer() @ v6.18 — the delayed ACK expires in the TIMER
+    /// softirq of `cpu` (nothing was sent back within 40 ms): a pure ACK (`c_tcp_ack`, charged
+    /// to whatever runs there) whose processing at the peer may free send space.
+    /// Deviation: an owned socket is not deferred to its `release_sock`
+    /// (`TCP_DELACK_TIMER_DEFERRED`); on an idle CPU the cost is not charged.
+    pub(crate) fn on_delack(&mut self, cpu: usize, sock: u32, gen: u32) {
+        let sock = TcpSockId(sock);
+        let s = &self.net.tcp[sock.index()];
+        if !s.delack_armed || s.delack_gen != gen {
+            return;
+        }
+        self.net.stats.delack_expiries += 1;
+        let executing = self.executing;
+        self.executing = Some(cpu);
+        let idle = self.cpu_is_idle(cpu);
+        if !idle {
+            self.progress_segment(cpu);
+        }
+        let curr = self.rqs[cpu].curr;
+        let s = &mut self.net.tcp[sock.index()];
+        s.delack_armed = false;
+        let ack = std::mem::take(&mut s.rcv_unacked);
+        let peer = s.peer;
+        self.net.stats.pure_acks += 1;
+        if ack > 0 {
+            // wake-ups from here are charged by the interrupt below, not the plan
+            let saved = std::mem::take(&mut self.tasks[curr.index()].exec.plan);
+            self.tcp_ack_rcv(cpu, curr, peer, ack, false);
+            let extra = std::mem::replace(&mut self.tasks[curr.index()].exec.plan, saved);
+            let mut c = 0;
+            let mut extra = extra;
+            while let Some(step) = extra.pop_front() {
+                match step {
+                    Step::Cpu(w, _) => c += w,
+                    Step::Do(Effect::WakeupPreemptSoftirq { p, wake_flags }) => {
+                        self.local_wakeup_check_ctx(cpu, p, wake_flags, false)
+                    }
+                    // data transmitted from the timer: delivered at once, its cost charged
+                    Step::Do(Effect::TcpXmit { to, seg, .. }) => {
+                        c += self.cost(cpu, |c| c.c_net_rx_tcp.0);
+                        self.tcp_rcv_from_irq(cpu, curr, to, seg, &mut c);
+                    }
+                    _ => {}
+                }
+            }
+            if !idle {
+                c += self.cost(cpu, |c| c.c_tcp_ack.0);
+                self.push_irq(cpu, c);
+            }
+        } else if !idle {
+            let c = self.cost(cpu, |c| c.c_tcp_ack.0);
+            self.push_irq(cpu, c);
+        }
+        self.executing = executing;
+        if executing != Some(cpu) {
+            self.cpu_continue_from_outside(cpu);
+        }
+    }
+
+    /// The receive of a segment transmitted from the delayed-ACK timer (Nagle-held data
+    /// released by the ACK), in the interrupt: its wake-ups' costs are added to `c`.
+    fn tcp_rcv_from_irq(
+        &mut self,
+        cpu: usize,
+        curr: TaskId,
+        to: TcpSockId,
+        seg: TcpSeg,
+        c: &mut u64,
+    ) {
+        let saved = std::mem::take(&mut self.tasks[curr.index()].exec.plan);
+        self.tcp_rcv(cpu, curr, to, seg, false);
+        let mut extra = std::mem::replace(&mut self.tasks[curr.index()].exec.plan, saved);
+        while let Some(step) = extra.pop_front() {
+            match step {
+                Step::Cpu(w, _) => *c += w,
+                Step::Do(Effect::WakeupPreemptSoftirq { p, wake_flags }) => {
+                    self.local_wakeup_check_ctx(cpu, p, wake_flags, false)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// kernel: sock.c release_sock() → __release_sock() @ v6.18 by the owner `t`: the
+    /// backlogged segments are received in `t`'s context (`c_tcp_rcv` each, bottom halves
+    /// off), their wake-ups from task context; then the socket is free.
+    fn do_tcp_release(&mut self, cpu: usize, t: TaskId, sock: TcpSockId) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        if s.owner != Some(t) {
+            return Outcome::Continue;
+        }
+        let n = s.backlog.len() as u64;
+        if n == 0 {
+            s.owner = None;
+            return Outcome::Continue;
+        }
+        let c = self.cost(cpu, |c| c.c_tcp_rcv.0) * n;
+        self.push_front(
+            t,
+            &[
+                Step::Cpu(c, Mode::NoPreempt),
+                Step::Do(Effect::TcpBacklogDone { sock, n: n as u32 }),
+            ],
+        );
+        Outcome::Continue
+    }
+
+    fn do_tcp_backlog_done(&mut self, cpu: usize, t: TaskId, sock: TcpSockId, n: u32) -> Outcome {
+        // loop until the backlog is empty (segments may have come in meanwhile)
+        self.push_front(t, &[Step::Do(Effect::TcpRelease { sock })]);
+        for _ in 0..n {
+            let Some(seg) = self.net.tcp[sock.index()].backlog.pop_front() else {
+                break;
+            };
+            self.tcp_rcv(cpu, t, sock, seg, true);
+        }
+        Outcome::Continue
+    }
+
+    /// kernel: tcp.c tcp_recvmsg_locked() @ v6.18 (§1.12.6), under `lock_sock`: copies what is
+    /// queued; returns with ≥ 1 byte (all `bytes` with WAITALL), 0 after the peer's FIN, or
+    /// `EAGAIN` with DONTWAIT; otherwise `sk_wait_data` (release, sleep, relock). A read that
+    /// drains the queue of a bulk receiver ACKs at once (`tcp_cleanup_rbuf`, `c_tcp_ack`).
+    #[allow(clippy::too_many_arguments)]
+    fn do_tcp_recv(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        sock: TcpSockId,
+        bytes: u32,
+        flags: RecvFlags,
+        got: u32,
+    ) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        s.wq.remove(Waiter::Task(t));
+        if s.owner.is_none() {
+            s.owner = Some(t);
+        }
+        let take = s.rcv_queued.min((bytes - got) as u64) as u32;
+        s.rcv_queued -= take as u64;
+        let got = got + take;
+        let done =
+            got == bytes || (got >= 1 && !flags.waitall) || (s.fin_rcvd && s.rcv_queued == 0);
+        if done || (flags.dontwait && got == 0) {
+            let res = if done {
+                SysResult::Bytes(got)
+            } else {
+                SysResult::Again
+            };
+            let drained_bulk = s.rcv_queued == 0 && s.rcv_unacked > 0 && !s.sent_data;
+            let mut c = self.cost(cpu, |c| c.c_tcp_recv.0);
+            if !flags.trunc {
+                c += Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, got, 512);
+            }
+            if drained_bulk && done {
+                let ack = self.cost(cpu, |c| c.c_tcp_ack.0);
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Cpu(ack, Mode::Kernel),
+                        Step::Do(Effect::TcpPureAck {
+                            sock,
+                            in_task: true,
+                        }),
+                        Step::Do(Effect::TcpRelease { sock }),
+                        Step::Ret(res),
+                    ],
+                );
+            } else {
+                self.push_front(
+                    t,
+                    &[
+                        Step::Cpu(c, Mode::Kernel),
+                        Step::Do(Effect::TcpRelease { sock }),
+                        Step::Ret(res),
+                    ],
+                );
+            }
+            return Outcome::Continue;
+        }
+        self.push_front(
+            t,
+            &[
+                Step::Do(Effect::TcpRelease { sock }),
+                Step::Do(Effect::TcpWaitData {
+                    sock,
+                    bytes,
+                    flags,
+                    got,
+                }),
+            ],
+        );
+        Outcome::Continue
+    }
+
+    /// kernel: sock.c sk_wait_data() @ v6.18, after `release_sock`: sleep on the socket
+    /// (non-exclusive, at the head, `woken_wake_function`) unless the backlog brought data;
+    /// `c_sk_wait` is paid when it resumes.
+    fn do_tcp_wait_data(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        sock: TcpSockId,
+        bytes: u32,
+        flags: RecvFlags,
+        got: u32,
+    ) -> Outcome {
+        let retry = Step::Do(Effect::TcpRecv {
+            sock,
+            bytes,
+            flags,
+            got,
+        });
+        let s = &mut self.net.tcp[sock.index()];
+        if s.rcv_queued > 0 || s.fin_rcvd {
+            self.push_front(t, &[retry]);
+            return Outcome::Continue;
+        }
+        s.wq.add(Waiter::Task(t));
+        let c = self.cost(cpu, |c| c.c_sk_wait.0);
+        self.push_front(t, &[Step::Cpu(c, Mode::Kernel), retry]);
+        self.block_current(t)
+    }
+
+    /// kernel: af_inet.c inet_stream_connect() on loopback (§1.14): the handshake runs in
+    /// the caller's softirqs (paid in `c_tcp_connect`); the child socket goes on the accept
+    /// queue of the listener the SYN's hash picks, whose `sk_data_ready` wakes one exclusive
+    /// accept waiter (FIFO, WF_SYNC) or its epoll links from the softirq. A full queue drops
+    /// the SYN: retransmitted after 1 s (`TCP_TIMEOUT_INIT`).
+    fn do_tcp_connect(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        listener: ListenId,
+        nodelay: bool,
+    ) -> Outcome {
+        let port = self.net.alloc_port();
+        let l = self.net.reuseport_select(listener, port);
+        if self.net.listeners[l.index()].is_full() {
+            self.net.listeners[l.index()].overflows += 1;
+            self.net.stats.syn_drops += 1;
+            self.push_front(t, &[Step::Do(Effect::TcpConnect { listener, nodelay })]);
+            let at = self.now + 1_000_000_000;
+            self.arm_hrtimer(t, cpu, at, at);
+            return self.block_current(t);
+        }
+        let (client, server) = self.net.new_pair_port(port, nodelay, false);
+        self.net.listeners[l.index()].accept_q.push_back(server);
+        self.net.stats.connects += 1;
+        self.push_front(
+            t,
+            &[
+                Step::Do(Effect::SoftirqEnd),
+                Step::Ret(SysResult::Tcp(client)),
+            ],
+        );
+        self.net_wake_up(cpu, t, NetFd::Listen(l), EPOLLIN, WF_SYNC, false, false);
+        Outcome::ContinueNoPoint
+    }
+
+    /// kernel: inet_connection_sock.c inet_csk_accept() @ v6.18: the first queued
+    /// connection (`c_accept`), else `EAGAIN` (non-blocking) or an exclusive FIFO sleep
+    /// (`inet_csk_wait_for_connect`, `c_sk_wait` when it resumes).
+    fn do_accept(&mut self, cpu: usize, t: TaskId, listener: ListenId, nonblock: bool) -> Outcome {
+        let l = &mut self.net.listeners[listener.index()];
+        l.wq.remove(Waiter::Task(t));
+        if let Some(s) = l.accept_q.pop_front() {
+            let c = self.cost(cpu, |c| c.c_accept.0);
+            self.push_front(
+                t,
+                &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::Tcp(s))],
+            );
+            return Outcome::Continue;
+        }
+        if nonblock {
+            let c = self.cost(cpu, |c| c.c_syscall.0);
+            self.push_front(
+                t,
+                &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::Again)],
+            );
+            return Outcome::Continue;
+        }
+        l.wq.add_exclusive_tail(Waiter::Task(t));
+        let c = self.cost(cpu, |c| c.c_sk_wait.0);
+        self.push_front(
+            t,
+            &[
+                Step::Cpu(c, Mode::Kernel),
+                Step::Do(Effect::Accept {
+                    listener,
+                    nonblock: false,
+                }),
+            ],
+        );
+        self.block_current(t)
+    }
+
+    /// `close()` of one end (`c_tcp_close` paid before): the FIN reaches the peer in the
+    /// closer's softirq; `sock_def_wakeup` wakes every sleeper there, not sync.
+    fn do_tcp_close(&mut self, cpu: usize, t: TaskId, sock: TcpSockId) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        if s.closed {
+            self.push_front(t, &[Step::Ret(SysResult::None)]);
+            return Outcome::Continue;
+        }
+        s.closed = true;
+        if s.delack_armed {
+            s.delack_armed = false;
+            s.delack_gen = s.delack_gen.wrapping_add(1);
+        }
+        let peer = s.peer;
+        self.push_front(
+            t,
+            &[Step::Do(Effect::SoftirqEnd), Step::Ret(SysResult::None)],
+        );
+        if !self.net.tcp[peer.index()].closed {
+            self.net.tcp[peer.index()].fin_rcvd = true;
+            self.net_wake_up(cpu, t, NetFd::Tcp(peer), EPOLLIN | EPOLLHUP, 0, false, true);
+        }
+        Outcome::ContinueNoPoint
+    }
+
+    /// kernel: udp.c __udp_enqueue_schedule_skb() @ v6.18 (§1.12.8), in the sender's
+    /// softirq after `c_net_rx_udp`: admission by truesize (the test of 9aaec660b5be from
+    /// v6.18, the older one before), then `sock_def_readable` (WF_SYNC; readers exclusive
+    /// FIFO, one per datagram).
+    fn do_udp_rcv(&mut self, cpu: usize, t: TaskId, dst: UdpSockId, bytes: u32) -> Outcome {
+        self.net.stats.max_input_queue = self.net.stats.max_input_queue.max(1);
+        let truesize = UdpSock::truesize(bytes);
+        let refined = self.cfg.has(crate::patches::Patch::UdpRefineEnqueueTest);
+        let u = &mut self.net.udp[dst.index()];
+        if !u.admits(truesize, refined) {
+            u.drops += 1;
+            self.net.stats.udp_drops += 1;
+            return Outcome::ContinueNoPoint;
+        }
+        u.queue.push_back((bytes, truesize));
+        u.rmem += truesize as u64;
+        u.received += 1;
+        self.net.stats.segments_delivered += 1;
+        self.net_wake_up(cpu, t, NetFd::Udp(dst), EPOLLIN, WF_SYNC, false, false);
+        Outcome::ContinueNoPoint
+    }
+
+    /// kernel: udp.c udp_recvmsg() @ v6.18: one datagram (truncated to `bytes`, `c_udp_recv`),
+    /// or an exclusive FIFO sleep in `__skb_wait_for_more_packets` (`c_sk_wait` on resuming).
+    fn do_udp_recv(&mut self, cpu: usize, t: TaskId, sock: UdpSockId, bytes: u32) -> Outcome {
+        let u = &mut self.net.udp[sock.index()];
+        u.wq.remove(Waiter::Task(t));
+        if let Some((len, truesize)) = u.queue.pop_front() {
+            u.rmem -= truesize as u64;
+            let got = len.min(bytes);
+            let c = self.cost(cpu, |c| c.c_udp_recv.0)
+                + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, got, 512);
+            self.push_front(
+                t,
+                &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::Bytes(got))],
+            );
+            return Outcome::Continue;
+        }
+        u.wq.add_exclusive_tail(Waiter::Task(t));
+        let c = self.cost(cpu, |c| c.c_sk_wait.0);
+        self.push_front(
+            t,
+            &[
+                Step::Cpu(c, Mode::Kernel),
+                Step::Do(Effect::UdpRecv { sock, bytes }),
+            ],
+        );
+        self.block_current(t)
+    }
+
+    /// kernel: eventpoll.c do_epoll_ctl() @ v6.18 (`c_epoll_ctl` paid before): ADD links the
+    /// instance into the file's wait queue (head, or tail with EPOLLEXCLUSIVE); ADD and MOD
+    /// queue the item at once if the file is ready and wake a sleeper (not sync); DEL unlinks.
+    fn do_epoll_ctl(
+        &mut self,
+        cpu: usize,
+        t: TaskId,
+        ep: EpollId,
+        op: EpollOp,
+        fd: NetFd,
+        events: u32,
+    ) -> Outcome {
+        self.push_front(t, &[Step::Ret(SysResult::None)]);
+        match op {
+            EpollOp::Add | EpollOp::Mod => {
+                let e = &mut self.epoll.eps[ep.index()];
+                let existed = e.items.contains_key(&fd);
+                debug_assert!(
+                    existed == (op == EpollOp::Mod),
+                    "epoll_ctl {op:?} of {fd:?}"
+                );
+                let it = e.items.entry(fd).or_insert(EpItem {
+                    fd,
+                    events,
+                    ready: false,
+                });
+                it.events = events;
+                if !existed {
+                    if let NetFd::Pipe(p) = fd {
+                        self.ipc.pipes[p.index()].poll_usage = true;
+                    }
+                    let wq = self.net_wq(fd);
+                    if events & EPOLLEXCLUSIVE != 0 {
+                        wq.add_exclusive_tail(Waiter::Epoll(ep));
+                    } else {
+                        wq.add(Waiter::Epoll(ep));
+                    }
+                }
+                if self.net_poll(fd) & events & !EP_PRIVATE_BITS != 0
+                    && self.epoll.queue_ready(ep, fd)
+                    && !self.epoll.eps[ep.index()].waiters.is_empty()
+                {
+                    self.ep_wake_one(cpu, t, ep, 0, true);
+                }
+            }
+            EpollOp::Del => {
+                let e = &mut self.epoll.eps[ep.index()];
+                e.items.remove(&fd);
+                e.rdllist.retain(|&f| f != fd);
+                self.net_wq(fd).remove(Waiter::Epoll(ep));
+            }
+        }
+        Outcome::Continue
+    }
+
+    /// kernel: eventpoll.c ep_poll() → ep_send_events() → ep_done_scan() @ v6.18 (§1.13):
+    /// harvests up to `max` ready items (a level-triggered one still ready goes back on the
+    /// list, an edge-triggered one does not, a ONESHOT one is disarmed); with nothing to
+    /// report, sleeps exclusively at the head of the instance's queue (LIFO). A harvest that
+    /// leaves the ready list non-empty wakes one more sleeper (not sync).
+    fn do_epoll_wait(&mut self, cpu: usize, t: TaskId, ep: EpollId, max: u32) -> Outcome {
+        self.epoll.eps[ep.index()].waiters.retain(|&w| w != t);
+        let n = self.epoll.eps[ep.index()].rdllist.len();
+        let mut out: Vec<(NetFd, u32)> = Vec::new();
+        let mut requeue: Vec<NetFd> = Vec::new();
+        for _ in 0..n {
+            if out.len() as u32 >= max.max(1) {
+                break;
+            }
+            let Some(fd) = self.epoll.eps[ep.index()].rdllist.pop_front() else {
+                break;
+            };
+            let mask = self.net_poll(fd);
+            let e = &mut self.epoll.eps[ep.index()];
+            let Some(it) = e.items.get_mut(&fd) else {
+                continue;
+            };
+            it.ready = false;
+            let revents = mask & (it.events | EPOLLHUP | EPOLLERR) & !EP_PRIVATE_BITS;
+            if revents == 0 || !it.armed() {
+                continue;
+            }
+            out.push((fd, revents));
+            if it.oneshot() {
+                it.events &= EP_PRIVATE_BITS;
+            } else if !it.edge() {
+                requeue.push(fd);
+            }
+        }
+        for fd in requeue {
+            self.epoll.queue_ready(ep, fd);
+        }
+        if out.is_empty() {
+            self.epoll.eps[ep.index()].waiters.push_front(t);
+            let c = self.cost(cpu, |c| c.c_sk_wait.0);
+            self.push_front(
+                t,
+                &[
+                    Step::Cpu(c, Mode::Kernel),
+                    Step::Do(Effect::EpollWait { ep, max }),
+                ],
+            );
+            return self.block_current(t);
+        }
+        let k = out.len() as u64;
+        let c = self.cost(cpu, |c| c.c_epoll_wait.0) + k * self.cost(cpu, |c| c.c_epoll_event.0);
+        self.epoll.eps[ep.index()].harvest.insert(t, out);
+        self.push_front(
+            t,
+            &[
+                Step::Cpu(c, Mode::Kernel),
+                Step::Ret(SysResult::Ready(k as u32)),
+            ],
+        );
+        let e = &self.epoll.eps[ep.index()];
+        if !e.rdllist.is_empty() && !e.waiters.is_empty() {
+            self.ep_wake_one(cpu, t, ep, 0, true);
+        }
+        Outcome::Continue
+    }
+
+    /// kernel: eventfd.c eventfd_write() @ v6.18 (cost as a pipe write, paid before): adds 1
+    /// and wakes the waiters with `wake_up_locked_poll(EPOLLIN)`, not sync.
+    fn do_eventfd_write(&mut self, cpu: usize, t: TaskId, fd: EventfdId) -> Outcome {
+        self.epoll.eventfds[fd.index()].count += 1;
+        self.push_front(t, &[Step::Ret(SysResult::None)]);
+        self.net_wake_up(cpu, t, NetFd::Eventfd(fd), EPOLLIN, 0, true, false);
+        Outcome::Continue
+    }
+
+    /// kernel: eventfd.c eventfd_read() @ v6.18: takes the count (cost as a pipe read), or
+    /// sleeps (non-exclusive) while it is 0.
+    fn do_eventfd_read(&mut self, cpu: usize, t: TaskId, fd: EventfdId) -> Outcome {
+        let e = &mut self.epoll.eventfds[fd.index()];
+        e.wq.remove(Waiter::Task(t));
+        if e.count > 0 {
+            e.count = 0;
+            let c = self.cost(cpu, |c| c.c_pipe_read.0);
+            self.push_front(
+                t,
+                &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::Bytes(8))],
+            );
+            return Outcome::Continue;
+        }
+        e.wq.add(Waiter::Task(t));
+        self.push_front(t, &[Step::Do(Effect::EventfdRead { fd })]);
         self.block_current(t)
     }
 

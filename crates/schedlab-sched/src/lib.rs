@@ -15,6 +15,7 @@
 //! | tree.rs | rbtree | the augmented timeline |
 //! | features.rs, patches.rs, presets.rs, sysctl.rs | features.h, git history | configuration |
 //! | ipc.rs, syscalls.rs | fs/pipe.c, af_unix.c, futex, locking/mutex.c | kernel objects and the syscall surface |
+//! | net.rs, eventpoll.rs | net/ipv4 (tcp, udp), net/core (dev.c, sock.c), fs/eventpoll.c, fs/eventfd.c | loopback sockets, listeners, epoll and eventfd state (exec.rs runs the send path, the NET_RX softirq and the wake-ups) |
 //! | workqueue.rs, blkdev.rs, xfs.rs | workqueue.c, blk-mq + nvme, fs/xfs (xfs_log_cil.c, xfs_log.c) | the IO path's state: kworker pools, device requests, the CIL/log and dirty pages (exec.rs runs their effects) |
 //! | sys.rs | fork, /proc, tracepoints | what workload models see from outside the tasks |
 //! | cgroup.rs | cgroup.c + core.c cpu_files | cgroup paths, mkdir, the cpu controller's files |
@@ -27,6 +28,7 @@ pub mod class;
 pub mod core;
 pub mod deadline;
 pub mod debug;
+pub mod eventpoll;
 pub mod exec;
 pub mod fair;
 pub mod fair_bandwidth;
@@ -38,6 +40,7 @@ pub mod invariants;
 pub mod ipc;
 pub mod machine;
 pub mod mutex;
+pub mod net;
 pub mod patches;
 pub mod pelt;
 pub mod presets;

@@ -71,7 +71,7 @@ impl Kernel {
             return;
         }
         self.rqs[cpu].ipi_pending = true;
-        let mut at = self.now + lat;
+        let mut at = self.now + lat + self.ipi_send_delay;
         let curr = self.rqs[cpu].curr;
         let (exit, polling) = self.idle_exit_latency(cpu);
         if self.tasks[curr.index()].is_idle_task && !polling {

@@ -195,6 +195,9 @@ pub const PRESETS: &[PresetDef] = &[
             // not a scheduler commit: fs/pipe.c, v6.15 (vfs-6.15.pipe); it changes what the
             // pipe benchmarks' system calls cost (docs/validation/pipe-atime.md)
             P::PipeAnonNoTimes,
+            // not a scheduler commit: net/ipv4/udp.c, v6.18 (net-next, Sep 2025); it changes
+            // how many datagrams an unread UDP socket admits (netbench.md §1.12.8)
+            P::UdpRefineEnqueueTest,
         ],
         features: &[],
     },

@@ -145,6 +145,8 @@ pub(crate) enum Ev {
     SegEnd { cpu: u32, gen: u64 },
     /// An hrtimer's hard expiry.
     Timer { id: u32, gen: u32 },
+    /// A TCP socket's delayed-ACK timer (net.rs) on `cpu`.
+    Delack { cpu: u32, sock: u32, gen: u32 },
     /// The expiry handler of a timer that fired on an idle CPU, once the CPU has left its
     /// idle state and run the interrupt up to the wakeup.
     TimerIrq { id: u32, gen: u32 },
@@ -196,6 +198,7 @@ impl Ev {
             | Ev::IoIrq { .. }
             | Ev::WbTimer { .. }
             | Ev::GcTimer { .. }
+            | Ev::Delack { .. }
             | Ev::Hrtick { .. } => 1,
             Ev::Ipi { .. } | Ev::RtPushWork { .. } => 2,
             Ev::Tick { .. } => 3,
@@ -232,6 +235,16 @@ pub struct Kernel {
     pub tgs: Vec<TaskGroup>,
     pub rqs: Vec<Rq>,
     pub ipc: Ipc,
+    /// Loopback TCP/UDP sockets and listeners (net.rs).
+    pub net: crate::net::Net,
+    /// Epoll instances and eventfds (eventpoll.rs).
+    pub epoll: crate::eventpoll::EventPoll,
+    /// Added to the arrival of a wake-up IPI sent now: the waker's remaining charge for the
+    /// wake-up (a softirq wake-up sends its IPI at the end of `c_ttwu` + `c_ipi_send`,
+    /// netbench.md §16.6 N2); 0 elsewhere.
+    pub(crate) ipi_send_delay: u64,
+    /// When `Some`, every `try_to_wake_up()` of a sleeping task is recorded here.
+    pub ttwu_log: Option<Vec<crate::stats::TtwuRecord>>,
     pub costs: Vec<CostModel>,
     pub machine: MachineDesc,
     pub pipe_page_size: u32,
@@ -369,6 +382,10 @@ impl Kernel {
             tgs: Vec::new(),
             rqs: Vec::new(),
             ipc: Ipc::default(),
+            net: crate::net::Net::default(),
+            epoll: crate::eventpoll::EventPoll::default(),
+            ipi_send_delay: 0,
+            ttwu_log: None,
             costs: machine.costs.clone(),
             pipe_page_size: machine.page_size,
             machine,
@@ -560,6 +577,7 @@ impl Kernel {
                     self.run_ahead = false;
                 }
                 Ev::Timer { id, gen } => self.on_timer(id, gen),
+                Ev::Delack { cpu, sock, gen } => self.on_delack(cpu as usize, sock, gen),
                 Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
                 Ev::DlTimer { ent } => self.on_dl_timer(ent, false),
                 Ev::DlInactiveTimer { ent } => self.on_dl_timer(ent, true),

@@ -245,3 +245,16 @@ pub struct WakeupRecord {
     /// The task switched out for it blocked (a voluntary switch); false: it was preempted.
     pub prev_blocked: bool,
 }
+
+/// One `try_to_wake_up()` of a sleeping task, as `Kernel::ttwu_log` records it when enabled
+/// (tests of the wake flags and waker context of each wake-up type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TtwuRecord {
+    /// `current` on the waking CPU (the waker; the idle task for an interrupt on an idle CPU).
+    pub waker: crate::sched::TaskId,
+    pub wakee: crate::sched::TaskId,
+    /// The wake flags, `WF_TTWU` included.
+    pub wake_flags: u32,
+    /// `in_task()`: false for interrupt and softirq context.
+    pub in_task: bool,
+}

@@ -9,6 +9,7 @@
 //! through [`Ctx`].
 
 use crate::ipc::{FutexId, PipeId, SockId};
+use crate::net::{EpollId, EpollOp, EventfdId, ListenId, NetFd, RecvFlags, TcpSockId, UdpSockId};
 use crate::sched::{Policy, TaskId, TgId};
 use crate::{Kernel, SimFeature};
 use schedlab_engine::Rng;
@@ -168,6 +169,54 @@ pub enum Op {
         bytes: u32,
         cpu_ns: u64,
     },
+    /// `socket()` + `connect()` to a listener on loopback (netbench.md §1.14): the whole
+    /// handshake runs in the caller's context (`c_tcp_connect`); its last step queues the
+    /// server end on the listener (one in a SO_REUSEPORT group, by the hash of the client
+    /// port) and wakes one exclusive `accept` waiter (FIFO) with WF_SYNC from the softirq, or
+    /// the listener's epoll links. A full accept queue drops the SYN: the connect retries
+    /// after 1 s. Returns `SysResult::Tcp` (the client end).
+    TcpConnect { listener: ListenId, nodelay: bool },
+    /// `accept()`: the next queued connection (`SysResult::Tcp`, the server end); blocks
+    /// (exclusive, FIFO) while none is queued, or returns `Again` with `nonblock`.
+    Accept { listener: ListenId, nonblock: bool },
+    /// Blocking `send()` of `bytes` on a TCP socket (netbench.md §1.12.2): the delivery to
+    /// the peer and the wake-up of its reader run inside the call, in softirq context on
+    /// the caller's CPU. Returns `Bytes(bytes)`.
+    TcpSend { sock: TcpSockId, bytes: u32 },
+    /// `recv()` of up to `bytes` (§1.12.6): `Bytes(got)`, 0 once the peer closed and the
+    /// queue is empty; `Again` with `dontwait` on an empty queue.
+    TcpRecv {
+        sock: TcpSockId,
+        bytes: u32,
+        flags: RecvFlags,
+    },
+    /// `close()` of a TCP socket end: FIN to the peer, whose blocked reader wakes (non-sync)
+    /// and reads 0.
+    TcpClose { sock: TcpSockId },
+    /// `sendto()` of one datagram of `bytes` to `dst` (§1.12.8): `Bytes(bytes)`, also when
+    /// `dst`'s queue is full and the datagram is dropped.
+    UdpSend {
+        sock: UdpSockId,
+        dst: UdpSockId,
+        bytes: u32,
+    },
+    /// `recvfrom()` of one datagram (truncated to `bytes`); blocks exclusively (FIFO).
+    UdpRecv { sock: UdpSockId, bytes: u32 },
+    /// `epoll_ctl()` (§1.13): `events` ⊆ EPOLLIN | EPOLLOUT | EPOLLET | EPOLLONESHOT |
+    /// EPOLLEXCLUSIVE. Returns `None`.
+    EpollCtl {
+        ep: EpollId,
+        op: EpollOp,
+        fd: NetFd,
+        events: u32,
+    },
+    /// `epoll_wait()` with no timeout, at most `max` events: `Ready(k)`, k ≥ 1; the events
+    /// are then read with [`Ctx::take_epoll_events`].
+    EpollWait { ep: EpollId, max: u32 },
+    /// `eventfd_write(fd, 1)`: wakes the pollers with a non-sync wake-up.
+    EventfdWrite { fd: EventfdId },
+    /// `eventfd_read()`: `Bytes(8)`, the counter reset; blocks while it is 0.
+    EventfdRead { fd: EventfdId },
     /// Work of a kernel thread of the simulated kernel itself; workloads cannot build one.
     #[doc(hidden)]
     Kernel(KernelOp),
@@ -255,6 +304,8 @@ pub enum SysResult {
     Changed,
     /// `Op::SpinWhile`: the spin reached its `max_ns` bound with the word unchanged.
     SpinTimeout,
+    /// A TCP socket end: the client end of `TcpConnect`, the server end of `Accept`.
+    Tcp(TcpSockId),
 }
 
 /// A task's behaviour.
@@ -390,5 +441,54 @@ impl<'a> Ctx<'a> {
     pub fn costs(&self) -> &schedlab_platform::cost::CostModel {
         let cpu = self.cpu();
         &self.k.costs[cpu]
+    }
+    /// `socket()` + `bind()` + `listen(backlog)` on loopback; listeners with the same
+    /// `Some(group)` form a SO_REUSEPORT group (netbench.md §1.14). Free: charge the calls with
+    /// `Op::Syscall` if the model wants them.
+    pub fn tcp_listen(&mut self, backlog: u32, reuseport_group: Option<u32>) -> ListenId {
+        self.k.net.new_listener(backlog, reuseport_group)
+    }
+    /// An established TCP connection (client end, server end) at once: a start-up shortcut.
+    pub fn tcp_pair(&mut self, nodelay: bool) -> (TcpSockId, TcpSockId) {
+        self.k.net.new_pair(nodelay)
+    }
+    /// `setsockopt(TCP_NODELAY)` (default off, as in the kernel).
+    pub fn tcp_set_nodelay(&mut self, s: TcpSockId, on: bool) {
+        self.k.net.tcp[s.index()].nodelay = on;
+    }
+    /// `socket(AF_INET, SOCK_DGRAM)` + `bind()`.
+    pub fn udp_socket(&mut self) -> UdpSockId {
+        self.k.net.new_udp()
+    }
+    /// `epoll_create1()`.
+    pub fn epoll_create(&mut self) -> EpollId {
+        self.k.epoll.new_epoll()
+    }
+    /// `eventfd(0, 0)`.
+    pub fn eventfd(&mut self) -> EventfdId {
+        self.k.epoll.new_eventfd()
+    }
+    /// What this task's last `Op::EpollWait` harvested (events as the kernel reports them),
+    /// emptied by the call.
+    pub fn take_epoll_events(&mut self) -> Vec<(NetFd, u32)> {
+        let t = self.task;
+        for ep in &mut self.k.epoll.eps {
+            if let Some(v) = ep.harvest.remove(&t) {
+                return v;
+            }
+        }
+        Vec::new()
+    }
+    /// Datagrams dropped at a UDP socket (`Udp: RcvbufErrors`).
+    pub fn udp_drops(&self, s: UdpSockId) -> u64 {
+        self.k.net.udp[s.index()].drops
+    }
+    /// `getsockopt(SO_SNDBUF)` of a TCP socket.
+    pub fn tcp_sndbuf(&self, s: TcpSockId) -> u32 {
+        self.k.net.tcp[s.index()].sndbuf
+    }
+    /// `getsockopt(SO_RCVBUF)` of a TCP socket.
+    pub fn tcp_rcvbuf(&self, s: TcpSockId) -> u32 {
+        self.k.net.tcp[s.index()].rcvbuf
     }
 }
