@@ -3,11 +3,16 @@
 //! per worker, one shared epoll, a dispatcher), TCP, UDP or AF_UNIX — with the command line
 //! ([`parse`] → [`Options`]), the §17.4 report ([`Report`] → [`render`]) and the model.
 
+mod model;
 mod options;
 mod output;
 
+pub use model::{workload, ServerModel, LISTEN_BACKLOG};
 pub use options::{
     parse, Accept, Arch, ConnMode, Dist, LoopMode, Notify, Options, ThinkMode, Transport, WorkerMm,
     MAX_SIGMA, MAX_STREAM_MSG, MAX_UDP_PAYLOAD,
 };
 pub use output::{render, Report};
+
+#[cfg(test)]
+mod tests;
