@@ -111,19 +111,19 @@ fn xeon_n(spec: &str, n: usize) -> Kernel {
     kernel_on(spec, m)
 }
 
-/// Who woke whom: (waker comm, wakee comm) of every `sched_waking`.
+/// Who woke whom: (waker comm, wakee comm, wakee pid) of every `sched_waking`.
 #[derive(Default)]
-struct Wakes(Vec<(String, String)>);
+struct Wakes(Vec<(String, String, i32)>);
 
 struct Sink(Rc<RefCell<Wakes>>);
 
 impl TraceSink for Sink {
     fn record(&mut self, r: &TraceRecord<&str>) {
-        if let TraceEvent::SchedWaking { comm, .. } = &r.event {
+        if let TraceEvent::SchedWaking { comm, pid, .. } = &r.event {
             self.0
                 .borrow_mut()
                 .0
-                .push((r.comm.to_string(), comm.to_string()));
+                .push((r.comm.to_string(), comm.to_string(), *pid));
         }
     }
 }
@@ -137,7 +137,7 @@ fn traced(k: &mut Kernel) -> Rc<RefCell<Wakes>> {
 /// The wakers of the workers' wake-ups, with their counts.
 fn wakers_of(w: &Wakes, wakee: &str) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
-    for (waker, woken) in &w.0 {
+    for (waker, woken, _) in &w.0 {
         if woken == wakee {
             *m.entry(waker.clone()).or_insert(0) += 1;
         }
@@ -325,7 +325,15 @@ fn per_request_connections() {
             )
         };
         let mut k = xeon1("v6.18 NO_SIM_JITTER");
-        let per_request = requests(&run(&mut k, &line("per_request")));
+        let w = run(&mut k, &line("per_request"));
+        let per_request = requests(&w);
+        // per_conn keeps its workers in a thread cache: one client needs one worker (two
+        // if a connect comes before the last worker parked), not one per request
+        assert!(
+            w.worker_stats().len() <= 2,
+            "{arch}: {}",
+            w.worker_stats().len()
+        );
         let mut k = xeon1("v6.18 NO_SIM_JITTER");
         let persistent = requests(&run(&mut k, &line("persistent")));
         // the connection costs alone are 15 + 4 + 12 = 31 µs per request
@@ -406,4 +414,74 @@ fn deterministic_with_random_service() {
     let a = out("v6.18");
     assert_eq!(a, out("v6.18"));
     assert!(a.contains("requests: "), "{a}");
+}
+
+/// Bad lines stop at parse time with one line naming the option and the value (the CLI
+/// exits 2 on a `WorkloadError`); a line that needs more tasks than pid_max allows stops at
+/// set-up, naming the counts.
+#[test]
+fn errors_through_the_workload_line() {
+    for (line, must) in [
+        ("server-model --arch threads", "'threads'"),
+        ("server-model --service exp:-1us", "--service"),
+        (
+            "taskset -c 0 server-model --transport udp --conn per_request",
+            "per_request",
+        ),
+        ("server-model --mode open:0", "'0'"),
+    ] {
+        let e = crate::workload::parse_workload(line).err().unwrap();
+        assert!(
+            matches!(e, crate::workload::WorkloadError::Option { .. }),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(msg.contains(must) && msg.contains(line), "{msg}");
+    }
+    let mut k = xeon_n("v6.18", 2);
+    let (placement, words) = parse_placement("server-model --clients 40000").unwrap();
+    let mut w = ServerModel::new("server-model --clients 40000", &words[1..]).unwrap();
+    let env = Env {
+        placement,
+        tg: None,
+        index: 0,
+        duration_ns: None,
+    };
+    let e = w.setup(&mut k, &env).err().unwrap().to_string();
+    assert!(
+        e.contains("--clients 40000") && e.contains("pid_max"),
+        "{e}"
+    );
+}
+
+/// epoll_per_worker with the listener in every instance without EPOLLEXCLUSIVE: every
+/// connect wakes all idle workers (the herd), and the losers' accept finds the queue empty;
+/// with EPOLLEXCLUSIVE a connect wakes only the first instance with a sleeper. With two
+/// clients over four workers, the herd wakes all four workers, the exclusive links at most
+/// the two that get a connection. Connections end up with one worker each either way.
+#[test]
+fn epoll_accept_herd_and_exclusive() {
+    for (accept, most) in [("epoll", 4), ("epoll_exclusive", 2)] {
+        let mut k = xeon_n("v6.18 NO_SIM_JITTER", 4);
+        let tr = traced(&mut k);
+        let w = run(
+            &mut k,
+            &format!(
+                "server-model --arch epoll_per_worker --accept {accept} --workers 4 \
+                 --clients 2 --runtime 10ms"
+            ),
+        );
+        check_binding(&w, 2);
+        let t = tr.borrow();
+        let woken: std::collections::BTreeSet<i32> =
+            t.0.iter()
+                .filter(|(a, b, _)| a == "client" && b == "worker")
+                .map(|x| x.2)
+                .collect();
+        if accept == "epoll" {
+            assert_eq!(woken.len(), most, "{accept}: {woken:?}");
+        } else {
+            assert!(woken.len() <= most, "{accept}: {woken:?}");
+        }
+    }
 }
