@@ -1473,10 +1473,12 @@ impl ServerModel {
         let s = sh.borrow();
         let mut request = Histogram::new();
         let mut wakeup = Histogram::new();
-        for c in &s.clients {
+        // schbench's combine takes an empty histogram's min of 0 as a sample: skip those
+        // (a worker that never slept, a client that completed nothing)
+        for c in s.clients.iter().filter(|c| c.request.nr_samples > 0) {
             request.combine(&c.request);
         }
-        for wk in &s.workers {
+        for wk in s.workers.iter().filter(|w| w.wakeup.nr_samples > 0) {
             wakeup.combine(&wk.wakeup);
         }
         let elapsed_ns = match s.start_ns {

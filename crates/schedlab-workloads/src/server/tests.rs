@@ -472,6 +472,10 @@ fn epoll_accept_herd_and_exclusive() {
             ),
         );
         check_binding(&w, 2);
+        // workers that never slept or served add nothing to the merged histogram (schbench's
+        // combine would take their empty min of 0): every wake-up takes at least the send
+        let out = w.output(&k);
+        assert!(!out.contains("min=0,"), "{out}");
         let t = tr.borrow();
         let woken: std::collections::BTreeSet<i32> =
             t.0.iter()
@@ -483,5 +487,26 @@ fn epoll_accept_herd_and_exclusive() {
         } else {
             assert!(woken.len() <= most, "{accept}: {woken:?}");
         }
+    }
+}
+
+/// `--worker-mm process`: the workers are processes of their own (nginx), threads
+/// otherwise; the clients are threads of one client process.
+#[test]
+fn worker_mm_thread_or_process() {
+    for (mm, distinct) in [("thread", 1), ("process", 3)] {
+        let mut k = xeon_n("v6.18 NO_SIM_JITTER", 2);
+        let w = run(
+            &mut k,
+            &format!("server-model --workers 3 --clients 2 --worker-mm {mm} --runtime 5ms"),
+        );
+        let tg = |t: schedlab_sched::sched::TaskId| k.tasks[t.index()].tgid;
+        let workers: std::collections::BTreeSet<i32> =
+            w.worker_stats().iter().map(|x| tg(x.2.unwrap())).collect();
+        assert_eq!(workers.len(), distinct, "{mm}");
+        let clients: std::collections::BTreeSet<i32> =
+            w.client_stats().iter().map(|x| tg(x.1.unwrap())).collect();
+        assert_eq!(clients.len(), 1, "{mm}");
+        assert!(clients.is_disjoint(&workers), "{mm}");
     }
 }
