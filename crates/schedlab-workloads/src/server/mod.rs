@@ -9,8 +9,8 @@ mod output;
 
 pub use model::{workload, ServerModel, LISTEN_BACKLOG};
 pub use options::{
-    parse, Accept, Arch, ConnMode, Dist, LoopMode, Notify, Options, ThinkMode, Transport, WorkerMm,
-    MAX_SIGMA, MAX_STREAM_MSG, MAX_UDP_PAYLOAD,
+    parse, Accept, Arch, ConnMode, Dist, LoopMode, Notify, Options, Side, ThinkMode, Transport,
+    WorkerMm, MAX_SIGMA, MAX_STREAM_MSG, MAX_UDP_PAYLOAD,
 };
 pub use output::{render, Report};
 

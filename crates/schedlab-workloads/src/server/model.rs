@@ -54,7 +54,7 @@
 //!   binding to workers (epoll_per_worker) is client i → worker i mod W.
 
 use super::options::{
-    Accept, Arch, ConnMode, Dist, LoopMode, Notify, Options, ThinkMode, Transport, WorkerMm,
+    Accept, Arch, ConnMode, Dist, LoopMode, Notify, Options, Side, ThinkMode, Transport, WorkerMm,
 };
 use super::output::{render, Report};
 use crate::rtapp::sync::{mutex_lock, mutex_unlock, Charge, LockSt};
@@ -667,8 +667,7 @@ impl Program for EpollWorker {
             }
             last = SysResult::None;
             let Some(job) = self.jobs.pop_front() else {
-                let max = self.sh.borrow().o.epoll_max;
-                let max = if self.oneshot { 1 } else { max };
+                let max = self.sh.borrow().o.epoll_max_n();
                 self.cur = Current::Waiting(cx.now());
                 return Op::EpollWait { ep: self.ep, max };
             };
@@ -1562,6 +1561,18 @@ impl Workload for ServerModel {
             tasks,
         )
         .map_err(|e| self.bad(e.to_string()))?;
+        for (opt, side) in [
+            ("--worker-cpus", &o.worker_side),
+            ("--client-cpus", &o.client_side),
+        ] {
+            if let Some(c) = side.cpus.as_ref().and_then(|m| m.last()) {
+                if c >= ncpus as usize {
+                    return Err(self.bad(format!(
+                        "server-model: {opt}: CPU {c} is not on this {ncpus}-CPU machine"
+                    )));
+                }
+            }
+        }
         let expected_ready = match o.arch {
             Arch::PerConn if o.transport == Transport::Tcp => 1,
             Arch::PerConn => m as u32,
@@ -1594,20 +1605,34 @@ impl Workload for ServerModel {
         };
         let sh = Rc::new(RefCell::new(shared));
         self.shared = Some(sh.clone());
+        let attrs = |comm: &str, side: &Side| {
+            let mut a = env.placement.attrs(comm, env.tg);
+            if side.policy.is_some() {
+                a.policy = side.policy;
+                a.rt_priority = side.rt_priority;
+            }
+            if side.nice.is_some() {
+                a.nice = side.nice;
+            }
+            if side.cpus.is_some() {
+                a.cpus = side.cpus.clone();
+            }
+            a
+        };
         let server = sys.fork(
             Box::new(ServerMain {
                 sh: sh.clone(),
                 out: VecDeque::new(),
                 started: false,
             }),
-            &env.placement.attrs("server", env.tg),
+            &attrs("server", &o.worker_side),
         );
         let client = sys.fork(
             Box::new(ClientMain {
                 sh: sh.clone(),
                 spawned: 0,
             }),
-            &env.placement.attrs("client", env.tg),
+            &attrs("client", &o.client_side),
         );
         sh.borrow_mut().tasks.extend([server, client]);
         sys.wake_up_new_task(server);

@@ -19,6 +19,13 @@
 //! | `--notify` | `pipe` (default), `eventfd` (dispatcher's hand-off notification) |
 //! | `--epoll-max N` | 64 |
 //! | `--runtime S` | 30 s (a bare number is seconds; `500ms` etc. accepted) |
+//! | `--worker-policy P`, `--worker-nice N`, `--worker-cpus LIST` | the line's placement |
+//! | `--client-policy P`, `--client-nice N`, `--client-cpus LIST` | the line's placement |
+//!
+//! The per-side options (§17.2: policy, nice and CPUs separately for clients and workers)
+//! take the values of the placement tokens `policy=`, `nice=` and `cpus=` (`batch`,
+//! `fifo:50`, `0-3`…); they apply to the server process (all its tasks) or to the client
+//! process, over the line's own placement.
 //!
 //! Default accept mode per arch: `per_conn` `blocking` (one acceptor thread), `epoll_per_worker`
 //! `epoll_exclusive` (nginx ≥ 1.11.3), `epoll_shared` `epoll` (the listener in the shared
@@ -26,6 +33,8 @@
 //! meaning are refused (exit 2) by [`Options::check`].
 
 use crate::cmdline::{self, ArgKind, OptionError, Scanner, Spec, Style};
+use schedlab_platform::CpuMask;
+use schedlab_sched::sched::Policy;
 
 pub(crate) const PROG: &str = "server-model";
 
@@ -159,6 +168,16 @@ pub enum Notify {
     Eventfd,
 }
 
+/// Scheduling attributes of one side (the server's tasks or the clients), over the line's
+/// placement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Side {
+    pub policy: Option<Policy>,
+    pub rt_priority: Option<u32>,
+    pub nice: Option<i32>,
+    pub cpus: Option<CpuMask>,
+}
+
 /// A parsed `server-model` line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -182,8 +201,11 @@ pub struct Options {
     pub think_mode: ThinkMode,
     pub mode: LoopMode,
     pub notify: Notify,
-    pub epoll_max: u32,
+    /// `maxevents` per `epoll_wait`; `None` = 64, or 1 for `epoll_shared` (§17.3).
+    pub epoll_max: Option<u32>,
     pub runtime_ns: u64,
+    pub worker_side: Side,
+    pub client_side: Side,
 }
 
 impl Default for Options {
@@ -204,8 +226,10 @@ impl Default for Options {
             think_mode: ThinkMode::Sleep,
             mode: LoopMode::Closed,
             notify: Notify::Pipe,
-            epoll_max: 64,
+            epoll_max: None,
             runtime_ns: 30_000_000_000,
+            worker_side: Side::default(),
+            client_side: Side::default(),
         }
     }
 }
@@ -213,6 +237,15 @@ impl Default for Options {
 impl Options {
     pub fn accept_mode(&self) -> Accept {
         self.accept.unwrap_or(self.arch.default_accept())
+    }
+    /// `maxevents` of the workers' `epoll_wait`: as given, else 1 for `epoll_shared` (one
+    /// connection per wake-up, §17.3) and 64 otherwise (§17.2).
+    pub fn epoll_max_n(&self) -> u32 {
+        match (self.epoll_max, self.arch) {
+            (Some(n), _) => n,
+            (None, Arch::EpollShared) => 1,
+            (None, _) => 64,
+        }
     }
     pub fn workers_for(&self, ncpus: u32) -> u32 {
         self.workers.unwrap_or(ncpus.max(1))
@@ -333,6 +366,12 @@ enum Key {
     Notify,
     EpollMax,
     Runtime,
+    WorkerPolicy,
+    WorkerNice,
+    WorkerCpus,
+    ClientPolicy,
+    ClientNice,
+    ClientCpus,
 }
 
 const fn long(name: &'static str, key: Key) -> Spec<Key> {
@@ -357,7 +396,44 @@ const SPECS: &[Spec<Key>] = &[
     long("notify", Key::Notify),
     long("epoll-max", Key::EpollMax),
     long("runtime", Key::Runtime),
+    long("worker-policy", Key::WorkerPolicy),
+    long("worker-nice", Key::WorkerNice),
+    long("worker-cpus", Key::WorkerCpus),
+    long("client-policy", Key::ClientPolicy),
+    long("client-nice", Key::ClientNice),
+    long("client-cpus", Key::ClientCpus),
 ];
+
+/// Reads a per-side option through the placement token it mirrors (`policy=V`, `nice=V`,
+/// `cpus=V`) and sets it on `side`.
+fn side_option(opt: &str, token: &str, value: &str, side: &mut Side) -> Result<(), OptionError> {
+    let line = format!("{token}={value} server-model");
+    let (p, _) = crate::workload::parse_placement(&line).map_err(|e| {
+        let msg = match e {
+            crate::workload::WorkloadError::Placement { message, .. } => message,
+            other => other.to_string(),
+        };
+        bad(opt, format!("'{value}': {msg}"))
+    })?;
+    match token {
+        "policy" => {
+            if p.policy == Some(Policy::Deadline) {
+                return Err(bad(
+                    opt,
+                    format!(
+                        "'{value}': the model's processes create their tasks with clone, \
+                         which a SCHED_DEADLINE task may not do"
+                    ),
+                ));
+            }
+            side.policy = p.policy;
+            side.rt_priority = p.rt_priority;
+        }
+        "nice" => side.nice = p.nice,
+        _ => side.cpus = p.cpus,
+    }
+    Ok(())
+}
 
 fn bad(opt: &str, reason: String) -> OptionError {
     OptionError::BadValue {
@@ -453,7 +529,6 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
     let mut o = Options::default();
     let mut sc = Scanner::new(PROG, SPECS, style, args);
     let mut accept_given = false;
-    let mut epoll_max_given = false;
     while let Some(found) = sc.next_option() {
         let found = found?;
         let value = cmdline::required(&found).to_string();
@@ -560,17 +635,22 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
                 )?
             }
             Key::EpollMax => {
-                epoll_max_given = true;
                 // the kernel's EP_MAX_EVENTS = INT_MAX / sizeof(struct epoll_event)
-                o.epoll_max = cmdline::int_in(
+                o.epoll_max = Some(cmdline::int_in(
                     PROG,
                     &opt,
                     v,
                     1,
                     (i32::MAX / 12) as i64,
                     "an integer in 1..=178956970",
-                )? as u32
+                )? as u32)
             }
+            Key::WorkerPolicy => side_option(&opt, "policy", v, &mut o.worker_side)?,
+            Key::WorkerNice => side_option(&opt, "nice", v, &mut o.worker_side)?,
+            Key::WorkerCpus => side_option(&opt, "cpus", v, &mut o.worker_side)?,
+            Key::ClientPolicy => side_option(&opt, "policy", v, &mut o.client_side)?,
+            Key::ClientNice => side_option(&opt, "nice", v, &mut o.client_side)?,
+            Key::ClientCpus => side_option(&opt, "cpus", v, &mut o.client_side)?,
             Key::Runtime => {
                 let ns = schedlab_engine::parse_duration(v)
                     .map_err(|e| bad(&opt, e.to_string()))?
@@ -589,10 +669,10 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             arg: p.clone(),
         });
     }
-    if epoll_max_given && o.arch == Arch::PerConn {
+    if let (Some(n), Arch::PerConn) = (o.epoll_max, o.arch) {
         return Err(OptionError::Invalid {
             program: PROG,
-            message: format!("--epoll-max {}: --arch per_conn uses no epoll", o.epoll_max),
+            message: format!("--epoll-max {n}: --arch per_conn uses no epoll"),
         });
     }
     o.check(accept_given)?;
@@ -618,7 +698,9 @@ mod tests {
             (o.arch, o.transport),
             (Arch::EpollPerWorker, Transport::Tcp)
         );
-        assert_eq!((o.req_size, o.rsp_size, o.epoll_max), (100, 1000, 64));
+        assert_eq!((o.req_size, o.rsp_size, o.epoll_max_n()), (100, 1000, 64));
+        let shared = p("--arch epoll_shared").unwrap();
+        assert_eq!(shared.epoll_max_n(), 1);
         assert_eq!(o.service, Dist::Const(10_000));
         assert_eq!((o.workers_for(8), o.clients_for(8)), (8, 16));
         assert_eq!(o.accept_mode(), Accept::EpollExclusive);
@@ -652,7 +734,7 @@ mod tests {
         assert_eq!(o.think, Some(Dist::Exp(1_000_000)));
         assert_eq!(o.think_mode, ThinkMode::Busy);
         assert_eq!(o.notify, Notify::Eventfd);
-        assert_eq!(o.epoll_max, 8);
+        assert_eq!(o.epoll_max_n(), 8);
         assert_eq!(o.runtime_ns, 500_000_000);
         assert_eq!(o.runtime_text(), "0.5");
         let o = p("--mode open:2000 --think 0 --runtime=2").unwrap();
@@ -660,6 +742,19 @@ mod tests {
         assert_eq!((o.think, o.runtime_ns), (None, 2_000_000_000));
         let o = p("--think const:50us").unwrap();
         assert_eq!(o.think, Some(Dist::Const(50_000)));
+        let o = p(
+            "--worker-policy fifo:50 --worker-cpus 0-1 --client-policy batch \
+                   --client-nice 5 --client-cpus 2",
+        )
+        .unwrap();
+        assert_eq!(
+            (o.worker_side.policy, o.worker_side.rt_priority),
+            (Some(Policy::Fifo), Some(50))
+        );
+        assert_eq!(o.worker_side.cpus.as_ref().map(|c| c.weight()), Some(2));
+        assert_eq!(o.client_side.policy, Some(Policy::Batch));
+        assert_eq!(o.client_side.nice, Some(5));
+        assert_eq!(o.client_side.cpus.as_ref().and_then(|c| c.first()), Some(2));
     }
 
     /// Every refusal is one line naming the option and the value (exit 2 at the CLI).
@@ -693,6 +788,13 @@ mod tests {
             ("--frobnicate 1", ["--frobnicate", "unknown"]),
             ("--workers", ["--workers", "requires"]),
             ("extra", ["'extra'", "unexpected"]),
+            ("--worker-policy fifo:0", ["--worker-policy", "'fifo:0'"]),
+            ("--client-nice 30", ["--client-nice", "'30'"]),
+            ("--client-cpus x", ["--client-cpus", "'x'"]),
+            (
+                "--worker-policy deadline:1ms/2ms/2ms",
+                ["--worker-policy", "clone"],
+            ),
             (
                 "--transport udp --req-size 70000",
                 ["--req-size", "'70000'"],

@@ -510,3 +510,36 @@ fn worker_mm_thread_or_process() {
         assert!(clients.is_disjoint(&workers), "{mm}");
     }
 }
+
+/// Per-side placement (§17.2's last row): the workers (the whole server process) on CPU 1
+/// as SCHED_BATCH, the clients on CPU 0 at nice 5; a CPU the machine lacks is refused at
+/// set-up.
+#[test]
+fn per_side_policy_and_cpus() {
+    let mut k = xeon_n("v6.18 NO_SIM_JITTER", 2);
+    let w = run(
+        &mut k,
+        "server-model --workers 2 --clients 2 --worker-cpus 1 --worker-policy batch \
+         --client-cpus 0 --client-nice 5 --runtime 5ms",
+    );
+    assert!(requests(&w) > 50);
+    for (_, _, t) in w.worker_stats() {
+        let t = &k.tasks[t.unwrap().index()];
+        assert_eq!((t.cpu, t.policy), (1, schedlab_sched::sched::Policy::Batch));
+    }
+    for (_, t) in w.client_stats() {
+        let t = &k.tasks[t.unwrap().index()];
+        assert_eq!((t.cpu, t.nice), (0, 5));
+    }
+    let line = "server-model --worker-cpus 7";
+    let (placement, words) = parse_placement(line).unwrap();
+    let mut w = ServerModel::new(line, &words[1..]).unwrap();
+    let env = Env {
+        placement,
+        tg: None,
+        index: 0,
+        duration_ns: None,
+    };
+    let e = w.setup(&mut k, &env).err().unwrap().to_string();
+    assert!(e.contains("--worker-cpus") && e.contains("CPU 7"), "{e}");
+}
