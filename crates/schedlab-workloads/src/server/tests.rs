@@ -543,3 +543,53 @@ fn per_side_policy_and_cpus() {
     let e = w.setup(&mut k, &env).err().unwrap().to_string();
     assert!(e.contains("--worker-cpus") && e.contains("CPU 7"), "{e}");
 }
+
+/// §17.3: think times of 40 ms or more add one delayed-ACK expiry per request (the
+/// client's ACK of a response has nothing to ride on until its next request, 50 ms later).
+/// A 50 ms think over 0.3 s: requests end at ≈ 50, 100, 150, 200, 250 ms (the next would end
+/// after the runtime): 5, each followed by an expiry. A 1 ms think: only the last response's
+/// ACK expires, after the client stopped.
+#[test]
+fn long_think_times_add_delayed_acks() {
+    let line = |think: &str| {
+        format!("server-model --arch per_conn --clients 1 --think const:{think} --runtime 300ms")
+    };
+    let mut k = xeon_n("v6.18 NO_SIM_JITTER", 2);
+    let w = run(&mut k, &line("50ms"));
+    let n = requests(&w);
+    assert_eq!(n, 5, "{n}");
+    assert!(
+        k.net.stats.delack_expiries >= n,
+        "{}",
+        k.net.stats.delack_expiries
+    );
+    let mut k = xeon_n("v6.18 NO_SIM_JITTER", 2);
+    run(&mut k, &line("1ms"));
+    assert_eq!(k.net.stats.delack_expiries, 1);
+}
+
+/// The example configurations of §17.5 run and serve requests (short runs).
+#[test]
+fn section_17_5_examples() {
+    for line in [
+        // nginx-like keep-alive
+        "server-model --arch epoll_per_worker --worker-mm process --accept epoll_exclusive \
+         --conn persistent --workers 4 --clients 16 --req-size 100 --rsp-size 1000 \
+         --service exp:20us --runtime 5ms",
+        // memcached-like
+        "server-model --arch dispatcher --workers 4 --clients 50 --req-size 40 --rsp-size 100 \
+         --service lognormal:3us,0.5 --service-lock 0.5us --runtime 5ms",
+        // RPC with think time
+        "server-model --arch per_conn --clients 200 --think exp:1ms --service const:50us \
+         --runtime 5ms",
+        // connection churn
+        "server-model --conn per_request --accept reuseport --workers 4 --clients 8 \
+         --runtime 5ms",
+    ] {
+        let mut k = xeon_n("v6.18", 4);
+        let w = run(&mut k, line);
+        assert!(requests(&w) > 100, "{line}: {}", requests(&w));
+        let out = w.output(&k);
+        assert_eq!(out.lines().count(), 2 + 2 * 6, "{out}");
+    }
+}
