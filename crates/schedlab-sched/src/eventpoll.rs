@@ -40,8 +40,6 @@ pub struct Epoll {
     /// `epoll_wait` sleepers (`ep->wq`), most recent first: added exclusively at the head
     /// (`__add_wait_queue_exclusive`), so a wake-up takes the front one (LIFO).
     pub waiters: VecDeque<TaskId>,
-    /// What each task's last `epoll_wait` harvested (for `Ctx::take_epoll_events`).
-    pub harvest: BTreeMap<TaskId, Vec<(NetFd, u32)>>,
 }
 
 /// An eventfd (`struct eventfd_ctx`), in counter (non-semaphore) mode.
@@ -57,6 +55,9 @@ pub struct Eventfd {
 pub struct EventPoll {
     pub eps: Vec<Epoll>,
     pub eventfds: Vec<Eventfd>,
+    /// What each task's last `epoll_wait` harvested (for `Ctx::take_epoll_events`): the
+    /// events copied to its user buffer.
+    pub harvest: BTreeMap<TaskId, Vec<(NetFd, u32)>>,
 }
 
 impl EventPoll {

@@ -470,18 +470,19 @@ impl Kernel {
                         }
                     }
                     SegKind::Irq => {
-                        let below_user = self.tasks[t.index()]
-                            .exec
-                            .segs
-                            .last()
-                            .map(|s| s.mode == Mode::User)
-                            .unwrap_or(false);
+                        let below = self.tasks[t.index()].exec.segs.last().copied();
+                        let below_user = below.map(|s| s.mode == Mode::User).unwrap_or(false);
+                        // kernel work with preemption (bottom halves) disabled, e.g. the
+                        // NET_RX softirq run in a sender's context: irqentry_exit() sees a
+                        // non-zero preempt count and returns into it
+                        let atomic = below
+                            .is_some_and(|s| s.kind == SegKind::Work && s.mode == Mode::NoPreempt);
                         let point = if below_user {
                             Point::IrqExitUser
                         } else {
                             Point::IrqExitKernel
                         };
-                        if self.should_preempt(cpu, point) {
+                        if !atomic && self.should_preempt(cpu, point) {
                             self.__schedule(cpu, true);
                         }
                     }
@@ -788,12 +789,13 @@ impl Kernel {
             }
             Op::TcpSend { sock, bytes } => {
                 let c = self.cost(cpu, |c| c.c_tcp_send.0)
-                    + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 512);
+                    + Self::net_copy(self.costs[cpu].c_copy_per_KB.0, bytes);
                 plan.push(Do(Effect::TcpLock { sock }));
                 plan.push(Cpu(c, Mode::Kernel));
                 plan.push(Do(Effect::TcpSend { sock, bytes }));
             }
             Op::TcpRecv { sock, bytes, flags } => {
+                plan.push(Do(Effect::TcpLock { sock }));
                 plan.push(Do(Effect::TcpRecv {
                     sock,
                     bytes: bytes.max(1),
@@ -807,7 +809,7 @@ impl Kernel {
             }
             Op::UdpSend { sock, dst, bytes } => {
                 let _ = sock;
-                let copy = Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, bytes, 512);
+                let copy = Self::net_copy(self.costs[cpu].c_copy_per_KB.0, bytes);
                 let c = self.cost(cpu, |c| c.c_udp_send.0) + copy;
                 let rx = self.cost(cpu, |c| c.c_net_rx_udp.0);
                 // udp_sendmsg → ip_send_skb → loopback xmit; NET_RX at local_bh_enable
@@ -930,6 +932,16 @@ impl Kernel {
         plan.push(Step::Do(Effect::MutexLock { m }));
         plan.push(Step::Cpu(c - unlocked - exit, Mode::Kernel));
         plan.push(Step::Do(eff));
+    }
+
+    /// The copy of a network payload (netbench.md §1.12.2, §15.6): `c_copy_per_KB` per KiB of
+    /// the whole payload once it exceeds 512 B (the base costs are for ≤ 512 B).
+    fn net_copy(per_kb: u64, bytes: u32) -> u64 {
+        if bytes > 512 {
+            per_kb * bytes as u64 / 1024
+        } else {
+            0
+        }
     }
 
     /// `c_copy_per_KB` for the bytes of a transfer beyond `included`.
@@ -1247,19 +1259,7 @@ impl Kernel {
                 self.push_front(t, &[Step::Ret(SysResult::None)]);
                 Outcome::Continue
             }
-            Effect::TcpLock { sock } => {
-                let s = &mut self.net.tcp[sock.index()];
-                // Deviation: a socket owned by another task is not waited for (__lock_sock);
-                // the models never share a TCP socket between concurrent callers.
-                debug_assert!(
-                    s.owner.is_none() || s.owner == Some(t),
-                    "lock_sock contention"
-                );
-                if s.owner.is_none() {
-                    s.owner = Some(t);
-                }
-                Outcome::Continue
-            }
+            Effect::TcpLock { sock } => self.do_tcp_lock(t, sock),
             Effect::TcpSend { sock, bytes } => self.do_tcp_send(t, sock, bytes),
             Effect::TcpWaitMemory { sock, bytes } => self.do_tcp_wait_memory(t, sock, bytes),
             Effect::TcpXmit { to, seg, end } => self.do_tcp_xmit(t, to, seg, end),
@@ -2685,12 +2685,32 @@ impl Kernel {
         }
     }
 
+    /// kernel: sock.c lock_sock() @ v6.18 — take the socket, or sleep (uninterruptible,
+    /// exclusive FIFO on `sk_lock.wq`) until its owner's `release_sock` wakes one waiter.
+    fn do_tcp_lock(&mut self, t: TaskId, sock: TcpSockId) -> Outcome {
+        let s = &mut self.net.tcp[sock.index()];
+        match s.owner {
+            None => s.owner = Some(t),
+            Some(o) if o == t => {}
+            Some(_) => {
+                s.lock_waiters.push_back(t);
+                self.push_front(t, &[Step::Do(Effect::TcpLock { sock })]);
+                self.tasks[t.index()].state = TaskState::Uninterruptible;
+                return Outcome::Blocked;
+            }
+        }
+        Outcome::Continue
+    }
+
     /// kernel: tcp.c tcp_sendmsg_locked() @ v6.18, after `lock_sock` and the copy
     /// (`c_tcp_send`): waits in `sk_stream_wait_memory` while unacknowledged + unsent data
     /// fill the send buffer, queues the bytes and pushes what Nagle lets go; each skb is
     /// delivered in softirq context inside the call (`TcpXmit`), then `release_sock`.
     fn do_tcp_send(&mut self, t: TaskId, sock: TcpSockId, bytes: u32) -> Outcome {
         let s = &mut self.net.tcp[sock.index()];
+        // a writer woken from sk_stream_wait_memory leaves the wait queue
+        s.wq.remove(Waiter::Task(t));
+        s.writers.retain(|&w| w != t);
         debug_assert!(!s.closed, "send on a closed TCP socket");
         if s.closed {
             self.push_front(t, &[Step::Ret(SysResult::Bytes(bytes))]);
@@ -2877,7 +2897,9 @@ impl Kernel {
         }
         let segs = self.tcp_push(sock);
         if !segs.is_empty() {
-            self.tcp_xmit_segs(t, sock, &segs, false);
+            // from task context (release_sock) each skb's softirq ends at its own
+            // local_bh_enable; inside a softirq they join the running one
+            self.tcp_xmit_segs(t, sock, &segs, in_task);
         }
         if wake_writers {
             // sk_stream_write_space(): wake_up_interruptible_poll(EPOLLOUT), not sync
@@ -3019,6 +3041,9 @@ impl Kernel {
         let n = s.backlog.len() as u64;
         if n == 0 {
             s.owner = None;
+            if let Some(w) = s.lock_waiters.pop_front() {
+                self.wake_from_task(cpu, t, w, 0);
+            }
             return Outcome::Continue;
         }
         let c = self.cost(cpu, |c| c.c_tcp_rcv.0) * n;
@@ -3077,7 +3102,7 @@ impl Kernel {
             let drained_bulk = s.rcv_queued == 0 && s.rcv_unacked > 0 && !s.sent_data;
             let mut c = self.cost(cpu, |c| c.c_tcp_recv.0);
             if !flags.trunc {
-                c += Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, got, 512);
+                c += Self::net_copy(self.costs[cpu].c_copy_per_KB.0, got);
             }
             if drained_bulk && done {
                 let ack = self.cost(cpu, |c| c.c_tcp_ack.0);
@@ -3139,14 +3164,15 @@ impl Kernel {
             flags,
             got,
         });
+        let lock = Step::Do(Effect::TcpLock { sock });
         let s = &mut self.net.tcp[sock.index()];
         if s.rcv_queued > 0 || s.fin_rcvd {
-            self.push_front(t, &[retry]);
+            self.push_front(t, &[lock, retry]);
             return Outcome::Continue;
         }
         s.wq.add(Waiter::Task(t));
         let c = self.cost(cpu, |c| c.c_sk_wait.0);
-        self.push_front(t, &[Step::Cpu(c, Mode::Kernel), retry]);
+        self.push_front(t, &[Step::Cpu(c, Mode::Kernel), lock, retry]);
         self.block_current(t)
     }
 
@@ -3279,7 +3305,7 @@ impl Kernel {
             u.rmem -= truesize as u64;
             let got = len.min(bytes);
             let c = self.cost(cpu, |c| c.c_udp_recv.0)
-                + Self::copy_beyond(self.costs[cpu].c_copy_per_KB.0, got, 512);
+                + Self::net_copy(self.costs[cpu].c_copy_per_KB.0, got);
             self.push_front(
                 t,
                 &[Step::Cpu(c, Mode::Kernel), Step::Ret(SysResult::Bytes(got))],
@@ -3404,7 +3430,7 @@ impl Kernel {
         }
         let k = out.len() as u64;
         let c = self.cost(cpu, |c| c.c_epoll_wait.0) + k * self.cost(cpu, |c| c.c_epoll_event.0);
-        self.epoll.eps[ep.index()].harvest.insert(t, out);
+        self.epoll.harvest.insert(t, out);
         self.push_front(
             t,
             &[

@@ -163,6 +163,9 @@ pub struct TcpSock {
     pub owner: Option<TaskId>,
     /// Segments that arrived while the socket was owned (`sk_backlog`).
     pub backlog: VecDeque<TcpSeg>,
+    /// Tasks sleeping in `lock_sock` for the owner's `release_sock` (`sk_lock.wq`,
+    /// exclusive FIFO).
+    pub lock_waiters: VecDeque<TaskId>,
     /// `sk_wq`: readers in `sk_wait_data`, writers in `sk_stream_wait_memory`, epoll links.
     pub wq: WaitQueue,
     /// Writers sleeping in `sk_stream_wait_memory` (also on `wq`).
@@ -199,6 +202,7 @@ impl TcpSock {
             rcv_segs: 0,
             owner: None,
             backlog: VecDeque::new(),
+            lock_waiters: VecDeque::new(),
             wq: WaitQueue::default(),
             writers: Vec::new(),
             nodelay,
@@ -496,6 +500,7 @@ mod tests {
         c.c_ipi_send = Nanos(300);
         c.lat_ipi = Nanos(1_500);
         c.c_ctxsw_process = Nanos(1_300);
+        c.c_copy_per_KB = Nanos(60);
     }
 
     /// `W_np` = `W_ns` (netbench.md §16.6).
@@ -1191,5 +1196,344 @@ mod tests {
         assert_eq!(k.net.stats.delack_expiries, 1);
         assert_eq!(k.net.tcp[c.index()].unacked, 0);
         assert_eq!(k.net.tcp[s.index()].rcv_unacked, 0);
+    }
+
+    /// §1.13/§1.14: a listener registered with epoll: the handshake's `sk_data_ready` reaches
+    /// the epoll sleeper (WF_SYNC, the connecting task's softirq); a non-blocking accept then
+    /// takes the connection and the next one finds the queue empty (`EAGAIN`).
+    #[test]
+    fn epoll_on_a_listener_then_nonblocking_accepts() {
+        let mut k = wake_kernel();
+        let l = k.net.new_listener(4, None);
+        let e = k.epoll.new_epoll();
+        let sr = res();
+        let acc = || Op::Accept {
+            listener: l,
+            nonblock: true,
+        };
+        let add = Op::EpollCtl {
+            ep: e,
+            op: EpollOp::Add,
+            fd: NetFd::Listen(l),
+            events: EPOLLIN,
+        };
+        let srv = stage(
+            &mut k,
+            "server",
+            vec![add, Op::EpollWait { ep: e, max: 8 }, acc(), acc()],
+            &sr,
+        );
+        let conn = Op::TcpConnect {
+            listener: l,
+            nodelay: false,
+        };
+        let c = stage(&mut k, "client", vec![conn], &res());
+        k.run_until(5_000_000);
+        assert_eq!(wakes(&k), vec![(c, srv, WF_TTWU | WF_SYNC, false)]);
+        let r = sr.borrow();
+        assert_eq!(r[1], SysResult::Ready(1));
+        assert!(matches!(r[2], SysResult::Tcp(_)));
+        assert_eq!(r[3], SysResult::Again);
+    }
+
+    /// §1.14: with SO_REUSEPORT each worker has its own listener; a connection goes to the
+    /// one its client port hashes to, and only that worker wakes.
+    #[test]
+    fn reuseport_wakes_only_the_chosen_workers_acceptor() {
+        let mut k = wake_kernel();
+        let ls: Vec<ListenId> = (0..3).map(|_| k.net.new_listener(8, Some(7))).collect();
+        let workers: Vec<TaskId> = ls
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| {
+                let acc = Op::Accept {
+                    listener: l,
+                    nonblock: false,
+                };
+                stage(&mut k, &format!("w{i}"), vec![acc], &res())
+            })
+            .collect();
+        // the next ephemeral port is the first one: 32 768
+        let chosen = k.net.reuseport_select(ls[0], 32_768);
+        let conn = Op::TcpConnect {
+            listener: ls[0],
+            nodelay: false,
+        };
+        let c = stage(&mut k, "client", vec![conn], &res());
+        k.run_until(5_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![(c, workers[chosen.index()], WF_TTWU | WF_SYNC, false)]
+        );
+    }
+
+    /// A bulk TCP transfer of small sends without TCP_NODELAY on one CPU (the simplified
+    /// stream model of §1.12.7, unverified as a whole): everything arrives, Nagle coalesces
+    /// (fewer segments than sends), the drained receiver's ACKs release the held data and
+    /// the sender never waits for send-buffer space.
+    #[test]
+    fn a_stream_of_small_sends_arrives_coalesced() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::None);
+        let (c, s) = k.net.new_pair(false);
+        let sends = 2_000u32;
+        let got = Rc::new(RefCell::new(0u64));
+        let g = got.clone();
+        spawn(
+            &mut k,
+            "netserver",
+            0,
+            Policy::Normal,
+            script(move |_i, _cx, last| {
+                if let SysResult::Bytes(n) = last {
+                    *g.borrow_mut() += n as u64;
+                }
+                Some(Op::TcpRecv {
+                    sock: s,
+                    bytes: 65_536,
+                    flags: RecvFlags::default(),
+                })
+            }),
+        );
+        let w = spawn(
+            &mut k,
+            "netperf",
+            0,
+            Policy::Normal,
+            script(move |i, _cx, _| (i < sends).then_some(Op::TcpSend { sock: c, bytes: 64 })),
+        );
+        k.run_until(200_000_000);
+        assert!(k.task_stat(w).exited);
+        assert_eq!(*got.borrow(), 64 * sends as u64);
+        let segs = k.net.stats.segments_delivered;
+        assert!(segs < sends as u64, "{segs} segments for {sends} sends");
+        assert_eq!(k.task_stat(w).nr_voluntary_switches, 1); // its exit only
+        assert_eq!(
+            k.net.tcp[c.index()].unacked + k.net.tcp[c.index()].unsent,
+            0
+        );
+    }
+
+    /// netbench.md §15.6 at the kernel level: one ReadX exchange of tbench, one CPU, both
+    /// SCHED_BATCH: request 59 B, reply 4 155 B. Client W_line 1.5 + 2 × c_clock 0.02 +
+    /// send 2.0 + 1.4 + 0.35 + blocking recv(4) 0.75 + 0.30 + recv(4 151, TRUNC: no copy)
+    /// 0.75 = 7.09 µs; server 0.75 + 0.30 + recv(55) 0.75 + 0.05 + send(4 155) 2.0 + 0.06 ×
+    /// 4 155 / 1024 (= 0.243, in ns rounded down) + 1.4 + 0.35 = 5.843 µs; two switches
+    /// 2.6 µs: 15.533 µs per operation (exact, as N1).
+    #[test]
+    fn tbench_readx_exchange_is_15_533_us() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::None);
+        let (c, s) = k.net.new_pair(true);
+        let out: Samples = Rc::default();
+        let srv: Rc<RefCell<Option<TaskId>>> = Rc::default();
+        let recv = |sock, bytes, trunc| Op::TcpRecv {
+            sock,
+            bytes,
+            flags: RecvFlags {
+                trunc,
+                ..Default::default()
+            },
+        };
+        let server = spawn(
+            &mut k,
+            "tbench_srv",
+            0,
+            Policy::Batch,
+            script(move |i, _cx, _| {
+                Some(match i % 4 {
+                    0 => recv(s, 4, false),
+                    1 => recv(s, 55, false),
+                    2 => Op::Run(W),
+                    _ => Op::TcpSend {
+                        sock: s,
+                        bytes: 4_155,
+                    },
+                })
+            }),
+        );
+        *srv.borrow_mut() = Some(server);
+        let o = out.clone();
+        let n = 500;
+        let client = spawn(
+            &mut k,
+            "tbench",
+            0,
+            Policy::Batch,
+            script(move |i, cx, last| match i % 4 {
+                0 => {
+                    if i > 0 {
+                        assert_eq!(last, SysResult::Bytes(4_151));
+                        o.borrow_mut().push(sample(cx, srv.borrow().unwrap()));
+                    }
+                    (i / 4 < n).then_some(Op::Run(1_500 + 2 * 20))
+                }
+                1 => Some(Op::TcpSend { sock: c, bytes: 59 }),
+                2 => Some(recv(c, 4, false)),
+                _ => Some(recv(c, 4_151, true)),
+            }),
+        );
+        k.run_until(100_000_000);
+        let samples = out.borrow().clone();
+        let r = RrRun {
+            k,
+            client,
+            server,
+            samples,
+        };
+        let (period, server_cpu, counts) = per_tx(&r, 100, 400);
+        assert_eq!(period, 15_533);
+        assert_eq!(server_cpu, 5_843 + 1_300);
+        assert_eq!(counts, [1, 1, 0, 2, 0]);
+    }
+
+    /// §1.13: a ONESHOT item reports once, then stays quiet however much data comes, until
+    /// `EPOLL_CTL_MOD` re-arms it — which, the socket being readable, queues it and wakes
+    /// the sleeper (not sync, from the caller's task context).
+    #[test]
+    fn epoll_oneshot_reports_once_until_rearmed() {
+        let mut k = wake_kernel();
+        let (c, s) = k.net.new_pair(true);
+        let e = k.epoll.new_epoll();
+        let ctl = |op| Op::EpollCtl {
+            ep: e,
+            op,
+            fd: NetFd::Tcp(s),
+            events: EPOLLIN | EPOLLONESHOT,
+        };
+        let wait = || Op::EpollWait { ep: e, max: 4 };
+        let ar = res();
+        let a = stage(&mut k, "a", vec![ctl(EpollOp::Add), wait(), wait()], &ar);
+        let send = || Op::TcpSend { sock: c, bytes: 1 };
+        let s1 = stage(&mut k, "s1", vec![send()], &res());
+        let _s2 = stage(&mut k, "s2", vec![send()], &res());
+        assert_eq!(ar.borrow().len(), 2, "the second wait sleeps");
+        let m = stage(&mut k, "m", vec![ctl(EpollOp::Mod)], &res());
+        k.run_until(10_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![(s1, a, WF_TTWU | WF_SYNC, false), (m, a, WF_TTWU, true)]
+        );
+        assert_eq!(
+            *ar.borrow(),
+            vec![SysResult::None, SysResult::Ready(1), SysResult::Ready(1)]
+        );
+    }
+
+    /// §1.13: an edge-triggered item is not put back after a harvest: a second wait sleeps
+    /// although the data is still unread, until new data arrives.
+    #[test]
+    fn epoll_edge_triggered_is_not_requeued() {
+        let mut k = wake_kernel();
+        let (c, s) = k.net.new_pair(true);
+        let e = k.epoll.new_epoll();
+        let add = Op::EpollCtl {
+            ep: e,
+            op: EpollOp::Add,
+            fd: NetFd::Tcp(s),
+            events: EPOLLIN | EPOLLET,
+        };
+        let wait = || Op::EpollWait { ep: e, max: 4 };
+        let ar = res();
+        let a = stage(&mut k, "a", vec![add, wait(), wait()], &ar);
+        let send = || Op::TcpSend { sock: c, bytes: 1 };
+        let s1 = stage(&mut k, "s1", vec![send()], &res());
+        assert_eq!(
+            ar.borrow().len(),
+            2,
+            "the second wait sleeps with data queued"
+        );
+        assert_eq!(k.net.tcp[s.index()].rcv_queued, 1);
+        let s2 = stage(&mut k, "s2", vec![send()], &res());
+        k.run_until(10_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![
+                (s1, a, WF_TTWU | WF_SYNC, false),
+                (s2, a, WF_TTWU | WF_SYNC, false)
+            ]
+        );
+        assert_eq!(ar.borrow().len(), 3);
+    }
+
+    /// `lock_sock` of a socket owned by another task sleeps until the owner's
+    /// `release_sock` wakes it (WF_TTWU, task context). Full preemption, one CPU: the
+    /// SCHED_FIFO sender B runs first (switch-in 1.3 µs) and sleeps 5 µs, to 6.3 µs; the fair
+    /// sender A switches in (to 2.6 µs), runs 3 µs and is inside its send, owning the socket,
+    /// from 5.6 to 7.6 µs; B preempts it at 6.3 µs and sleeps in `lock_sock`; A finishes and
+    /// wakes B, whose send then completes.
+    #[test]
+    fn lock_sock_waits_for_the_owners_release() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::Full);
+        k.ttwu_log = Some(Vec::new());
+        let (c, _s) = k.net.new_pair(true);
+        let (ar, br) = (res(), res());
+        let b = spawn(
+            &mut k,
+            "b",
+            0,
+            Policy::Fifo,
+            ops_prog(
+                vec![Op::Sleep(5_000), Op::TcpSend { sock: c, bytes: 1 }],
+                br.clone(),
+            ),
+        );
+        let a = spawn(
+            &mut k,
+            "a",
+            0,
+            Policy::Normal,
+            ops_prog(
+                vec![Op::Run(3_000), Op::TcpSend { sock: c, bytes: 1 }],
+                ar.clone(),
+            ),
+        );
+        k.run_until(1_000_000);
+        // B's sleep ends in a timer interrupt while A runs (not in task context), then A's
+        // release_sock wakes it from task context
+        assert_eq!(
+            wakes(&k),
+            vec![(a, b, WF_TTWU, false), (a, b, WF_TTWU, true)]
+        );
+        assert_eq!(ar.borrow()[1], SysResult::Bytes(1));
+        assert_eq!(br.borrow()[1], SysResult::Bytes(1));
+        assert_eq!(k.task_stat(b).nr_voluntary_switches, 3); // sleep, lock_sock, exit
+        assert_eq!(k.net.tcp[c.index()].owner, None);
+    }
+
+    /// Full preemption does not preempt inside the softirq: an interrupt during the NET_RX
+    /// processing returns into it and the pending reschedule waits for `local_bh_enable`.
+    /// One CPU: the SCHED_FIFO task R switches in (1.3 µs) and sleeps 4 µs, to 5.3 µs; the
+    /// sender switches in (to 2.6 µs), pays `c_tcp_send` to 4.6 µs and the receive
+    /// processing `c_net_rx_tcp` from 4.6 µs. R's timer interrupt at 5.3 µs costs the
+    /// sender 0.35 µs (`c_ttwu` of the wake-up), so the softirq ends at 6.35 µs; R switches
+    /// in then and runs at 7.65 µs (at 6.95 µs if the interrupt exit preempted).
+    #[test]
+    fn an_interrupt_does_not_preempt_inside_the_softirq() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::Full);
+        let (c, _s) = k.net.new_pair(true);
+        let ran_at = Rc::new(RefCell::new(0u64));
+        let r = ran_at.clone();
+        spawn(
+            &mut k,
+            "rt",
+            0,
+            Policy::Fifo,
+            script(move |i, cx, _| match i {
+                0 => Some(Op::Sleep(4_000)),
+                1 => {
+                    *r.borrow_mut() = cx.now();
+                    None
+                }
+                _ => None,
+            }),
+        );
+        spawn(
+            &mut k,
+            "sender",
+            0,
+            Policy::Normal,
+            ops_prog(vec![Op::TcpSend { sock: c, bytes: 1 }], res()),
+        );
+        k.run_until(1_000_000);
+        assert_eq!(*ran_at.borrow(), 7_650);
     }
 }

@@ -23,6 +23,7 @@
 
 use crate::cgroup::CgroupError;
 use crate::ipc::{FutexId, PipeId, SockId};
+use crate::net::{EpollId, EventfdId, ListenId, TcpSockId, UdpSockId};
 use crate::sched::{TaskId, TaskState, TgId};
 use crate::stats::cputime_adjust;
 use crate::{Kernel, Program, TaskAttrs};
@@ -75,6 +76,11 @@ pub trait Procfs {
     fn task_cgroup(&self, t: TaskId) -> String;
     /// `cat /sys/fs/cgroup/PATH/cpu.stat` (None if the group does not exist).
     fn cgroup_stat(&self, path: &str) -> Option<crate::cgroup::CgroupStat>;
+    /// Datagrams dropped at a UDP socket (`Udp: RcvbufErrors` of `/proc/net/snmp`, per
+    /// socket as `ss -u` shows it): what netperf's UDP_STREAM receiver misses.
+    fn udp_drops(&self, s: UdpSockId) -> u64;
+    /// Datagrams a UDP socket received (queued).
+    fn udp_received(&self, s: UdpSockId) -> u64;
 }
 
 /// The set-up handle: what the launcher of a workload (a shell, or the program's own main
@@ -104,6 +110,18 @@ pub trait Sys: Procfs {
     fn new_pipe(&mut self, packet: bool, slots: u32) -> PipeId;
     /// `socketpair(AF_UNIX, SOCK_STREAM)` used in one direction.
     fn new_unix_stream(&mut self) -> SockId;
+    /// A listening TCP socket on loopback (`socket` + `bind` + `listen(backlog)`), as
+    /// [`Ctx::tcp_listen`](crate::Ctx::tcp_listen): for a launcher that sets the server up
+    /// before its tasks run.
+    fn tcp_listen(&mut self, backlog: u32, reuseport_group: Option<u32>) -> ListenId;
+    /// An established loopback TCP connection (client end, server end).
+    fn tcp_pair(&mut self, nodelay: bool) -> (TcpSockId, TcpSockId);
+    /// A bound UDP socket.
+    fn udp_socket(&mut self) -> UdpSockId;
+    /// An epoll instance.
+    fn epoll_create(&mut self) -> EpollId;
+    /// An eventfd.
+    fn eventfd(&mut self) -> EventfdId;
     /// `mkdir -p /sys/fs/cgroup/PATH` with the cpu controller: the task group to pass as
     /// `TaskAttrs::tg` (an existing group is returned as is).
     fn cgroup_mkdir(&mut self, path: &str) -> Result<TgId, CgroupError>;
@@ -159,6 +177,14 @@ impl Procfs for Kernel {
     fn cgroup_stat(&self, path: &str) -> Option<crate::cgroup::CgroupStat> {
         Kernel::cgroup_stat(self, path)
     }
+
+    fn udp_drops(&self, s: UdpSockId) -> u64 {
+        self.net.udp[s.index()].drops
+    }
+
+    fn udp_received(&self, s: UdpSockId) -> u64 {
+        self.net.udp[s.index()].received
+    }
 }
 
 impl Sys for Kernel {
@@ -197,6 +223,26 @@ impl Sys for Kernel {
 
     fn new_unix_stream(&mut self) -> SockId {
         self.ipc.new_unix_stream()
+    }
+
+    fn tcp_listen(&mut self, backlog: u32, reuseport_group: Option<u32>) -> ListenId {
+        self.net.new_listener(backlog, reuseport_group)
+    }
+
+    fn tcp_pair(&mut self, nodelay: bool) -> (TcpSockId, TcpSockId) {
+        self.net.new_pair(nodelay)
+    }
+
+    fn udp_socket(&mut self) -> UdpSockId {
+        self.net.new_udp()
+    }
+
+    fn epoll_create(&mut self) -> EpollId {
+        self.epoll.new_epoll()
+    }
+
+    fn eventfd(&mut self) -> EventfdId {
+        self.epoll.new_eventfd()
     }
 
     fn cgroup_mkdir(&mut self, path: &str) -> Result<TgId, CgroupError> {

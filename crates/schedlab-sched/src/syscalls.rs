@@ -471,13 +471,7 @@ impl<'a> Ctx<'a> {
     /// What this task's last `Op::EpollWait` harvested (events as the kernel reports them),
     /// emptied by the call.
     pub fn take_epoll_events(&mut self) -> Vec<(NetFd, u32)> {
-        let t = self.task;
-        for ep in &mut self.k.epoll.eps {
-            if let Some(v) = ep.harvest.remove(&t) {
-                return v;
-            }
-        }
-        Vec::new()
+        self.k.epoll.harvest.remove(&self.task).unwrap_or_default()
     }
     /// Datagrams dropped at a UDP socket (`Udp: RcvbufErrors`).
     pub fn udp_drops(&self, s: UdpSockId) -> u64 {

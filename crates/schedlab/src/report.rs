@@ -197,6 +197,23 @@ pub fn text(r: &RunResult) -> String {
     let ops: Vec<String> = r.fair_ops.iter().map(|(n, v)| format!("{n} {v}")).collect();
     let _ = writeln!(s, "  fair: {}", ops.join(", "));
     s.push_str(&path_lines(r));
+    if r.net != Default::default() {
+        let n = &r.net;
+        let _ = writeln!(
+            s,
+            "  net: {} segments delivered ({} through a socket backlog), {} softirq wake-ups, {} epoll wake-ups, {} UDP drops, {} delayed ACKs expired, {} pure ACKs, {} connects ({} SYNs dropped), input queue max {}",
+            n.segments_delivered,
+            n.backlog_deliveries,
+            n.softirq_wakeups,
+            n.epoll_wakeups,
+            n.udp_drops,
+            n.delack_expiries,
+            n.pure_acks,
+            n.connects,
+            n.syn_drops,
+            n.max_input_queue
+        );
+    }
     if !r.cgroups.is_empty() {
         // each non-root group's cpu.stat at the end of the run, in the kernel's key order
         let _ = writeln!(s);
@@ -467,6 +484,21 @@ pub fn json(r: &RunResult) -> Value {
             "invariant_warnings": r.warnings,
         },
     });
+    if r.net != Default::default() {
+        let n = &r.net;
+        doc["sched"]["net"] = json!({
+            "segments_delivered": n.segments_delivered,
+            "backlog_deliveries": n.backlog_deliveries,
+            "softirq_wakeups": n.softirq_wakeups,
+            "epoll_wakeups": n.epoll_wakeups,
+            "udp_drops": n.udp_drops,
+            "delack_expiries": n.delack_expiries,
+            "pure_acks": n.pure_acks,
+            "connects": n.connects,
+            "syn_drops": n.syn_drops,
+            "max_input_queue": n.max_input_queue,
+        });
+    }
     if let Some((lat, min, wake)) = r.cfs_tunables {
         // present only for the CFS class (v6.5): its debugfs tunables after boot
         doc["cfs"] = json!({
@@ -513,6 +545,21 @@ mod tests {
         let mut spec = RunSpec::new("smp:1", "v6.18", &[&format!("rt-app {file}")]);
         spec.duration_ns = Some(20_000_000);
         run(&spec).unwrap()
+    }
+
+    /// The network counters appear (JSON `sched.net`, one summary line) only when a run used
+    /// a socket, so every other run's output is unchanged.
+    #[test]
+    fn net_counters_show_only_when_sockets_were_used() {
+        let mut r = one_hog();
+        assert!(json(&r)["sched"].get("net").is_none());
+        assert!(!text(&r).contains("  net: "));
+        r.net.segments_delivered = 7;
+        r.net.udp_drops = 2;
+        let d = json(&r);
+        assert_eq!(d["sched"]["net"]["segments_delivered"], 7);
+        assert_eq!(d["sched"]["net"]["udp_drops"], 2);
+        assert!(text(&r).contains("  net: 7 segments delivered (0 through a socket backlog)"));
     }
 
     #[test]

@@ -291,6 +291,8 @@ pub struct RunResult {
     pub wakeups_comm: Option<(String, u64)>,
     /// `cpu.stat` of every non-root cgroup at the end of the run, by path (creation order).
     pub cgroups: Vec<(String, CgroupStat)>,
+    /// Loopback network counters (docs/model.md N§1.12): all zero when nothing used a socket.
+    pub net: schedlab_sched::net::NetStats,
 }
 
 /// One fair_server run at deadline priority: from its entry into the DL tree (state D) to its
@@ -999,6 +1001,7 @@ fn collect(
             (c, long)
         }),
         cgroups,
+        net: k.net.stats.clone(),
     }
 }
 
