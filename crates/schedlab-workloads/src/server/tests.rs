@@ -184,14 +184,16 @@ fn per_conn_one_worker_per_connection() {
 }
 
 /// epoll_per_worker with EPOLLEXCLUSIVE on the shared listener: each connection stays with
-/// the worker that accepted it; the workers' wake-ups come from the clients' sends.
+/// the worker that accepted it; the workers' wake-ups come from the clients' sends (the
+/// clients think 200 µs, so the workers go idle between requests).
 #[test]
 fn epoll_per_worker_exclusive_keeps_connections() {
     let mut k = xeon_n("v6.18 NO_SIM_JITTER", 2);
     let tr = traced(&mut k);
     let w = run(
         &mut k,
-        "server-model --arch epoll_per_worker --workers 2 --clients 4 --runtime 20ms",
+        "server-model --arch epoll_per_worker --workers 2 --clients 4 --think const:200us \
+         --runtime 20ms",
     );
     let sets = check_binding(&w, 4);
     assert_eq!(sets.len(), 2);
@@ -254,7 +256,7 @@ fn epoll_shared_wakes_the_most_recently_idle_worker() {
 
 /// dispatcher: connections go round robin (4 clients over 2 workers: two each); the
 /// hand-off wakes a worker from the dispatcher (the notify pipe), the requests from the
-/// clients.
+/// clients (the clients think 200 µs, so the workers go idle between requests).
 #[test]
 fn dispatcher_round_robin_and_hand_off_wakes() {
     for notify in ["pipe", "eventfd"] {
@@ -264,7 +266,7 @@ fn dispatcher_round_robin_and_hand_off_wakes() {
             &mut k,
             &format!(
                 "server-model --arch dispatcher --workers 2 --clients 4 --notify {notify} \
-                 --runtime 20ms"
+                 --think const:200us --runtime 20ms"
             ),
         );
         let sets = check_binding(&w, 4);
