@@ -1650,12 +1650,12 @@ impl Workload for ServerModel {
         let wk = r.wakeup.percentiles();
         vec![
             Metric::new("requests_per_s", r.rps(), "req/s", Better::Higher),
-            Metric::new("request_p50", rq[1].value as f64, "us", Better::Lower),
-            Metric::new("request_p90", rq[2].value as f64, "us", Better::Lower),
-            Metric::new("request_p99", rq[3].value as f64, "us", Better::Lower),
-            Metric::new("request_p99.9", rq[4].value as f64, "us", Better::Lower),
-            Metric::new("wakeup_p50", wk[1].value as f64, "us", Better::Lower),
-            Metric::new("wakeup_p99", wk[3].value as f64, "us", Better::Lower),
+            Metric::new("request_p50_us", rq[1].value as f64, "us", Better::Lower),
+            Metric::new("request_p90_us", rq[2].value as f64, "us", Better::Lower),
+            Metric::new("request_p99_us", rq[3].value as f64, "us", Better::Lower),
+            Metric::new("request_p999_us", rq[4].value as f64, "us", Better::Lower),
+            Metric::new("wakeup_p50_us", wk[1].value as f64, "us", Better::Lower),
+            Metric::new("wakeup_p99_us", wk[3].value as f64, "us", Better::Lower),
         ]
     }
 

@@ -595,3 +595,20 @@ fn section_17_5_examples() {
         assert_eq!(out.lines().count(), 2 + 2 * 6, "{out}");
     }
 }
+
+/// The metrics are the printed figures: N5's one second (see `n5_epoll_shared_one_cpu`).
+#[test]
+fn metrics_are_the_printed_figures() {
+    let mut k = xeon1("v6.18 NO_SIM_JITTER");
+    let w = run(&mut k, &format!("{N5} --runtime 100ms"));
+    let m: BTreeMap<String, f64> = w
+        .metrics(&k)
+        .into_iter()
+        .map(|m| (m.name, m.value))
+        .collect();
+    let n = requests(&w) as f64;
+    assert_eq!(m["requests_per_s"], n * 10.0);
+    assert_eq!((m["request_p50_us"], m["request_p99_us"]), (23.0, 23.0));
+    assert_eq!((m["wakeup_p50_us"], m["wakeup_p99_us"]), (5.0, 5.0));
+    assert!(m.contains_key("request_p90_us") && m.contains_key("request_p999_us"));
+}
