@@ -1553,11 +1553,16 @@ impl Workload for ServerModel {
     fn setup(&mut self, sys: &mut dyn Sys, env: &Env) -> Result<(), WorkloadError> {
         let o = self.opts.clone();
         let ncpus = sys.ncpus() as u32;
-        let (w, m) = (o.workers_for(ncpus) as usize, o.clients_for(ncpus) as usize);
+        let m = o.clients_for(ncpus) as usize;
+        // per_conn: one worker per connection
+        let w = match o.arch {
+            Arch::PerConn => m,
+            _ => o.workers_for(ncpus) as usize,
+        };
         let tasks = self.max_tasks(ncpus as usize) as u128;
         crate::cmdline::check_tasks(
             super::options::PROG,
-            &format!("--workers {w} --clients {m}"),
+            &format!("--workers {} --clients {m}", o.workers_for(ncpus)),
             tasks,
         )
         .map_err(|e| self.bad(e.to_string()))?;
@@ -1664,6 +1669,10 @@ impl Workload for ServerModel {
             Some(sh) => sh.borrow().tasks.clone(),
             None => Vec::new(),
         }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.opts.warnings.clone()
     }
 
     fn duration_hint(&self) -> Option<u64> {

@@ -206,6 +206,8 @@ pub struct Options {
     pub runtime_ns: u64,
     pub worker_side: Side,
     pub client_side: Side,
+    /// Notes for the user (options without effect), one line each.
+    pub warnings: Vec<String>,
 }
 
 impl Default for Options {
@@ -230,6 +232,7 @@ impl Default for Options {
             runtime_ns: 30_000_000_000,
             worker_side: Side::default(),
             client_side: Side::default(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -669,6 +672,12 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             arg: p.clone(),
         });
     }
+    if let (Some(n), Arch::PerConn) = (o.workers, o.arch) {
+        o.warnings.push(format!(
+            "server-model: --workers {n} ignored: --arch per_conn has one worker per connection \
+             (--clients)"
+        ));
+    }
     if let (Some(n), Arch::PerConn) = (o.epoll_max, o.arch) {
         return Err(OptionError::Invalid {
             program: PROG,
@@ -846,6 +855,12 @@ mod tests {
                 assert!(e.contains(m), "{line}: {e} lacks {m}");
             }
         }
+        let o = p("--arch per_conn --workers 8").unwrap();
+        assert!(
+            o.warnings[0].contains("--workers 8 ignored"),
+            "{:?}",
+            o.warnings
+        );
         // the defaults of every arch are consistent
         for a in ["per_conn", "epoll_per_worker", "epoll_shared", "dispatcher"] {
             p(&format!("--arch {a}")).unwrap();

@@ -176,6 +176,9 @@ fn per_conn_one_worker_per_connection() {
     let sets = check_binding(&w, 4);
     assert_eq!(sets.len(), 4);
     assert!(sets.iter().all(|s| s.len() == 1), "{sets:?}");
+    assert!(w
+        .output(&k)
+        .starts_with("server-model: arch=per_conn transport=tcp workers=4 "));
     let t = tr.borrow();
     let wk = wakers_of(&t, "worker");
     assert_eq!(wk.keys().collect::<Vec<_>>(), ["client"], "{wk:?}");
@@ -292,8 +295,13 @@ fn udp_and_unix_transports() {
     for transport in ["udp", "unix"] {
         for arch in ["per_conn", "epoll_per_worker", "epoll_shared"] {
             let mut k = xeon_n("v6.18 NO_SIM_JITTER", 2);
+            let workers = if arch == "per_conn" {
+                ""
+            } else {
+                "--workers 2"
+            };
             let line = format!(
-                "server-model --transport {transport} --arch {arch} --workers 2 --clients 4 \
+                "server-model --transport {transport} --arch {arch} {workers} --clients 4 \
                  --runtime 10ms"
             );
             let w = run(&mut k, &line);
