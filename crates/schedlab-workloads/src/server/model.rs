@@ -8,6 +8,7 @@
 //! server (process) ─ creates the listener(s), epoll instances, notify files, UDP / AF_UNIX
 //!   │                sockets; registers what the shared instance watches; then clones:
 //!   ├─ per_conn, tcp:     acceptor ── accept(L) ──clone──▶ one worker per connection
+//!   │                     (per_request: finished workers park in a thread cache, futex)
 //!   ├─ per_conn, udp/unix: one worker per client, blocked in its receive
 //!   ├─ epoll_per_worker:  W workers, each its own instance with the listener(s) and its
 //!   │                     connections (level-triggered)
@@ -52,6 +53,13 @@
 //! * **UDP and AF_UNIX** "connections" are created at start-up: per client one socket pair
 //!   (UDP: a server socket per client; AF_UNIX: a request and a response stream). Their
 //!   binding to workers (epoll_per_worker) is client i → worker i mod W.
+//! * **Closing a registered socket**: the worker issues `EPOLL_CTL_DEL` before `close()`
+//!   (Deviation: the kernel's close removes the registration itself, without `c_epoll_ctl`;
+//!   the simulated close leaves it).
+//! * **Draws** of `exp` use `f64::ln` of a 53-bit uniform (reproducible on one platform);
+//!   `lognormal` uses the engine's fixed-point factor (exact everywhere).
+//! * **Placement**: `--worker-*` applies to the server process and `--client-*` to the client
+//!   process when they are forked; every task they create inherits it.
 
 use super::options::{
     Accept, Arch, ConnMode, Dist, LoopMode, Notify, Options, Side, ThinkMode, Transport, WorkerMm,
