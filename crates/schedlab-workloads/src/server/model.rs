@@ -1618,8 +1618,26 @@ impl Workload for ServerModel {
         };
         let sh = Rc::new(RefCell::new(shared));
         self.shared = Some(sh.clone());
-        let attrs = |comm: &str, side: &Side| {
-            let mut a = env.placement.attrs(comm, env.tg);
+        let mut tgs = [env.tg, env.tg];
+        for (i, (opt, side)) in [
+            ("--worker-cgroup", &o.worker_side),
+            ("--client-cgroup", &o.client_side),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Some(path) = &side.cgroup {
+                let tg = sys
+                    .cgroup_mkdir(path)
+                    .map_err(|e| self.bad(format!("server-model: {opt} {path}: {e}")))?;
+                tgs[i] = Some(tg);
+            }
+        }
+        let attrs = |comm: &str, side: &Side, tg: Option<schedlab_sched::sched::TgId>| {
+            let mut a = env.placement.attrs(comm, tg);
+            if side.slice_ns.is_some() {
+                a.slice_ns = side.slice_ns;
+            }
             if side.policy.is_some() {
                 a.policy = side.policy;
                 a.rt_priority = side.rt_priority;
@@ -1638,14 +1656,14 @@ impl Workload for ServerModel {
                 out: VecDeque::new(),
                 started: false,
             }),
-            &attrs("server", &o.worker_side),
+            &attrs("server", &o.worker_side, tgs[0]),
         );
         let client = sys.fork(
             Box::new(ClientMain {
                 sh: sh.clone(),
                 spawned: 0,
             }),
-            &attrs("client", &o.client_side),
+            &attrs("client", &o.client_side, tgs[1]),
         );
         sh.borrow_mut().tasks.extend([server, client]);
         sys.wake_up_new_task(server);

@@ -19,13 +19,13 @@
 //! | `--notify` | `pipe` (default), `eventfd` (dispatcher's hand-off notification) |
 //! | `--epoll-max N` | 64 |
 //! | `--runtime S` | 30 s (a bare number is seconds; `500ms` etc. accepted) |
-//! | `--worker-policy P`, `--worker-nice N`, `--worker-cpus LIST` | the line's placement |
-//! | `--client-policy P`, `--client-nice N`, `--client-cpus LIST` | the line's placement |
+//! | `--worker-policy`, `--worker-nice`, `--worker-cpus`, `--worker-slice`, `--worker-cgroup` | the line's placement |
+//! | `--client-policy`, `--client-nice`, `--client-cpus`, `--client-slice`, `--client-cgroup` | the line's placement |
 //!
-//! The per-side options (§17.2: policy, nice and CPUs separately for clients and workers)
-//! take the values of the placement tokens `policy=`, `nice=` and `cpus=` (`batch`,
-//! `fifo:50`, `0-3`…); they apply to the server process (all its tasks) or to the client
-//! process, over the line's own placement.
+//! The per-side options (§17.2: policy, nice, CPUs, slice and cgroup separately for clients
+//! and workers) take the values of the placement tokens `policy=`, `nice=`, `cpus=`,
+//! `slice=` and `cgroup=` (`batch`, `fifo:50`, `0-3`, `3ms`, `/srv`…); they apply to the
+//! server process (all its tasks) or to the client process, over the line's own placement.
 //!
 //! Default accept mode per arch: `per_conn` `blocking` (one acceptor thread), `epoll_per_worker`
 //! `epoll_exclusive` (nginx ≥ 1.11.3), `epoll_shared` `epoll` (the listener in the shared
@@ -176,6 +176,8 @@ pub struct Side {
     pub rt_priority: Option<u32>,
     pub nice: Option<i32>,
     pub cpus: Option<CpuMask>,
+    pub slice_ns: Option<u64>,
+    pub cgroup: Option<String>,
 }
 
 /// A parsed `server-model` line.
@@ -372,9 +374,13 @@ enum Key {
     WorkerPolicy,
     WorkerNice,
     WorkerCpus,
+    WorkerSlice,
+    WorkerCgroup,
     ClientPolicy,
     ClientNice,
     ClientCpus,
+    ClientSlice,
+    ClientCgroup,
 }
 
 const fn long(name: &'static str, key: Key) -> Spec<Key> {
@@ -402,9 +408,13 @@ const SPECS: &[Spec<Key>] = &[
     long("worker-policy", Key::WorkerPolicy),
     long("worker-nice", Key::WorkerNice),
     long("worker-cpus", Key::WorkerCpus),
+    long("worker-slice", Key::WorkerSlice),
+    long("worker-cgroup", Key::WorkerCgroup),
     long("client-policy", Key::ClientPolicy),
     long("client-nice", Key::ClientNice),
     long("client-cpus", Key::ClientCpus),
+    long("client-slice", Key::ClientSlice),
+    long("client-cgroup", Key::ClientCgroup),
 ];
 
 /// Reads a per-side option through the placement token it mirrors (`policy=V`, `nice=V`,
@@ -433,6 +443,8 @@ fn side_option(opt: &str, token: &str, value: &str, side: &mut Side) -> Result<(
             side.rt_priority = p.rt_priority;
         }
         "nice" => side.nice = p.nice,
+        "slice" => side.slice_ns = p.slice_ns,
+        "cgroup" => side.cgroup = p.cgroup,
         _ => side.cpus = p.cpus,
     }
     Ok(())
@@ -651,9 +663,13 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             Key::WorkerPolicy => side_option(&opt, "policy", v, &mut o.worker_side)?,
             Key::WorkerNice => side_option(&opt, "nice", v, &mut o.worker_side)?,
             Key::WorkerCpus => side_option(&opt, "cpus", v, &mut o.worker_side)?,
+            Key::WorkerSlice => side_option(&opt, "slice", v, &mut o.worker_side)?,
+            Key::WorkerCgroup => side_option(&opt, "cgroup", v, &mut o.worker_side)?,
             Key::ClientPolicy => side_option(&opt, "policy", v, &mut o.client_side)?,
             Key::ClientNice => side_option(&opt, "nice", v, &mut o.client_side)?,
             Key::ClientCpus => side_option(&opt, "cpus", v, &mut o.client_side)?,
+            Key::ClientSlice => side_option(&opt, "slice", v, &mut o.client_side)?,
+            Key::ClientCgroup => side_option(&opt, "cgroup", v, &mut o.client_side)?,
             Key::Runtime => {
                 let ns = schedlab_engine::parse_duration(v)
                     .map_err(|e| bad(&opt, e.to_string()))?
@@ -764,6 +780,10 @@ mod tests {
         assert_eq!(o.client_side.policy, Some(Policy::Batch));
         assert_eq!(o.client_side.nice, Some(5));
         assert_eq!(o.client_side.cpus.as_ref().and_then(|c| c.first()), Some(2));
+        let o = p("--worker-slice 3ms --worker-cgroup /srv --client-cgroup /cli/a").unwrap();
+        assert_eq!(o.worker_side.slice_ns, Some(3_000_000));
+        assert_eq!(o.worker_side.cgroup.as_deref(), Some("/srv"));
+        assert_eq!(o.client_side.cgroup.as_deref(), Some("/cli/a"));
     }
 
     /// Every refusal is one line naming the option and the value (exit 2 at the CLI).
@@ -800,6 +820,8 @@ mod tests {
             ("--worker-policy fifo:0", ["--worker-policy", "'fifo:0'"]),
             ("--client-nice 30", ["--client-nice", "'30'"]),
             ("--client-cpus x", ["--client-cpus", "'x'"]),
+            ("--worker-slice 0", ["--worker-slice", "'0'"]),
+            ("--client-cgroup rel", ["--client-cgroup", "'rel'"]),
             (
                 "--worker-policy deadline:1ms/2ms/2ms",
                 ["--worker-policy", "clone"],

@@ -620,3 +620,25 @@ fn metrics_are_the_printed_figures() {
     assert_eq!((m["wakeup_p50_us"], m["wakeup_p99_us"]), (5.0, 5.0));
     assert!(m.contains_key("request_p90_us") && m.contains_key("request_p999_us"));
 }
+
+/// Per-side cgroups and slices: every server task in /srv with a 3 ms slice, every client
+/// in /cli.
+#[test]
+fn per_side_cgroup_and_slice() {
+    let mut k = xeon_n("v6.18 NO_SIM_JITTER", 2);
+    let w = run(
+        &mut k,
+        "server-model --arch dispatcher --workers 2 --clients 2 --worker-cgroup /srv \
+         --worker-slice 3ms --client-cgroup /cli --runtime 5ms",
+    );
+    assert!(requests(&w) > 50);
+    for (_, _, t) in w.worker_stats() {
+        let t = t.unwrap();
+        assert_eq!(k.task_cgroup_path(t), "/srv");
+        let se = k.tasks[t.index()].se;
+        assert_eq!(k.se[se.index()].slice, 3_000_000);
+    }
+    for (_, t) in w.client_stats() {
+        assert_eq!(k.task_cgroup_path(t.unwrap()), "/cli");
+    }
+}
