@@ -174,6 +174,7 @@ impl Kernel {
             self.check_dl_rq(rq.cpu)?;
         }
         self.check_dl_bw()?;
+        self.net_invariant_errors()?;
         // the simulator's idle masks index exactly available_idle_cpu()/sched_idle_rq()
         self.idle_masks_consistent(&schedlab_platform::cpumask::CpuMask::first_n(self.ncpus))?;
         for (i, t) in self.tasks.iter().enumerate() {
@@ -216,6 +217,56 @@ impl Kernel {
                     "task {} (#{i}) p.on_rq {:?} but se.on_rq {}",
                     t.comm, t.on_rq, se.on_rq
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Loopback sockets and epoll (net.rs, eventpoll.rs): nobody sleeps while owning a TCP
+    /// socket (`sk_wait_data`, `sk_stream_wait_memory` release it first), only an owned
+    /// socket has a backlog, a UDP socket's `rmem` is the truesize of its queue, an accept
+    /// queue holds at most backlog + 1, and an epoll ready list holds each of its ready
+    /// items once.
+    fn net_invariant_errors(&self) -> Result<(), String> {
+        for (i, s) in self.net.tcp.iter().enumerate() {
+            if let Some(o) = s.owner {
+                let st = self.tasks[o.index()].state;
+                if matches!(st, TaskState::Interruptible | TaskState::Uninterruptible) {
+                    return Err(format!(
+                        "task {} sleeps owning TCP socket {i}",
+                        self.tasks[o.index()].comm
+                    ));
+                }
+            } else if !s.backlog.is_empty() {
+                return Err(format!("TCP socket {i} has a backlog but no owner"));
+            }
+        }
+        for (i, u) in self.net.udp.iter().enumerate() {
+            let sum: u64 = u.queue.iter().map(|&(_, ts)| ts as u64).sum();
+            if sum != u.rmem {
+                return Err(format!(
+                    "UDP socket {i}: rmem {} != queued truesize {sum}",
+                    u.rmem
+                ));
+            }
+        }
+        for (i, l) in self.net.listeners.iter().enumerate() {
+            if l.accept_q.len() as u64 > l.backlog as u64 + 1 {
+                return Err(format!("listener {i}: accept queue over backlog + 1"));
+            }
+        }
+        for (i, e) in self.epoll.eps.iter().enumerate() {
+            for (fd, it) in &e.items {
+                let n = e.rdllist.iter().filter(|&&f| f == *fd).count();
+                if n != it.ready as usize {
+                    return Err(format!(
+                        "epoll {i}: {fd:?} ready {} but listed {n} times",
+                        it.ready
+                    ));
+                }
+            }
+            if e.rdllist.iter().any(|f| !e.items.contains_key(f)) {
+                return Err(format!("epoll {i}: a ready file that is not registered"));
             }
         }
         Ok(())

@@ -132,7 +132,7 @@ pub struct TcpSeg {
     pub fin: bool,
 }
 
-/// `TCP_MAXSEG` reported on loopback by the calibration VM [M1] (netbench.md §1.12.2).
+/// `TCP_MAXSEG` reported on loopback by the calibration VM \[M1\] (netbench.md §1.12.2, §18).
 pub const LO_MSS: u32 = 32_741;
 /// Largest skb a send puts on loopback: GSO carries two MSS (netbench.md §1.12.2, the
 /// size-goal derivation is unverified).
@@ -140,7 +140,7 @@ pub const LO_SIZE_GOAL: u32 = 2 * LO_MSS;
 /// `tcp_wmem[1]`: the send buffer before autotuning.
 pub const TCP_WMEM_DEFAULT: u32 = 16_384;
 /// `sk_sndbuf` of a fresh loopback connection after `tcp_init_buffer_space()` autotuning,
-/// as read on [M1] (netbench.md §1.12.7).
+/// as read on \[M1\] (netbench.md §1.12.7).
 pub const TCP_SNDBUF_ESTABLISHED: u32 = 3_939_840;
 /// `tcp_rmem[1]`: the receive buffer.
 pub const TCP_RMEM_DEFAULT: u32 = 131_072;
@@ -274,7 +274,7 @@ impl UdpSock {
     /// sk_buff)` aligned (256) plus the head buffer, which is the small-head cache object
     /// (576 B) while payload, headers (44 B: link-layer reserve, IP and UDP) and
     /// `skb_shared_info` (320 B) fit in it, else the kmalloc size class (a power of two) of
-    /// the 64-byte-aligned sum. 832 B up to 64 B and 2304 B for 1 KiB are [M1]'s
+    /// the 64-byte-aligned sum. 832 B up to 64 B and 2304 B for 1 KiB are \[M1\]'s
     /// measurements; other sizes follow this rule (unverified).
     pub fn truesize(n: u32) -> u32 {
         let data = (n as u64 + 44).div_ceil(64) * 64 + 320;
@@ -661,6 +661,63 @@ mod tests {
                 d(x.backlog, y.backlog),
             ],
         )
+    }
+
+    /// lock_sock() on a socket another task owns (`__lock_sock`): the caller sleeps
+    /// uninterruptibly until the owner's release_sock() wakes it (`wake_up`: WF_TTWU only,
+    /// task context, waker = the owner). One CPU, full preemption: A sends on S; the wake-up
+    /// of R (SCHED_FIFO, blocked in recv on S's peer) in A's softirq preempts A at
+    /// local_bh_enable while A still owns S; R reads, then sends on S itself and must wait
+    /// for A, whose release_sock hands the socket over.
+    #[test]
+    fn lock_sock_waits_for_the_owner() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::Full);
+        k.ttwu_log = Some(Vec::new());
+        let (s, p) = k.net.new_pair(true);
+        let a = spawn(
+            &mut k,
+            "A",
+            0,
+            Policy::Normal,
+            script(move |i, _cx, _| (i == 0).then_some(Op::TcpSend { sock: s, bytes: 1 })),
+        );
+        let r = spawn(
+            &mut k,
+            "R",
+            0,
+            Policy::Fifo,
+            script(move |i, _cx, _| match i {
+                0 => Some(Op::TcpRecv {
+                    sock: p,
+                    bytes: 1,
+                    flags: RecvFlags::default(),
+                }),
+                1 => Some(Op::TcpSend { sock: s, bytes: 1 }),
+                _ => None,
+            }),
+        );
+        k.run_until(10_000_000);
+        assert!(k.task_stat(a).exited && k.task_stat(r).exited);
+        // both bytes went out on S and arrived at P
+        assert_eq!(k.net.tcp[s.index()].bytes_sent, 2);
+        assert_eq!(k.net.tcp[p.index()].bytes_rcvd, 2);
+        assert!(k.net.tcp[s.index()].owner.is_none());
+        assert!(k.net.tcp[s.index()].lock_waiters.is_empty());
+        // R was woken twice: by A's data (softirq, WF_SYNC) and by A's release_sock
+        // (task context, no WF_SYNC)
+        let log: Vec<_> = k
+            .ttwu_log
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|w| w.wakee == r)
+            .map(|w| (w.waker, w.wake_flags, w.in_task))
+            .collect();
+        assert_eq!(
+            log,
+            vec![(a, WF_TTWU | WF_SYNC, false), (a, WF_TTWU, true)],
+            "{log:?}"
+        );
     }
 
     /// netbench.md §16.6 N1: TCP_RR on one CPU, both SCHED_BATCH (no wake-up preemption):
@@ -1535,5 +1592,83 @@ mod tests {
         );
         k.run_until(1_000_000);
         assert_eq!(*ran_at.borrow(), 7_650);
+    }
+
+    /// An AF_UNIX stream socket registered with epoll: a send reaches the link with the
+    /// socket's own sync wake-up (`sock_def_readable`, task context).
+    #[test]
+    fn an_af_unix_socket_wakes_its_epoll_sleeper_with_sync() {
+        let mut k = wake_kernel();
+        let u = k.ipc.new_unix_stream();
+        let e = k.epoll.new_epoll();
+        let ar = res();
+        let add = Op::EpollCtl {
+            ep: e,
+            op: EpollOp::Add,
+            fd: NetFd::Unix(u),
+            events: EPOLLIN,
+        };
+        let a = stage(
+            &mut k,
+            "poller",
+            vec![add, Op::EpollWait { ep: e, max: 4 }],
+            &ar,
+        );
+        let send = Op::SockSend {
+            sock: u,
+            bytes: 100,
+        };
+        let w = stage(&mut k, "sender", vec![send], &res());
+        k.run_until(5_000_000);
+        assert_eq!(wakes(&k), vec![(w, a, WF_TTWU | WF_SYNC, true)]);
+        assert_eq!(ar.borrow()[1], SysResult::Ready(1));
+    }
+
+    /// §1.12.5: data processed from the backlog at the `release_sock` of another thread that
+    /// owned the socket wakes the reader from task context, `current` = that thread, still
+    /// WF_SYNC. Full preemption, one CPU: the reader sleeps in `recv(S)`; thread T1 sends on
+    /// S (owning it from 1.0026 ms: staged at 1 ms, after the SCHED_FIFO X's switch-in and
+    /// its own); X's 3 µs sleep ends at 1.0043 ms inside T1's `c_tcp_send`, X preempts T1 and
+    /// sends on the peer end: S is owned, so the byte waits on S's backlog; T1 resumes and
+    /// its `release_sock` receives it and wakes the reader.
+    #[test]
+    fn a_backlog_processed_by_another_owner_wakes_from_task_context() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::Full);
+        k.ttwu_log = Some(Vec::new());
+        let (p, s) = k.net.new_pair(true);
+        let rr = res();
+        let recv = Op::TcpRecv {
+            sock: s,
+            bytes: 10,
+            flags: RecvFlags::default(),
+        };
+        let reader = stage(&mut k, "reader", vec![recv], &rr);
+        let x = spawn(
+            &mut k,
+            "x",
+            0,
+            Policy::Fifo,
+            ops_prog(
+                vec![Op::Sleep(3_000), Op::TcpSend { sock: p, bytes: 1 }],
+                res(),
+            ),
+        );
+        let t1 = spawn(
+            &mut k,
+            "t1",
+            0,
+            Policy::Normal,
+            ops_prog(vec![Op::TcpSend { sock: s, bytes: 1 }], res()),
+        );
+        k.run_until(5_000_000);
+        assert_eq!(
+            wakes(&k),
+            vec![
+                (t1, x, WF_TTWU, false),
+                (t1, reader, WF_TTWU | WF_SYNC, true)
+            ]
+        );
+        assert_eq!(k.net.stats.backlog_deliveries, 1);
+        assert_eq!(*rr.borrow(), vec![SysResult::Bytes(1)]);
     }
 }

@@ -1,6 +1,6 @@
 //! schedlab-workloads: models of the benchmarks users run on hardware (rt-app, stress-ng,
-//! hackbench, schbench, cyclictest, interbench, dbench): their command-line options, their task programs over the
-//! kernel's syscall surface, and the lines they print.
+//! hackbench, schbench, cyclictest, interbench, dbench, tbench): their command-line options,
+//! their task programs over the kernel's syscall surface, and the lines they print.
 
 pub mod cmdline;
 pub mod cyclictest;
@@ -15,6 +15,7 @@ pub mod schbench;
 pub mod server;
 pub mod stats;
 pub mod stress_ng;
+pub mod tbench;
 pub mod workload;
 
 pub use workload::{

@@ -254,6 +254,10 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
     ("interbench ...", "interbench 0.31 (workloads.md §6)"),
     ("dbench ... N", "dbench 4, fileio on XFS (workloads.md §7)"),
     (
+        "tbench ... N [server]",
+        "tbench (dbench 4 network mode) over loopback TCP (netbench.md §15)",
+    ),
+    (
         "llama-batched-bench ...",
         "llama.cpp batched-bench on the ggml CPU thread pool (workloads.md §9)",
     ),
@@ -466,6 +470,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "perf" => crate::hackbench::workload_perf(line, args)?,
         "schbench" => crate::schbench::workload(line, args)?,
         "dbench" => crate::dbench::workload(line, args)?,
+        "tbench" => crate::tbench::workload(line, args)?,
         "llama-batched-bench" => crate::llama::workload(line, args)?,
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         "interbench" => crate::interbench::workload(line, args)?,
@@ -556,6 +561,7 @@ mod tests {
             "cgroup=/g cyclictest -t 2 -i 1000 -D 1",
             "cgexec -g cpu:/g interbench -t 10 -x Write -W Audio",
             "cgroup=/g make -j2 --units 2",
+            "cgroup=/g tbench -t 1 2",
             "cgroup=/g server-model --workers 1 --clients 2 --runtime 10ms",
         ] {
             let cfg = KernelConfig::parse("v6.18").unwrap();

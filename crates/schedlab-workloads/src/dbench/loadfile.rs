@@ -47,9 +47,19 @@ pub enum OpKind {
     LockX,
     UnlockX,
     Flush,
+    /// `Sleep usec`: the client sleeps (no operation, no latency entry, not in the table).
+    Sleep,
 }
 
+/// Number of [`OpKind`]s (the 17 of the table and `Sleep`): the size of per-kind arrays.
+pub const NKINDS: usize = 18;
+
+/// Marks a line without a path ([`Line::path`]).
+pub const NO_PATH: u32 = u32::MAX;
+
 impl OpKind {
+    /// The operations of dbench's latency table (every kind but `Sleep`), in dbench 4.00's
+    /// order.
     pub const ALL: [OpKind; 17] = [
         OpKind::NTCreateX,
         OpKind::Close,
@@ -90,8 +100,42 @@ impl OpKind {
             OpKind::LockX => "LockX",
             OpKind::UnlockX => "UnlockX",
             OpKind::Flush => "Flush",
+            OpKind::Sleep => "Sleep",
         }
     }
+
+    /// The name in the gormanm tree's table (netbench.md §15.4: the loadfile's own names).
+    pub fn gormanm_name(self) -> &'static str {
+        match self {
+            OpKind::Qpathinfo => "QUERY_PATH_INFORMATION",
+            OpKind::Qfileinfo => "QUERY_FILE_INFORMATION",
+            OpKind::Qfsinfo => "QUERY_FS_INFORMATION",
+            OpKind::Sfileinfo => "SET_FILE_INFORMATION",
+            OpKind::Find => "FIND_FIRST",
+            k => k.name(),
+        }
+    }
+
+    /// The table order of the gormanm tree (mmtests' dbench; netbench.md §15.4).
+    pub const GORMANM_ORDER: [OpKind; 17] = [
+        OpKind::Deltree,
+        OpKind::Flush,
+        OpKind::Close,
+        OpKind::LockX,
+        OpKind::Rmdir,
+        OpKind::Mkdir,
+        OpKind::Rename,
+        OpKind::ReadX,
+        OpKind::WriteX,
+        OpKind::Unlink,
+        OpKind::UnlockX,
+        OpKind::Find,
+        OpKind::Sfileinfo,
+        OpKind::Qfileinfo,
+        OpKind::Qpathinfo,
+        OpKind::Qfsinfo,
+        OpKind::NTCreateX,
+    ];
 
     pub fn index(self) -> usize {
         self as usize
@@ -117,6 +161,7 @@ impl OpKind {
             OpKind::LockX => "lockx",
             OpKind::UnlockX => "unlockx",
             OpKind::Flush => "flush",
+            OpKind::Sleep => "sleep",
         }
     }
 
@@ -139,6 +184,7 @@ impl OpKind {
             OpKind::LockX | OpKind::UnlockX => 2_000,
             OpKind::Mkdir | OpKind::Rmdir => 8_000,
             OpKind::Deltree => 2_000_000,
+            OpKind::Sleep => 0,
         }
     }
 }
@@ -150,8 +196,16 @@ pub struct Line {
     /// File number within the client (path or handle resolved); meaningless for lines
     /// that name no file.
     pub file: u32,
-    /// ReadX/WriteX bytes.
+    /// ReadX/WriteX bytes asked for; `Sleep`: microseconds.
     pub size: u32,
+    /// ReadX/WriteX: the returned size of the trace (`ret_size`, the size when absent).
+    pub ret_size: u32,
+    /// FIND_FIRST: the number of entries returned (the count argument, 0 when absent).
+    pub count: u32,
+    /// The path arguments as written after dbench's `\` → `/` rewrite: indices into
+    /// [`Loadfile::paths`], [`NO_PATH`] where the line has none (dbench takes a word as a
+    /// path only if it starts with `/`).
+    pub path: [u32; 2],
     /// NTCreateX: the open creates the file.
     pub create: bool,
     /// NTCreateX expected to fail (no handle).
@@ -166,6 +220,9 @@ impl Line {
             kind,
             file,
             size: 0,
+            ret_size: 0,
+            count: 0,
+            path: [NO_PATH; 2],
             create: false,
             fail: false,
             at_ns: None,
@@ -178,12 +235,14 @@ impl Line {
 pub struct Loadfile {
     pub name: String,
     pub lines: Vec<Line>,
+    /// The distinct path strings of the lines ([`Line::path`]).
+    pub paths: Vec<String>,
 }
 
 impl Loadfile {
     /// Lines of each kind, indexed by [`OpKind::index`].
-    pub fn counts(&self) -> [u64; 17] {
-        let mut c = [0u64; 17];
+    pub fn counts(&self) -> [u64; NKINDS] {
+        let mut c = [0u64; NKINDS];
         for l in &self.lines {
             c[l.kind.index()] += 1;
         }
@@ -387,11 +446,37 @@ pub fn synthesize(name: &str, n: u32) -> Loadfile {
         lines.push(Line::new(OpKind::Close, f));
     }
     lines.append(&mut gaps[sessions as usize]);
+    for l in lines.iter_mut() {
+        l.ret_size = l.size;
+        match l.kind {
+            OpKind::Rename => l.path = [0, 0],
+            OpKind::NTCreateX
+            | OpKind::Unlink
+            | OpKind::Mkdir
+            | OpKind::Rmdir
+            | OpKind::Deltree
+            | OpKind::Qpathinfo => l.path[0] = 0,
+            OpKind::Find => {
+                l.path[0] = 0;
+                l.count = SYNTH_FIND_COUNT;
+            }
+            _ => {}
+        }
+    }
     Loadfile {
         name: name.to_string(),
         lines,
+        paths: vec![SYNTH_PATH.to_string()],
     }
 }
+
+/// The one path of the synthetic loadfiles (tbench's request sizes depend on path lengths):
+/// the shape of dbench's loadfile paths, 39 characters (**unverified**: `client.txt` was not
+/// read).
+pub const SYNTH_PATH: &str = "/clients/client1/~dmtmp/WORD/CHAP10.DOC";
+
+/// FIND_FIRST's returned entry count in the synthetic loadfiles (**unverified**).
+pub const SYNTH_FIND_COUNT: u32 = 10;
 
 /// Splits a loadfile line into words; `"quoted strings"` are one word.
 fn words(line: &str) -> Result<Vec<String>, String> {
@@ -430,6 +515,8 @@ fn words(line: &str) -> Result<Vec<String>, String> {
 pub fn parse(file: &str, text: &str) -> Result<Loadfile, String> {
     use std::collections::HashMap;
     let mut paths: HashMap<String, u32> = HashMap::new();
+    // the path texts after dbench's `\` → `/` rewrite, by id
+    let mut texts: Vec<String> = Vec::new();
     let mut handles: HashMap<i64, u32> = HashMap::new();
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -481,7 +568,10 @@ pub fn parse(file: &str, text: &str) -> Result<Loadfile, String> {
         };
         let mut path_id = |p: String| -> u32 {
             let n = paths.len() as u32;
-            *paths.entry(p).or_insert(n)
+            *paths.entry(p.clone()).or_insert_with(|| {
+                texts.push(p.replace('\\', "/"));
+                n
+            })
         };
         let handle = |h: i64, handles: &HashMap<i64, u32>| -> Result<u32, String> {
             handles
@@ -495,6 +585,7 @@ pub fn parse(file: &str, text: &str) -> Result<Loadfile, String> {
                 let disp = num(2, "create disposition")?;
                 let fnum = num(3, "handle")?;
                 let mut l = Line::new(OpKind::NTCreateX, f);
+                l.path[0] = f;
                 // FILE_SUPERSEDE 0, FILE_CREATE 2, FILE_OPEN_IF 3, FILE_OVERWRITE_IF 5
                 l.create = ok && matches!(disp, 0 | 2 | 3 | 5);
                 l.fail = !ok;
@@ -522,6 +613,16 @@ pub fn parse(file: &str, text: &str) -> Result<Loadfile, String> {
                 };
                 let mut l = Line::new(kind, f);
                 l.size = size as u32;
+                l.ret_size = match args.get(3) {
+                    Some(_) => {
+                        let r = num(3, "returned size")?;
+                        if !(0..=u32::MAX as i64).contains(&r) {
+                            return Err(at(format!("'{op}': bad returned size '{r}'")));
+                        }
+                        r as u32
+                    }
+                    None => l.size,
+                };
                 l
             }
             "Flush" | "QUERY_FILE_INFORMATION" | "SET_FILE_INFORMATION" | "LockX" | "UnlockX" => {
@@ -552,12 +653,40 @@ pub fn parse(file: &str, text: &str) -> Result<Loadfile, String> {
                     "QUERY_PATH_INFORMATION" => OpKind::Qpathinfo,
                     _ => OpKind::Find,
                 };
-                Line::new(kind, f)
+                let mut l = Line::new(kind, f);
+                l.path[0] = f;
+                if kind == OpKind::Rename {
+                    let to = path(1)?;
+                    l.path[1] = path_id(to);
+                }
+                if kind == OpKind::Find && args.get(3).is_some() {
+                    let c = num(3, "count")?;
+                    if !(0..=u32::MAX as i64).contains(&c) {
+                        return Err(at(format!("'{op}': bad count '{c}'")));
+                    }
+                    l.count = c as u32;
+                }
+                l
             }
             "QUERY_FS_INFORMATION" => Line::new(OpKind::Qfsinfo, 0),
+            "Sleep" => {
+                let us = num(0, "time (µs)")?;
+                if !(0..=u32::MAX as i64).contains(&us) {
+                    return Err(at(format!("'{op}': bad time '{us}'")));
+                }
+                let mut l = Line::new(OpKind::Sleep, 0);
+                l.size = us as u32;
+                l
+            }
             _ => return Err(at(format!("unknown operation '{op}'"))),
         };
         line.at_ns = at_ns;
+        // a word is a path to dbench only if it starts with `/` after the rewrite
+        for p in line.path.iter_mut() {
+            if *p != NO_PATH && !texts[*p as usize].starts_with('/') {
+                *p = NO_PATH;
+            }
+        }
         lines.push(line);
     }
     if lines.is_empty() {
@@ -566,6 +695,7 @@ pub fn parse(file: &str, text: &str) -> Result<Loadfile, String> {
     Ok(Loadfile {
         name: file.to_string(),
         lines,
+        paths: texts,
     })
 }
 
@@ -619,6 +749,18 @@ mod tests {
         // client-warmup: 600 lines of the same mix
         let w = builtin("client-warmup").unwrap();
         assert_eq!(w.lines.len(), 600);
+        // the synthetic path and FIND_FIRST count (tbench's request sizes)
+        assert_eq!(SYNTH_PATH.len(), 39);
+        assert!(lf
+            .lines
+            .iter()
+            .filter(|l| l.kind == OpKind::Find)
+            .all(|l| l.count == SYNTH_FIND_COUNT && lf.paths[l.path[0] as usize] == SYNTH_PATH));
+        assert!(lf
+            .lines
+            .iter()
+            .filter(|l| matches!(l.kind, OpKind::Close | OpKind::ReadX))
+            .all(|l| l.path == [NO_PATH; 2]));
     }
 
     #[test]
@@ -685,6 +827,32 @@ Unlink \"\\clients\\client1\\a.doc\" 0x6 NT_STATUS_OK
         assert_eq!(lf.lines[3].file, lf.lines[0].file);
         assert_eq!(lf.lines[7].file, lf.lines[0].file);
         assert_eq!(lf.lines[1].size, 4096);
+        // what tbench needs: the path texts after `\\` → `/`, the returned size, the count
+        assert_eq!(
+            lf.paths[lf.lines[0].path[0] as usize],
+            "/clients/client1/a.doc"
+        );
+        assert_eq!(lf.lines[1].path, [NO_PATH; 2]); // WriteX names a handle, not a path
+        assert_eq!(lf.lines[7].path[0], lf.lines[0].path[0]);
+        let lf = parse(
+            "t.txt",
+            "NTCreateX \"\\f\" 0x0 1 1 NT_STATUS_OK\n\
+             ReadX 1 0 4096 1000 NT_STATUS_OK\n\
+             FIND_FIRST \"\\clients\\client1\\*.*\" 260 1366 11 NT_STATUS_OK\n\
+             Rename \"\\a\\b\" \"\\a\\cd\" NT_STATUS_OK\n\
+             Sleep 500 NT_STATUS_OK\n\
+             Mkdir \"noslash\" NT_STATUS_OK\n",
+        )
+        .unwrap();
+        let l = &lf.lines[1..];
+        assert_eq!((l[0].size, l[0].ret_size), (4096, 1000));
+        assert_eq!(l[1].count, 11);
+        assert_eq!(lf.paths[l[1].path[0] as usize], "/clients/client1/*.*");
+        assert_eq!(lf.paths[l[2].path[0] as usize], "/a/b");
+        assert_eq!(lf.paths[l[2].path[1] as usize], "/a/cd");
+        assert_eq!((l[3].kind, l[3].size), (OpKind::Sleep, 500));
+        // dbench takes a word as a path only if it starts with `/`
+        assert_eq!(l[4].path[0], NO_PATH);
         let e = parse("my.txt", "Close 3 NT_STATUS_OK\n").unwrap_err();
         assert_eq!(e, "my.txt:1: 'Close': handle 3 is not open");
         let e = parse("my.txt", "\nFrobnicate 1 NT_STATUS_OK\n").unwrap_err();

@@ -11,7 +11,8 @@
 //! | `--show-execute-time` | yes |
 //! | `--run-once` | yes: each client stops after one pass |
 //! | `--skip-cleanup` | yes: no cleanup line |
-//! | `-B`, `-s`, `-S`, `-F`, `-R`, `-x`, `-T`, … | not modelled (error) |
+//! | `-T`, `--tcp-options OPTS` | tbench only (`crate::tbench`); dbench: error |
+//! | `-B`, `-s`, `-S`, `-F`, `-R`, `-x`, … | not modelled (error) |
 
 use crate::cmdline::{self, ArgKind, OptionError, Scanner, Spec, Style};
 
@@ -27,6 +28,8 @@ pub struct Options {
     pub show_execute_time: bool,
     pub run_once: bool,
     pub skip_cleanup: bool,
+    /// `-T`, `--tcp-options` (tbench only): the socket options as given.
+    pub tcp_options: Option<String>,
     pub warnings: Vec<String>,
 }
 
@@ -42,6 +45,7 @@ enum Key {
     ShowExec,
     RunOnce,
     SkipCleanup,
+    TcpOptions,
     NotModelled(&'static str),
     Help,
 }
@@ -93,16 +97,29 @@ const SPECS: &[Spec<Key>] = &[
         NoArg,
         Key::NotModelled("extended attributes"),
     ),
-    Spec::new(
-        Some('T'),
-        Some("tcp-options"),
-        Req,
-        Key::NotModelled("network backends"),
-    ),
+    Spec::new(Some('T'), Some("tcp-options"), Req, Key::TcpOptions),
 ];
 
 /// Parses the words after `dbench`.
 pub fn parse(args: &[String]) -> Result<Options, OptionError> {
+    let (o, rest) = parse_common(PROG, args)?;
+    if let Some(extra) = rest.first() {
+        return Err(OptionError::UnexpectedArgument {
+            program: PROG,
+            arg: extra.clone(),
+        });
+    }
+    // the parent plus one process per client
+    cmdline::check_tasks(PROG, &format!("N = {}", o.clients), 1 + o.clients as u128)?;
+    Ok(o)
+}
+
+/// The options dbench and tbench share (`prog` is the program for messages; `-T` is
+/// tbench's only): the options and the positional words after N.
+pub(crate) fn parse_common(
+    prog: &'static str,
+    args: &[String],
+) -> Result<(Options, Vec<String>), OptionError> {
     let style = Style {
         abbreviations: false,
         negation: false,
@@ -116,21 +133,22 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
         show_execute_time: false,
         run_once: false,
         skip_cleanup: false,
+        tcp_options: None,
         warnings: Vec::new(),
     };
     let mut warmup: Option<u32> = None;
-    let mut sc = Scanner::new(PROG, SPECS, style, args);
+    let mut sc = Scanner::new(prog, SPECS, style, args);
     while let Some(found) = sc.next_option() {
         let found = found?;
         let value = cmdline::required(&found).to_string();
         match found.key {
             Key::Time => {
-                o.timelimit_secs = cmdline::positive_u32(PROG, &found.spelled, &value)?;
-                cmdline::check_run_secs(PROG, &found.spelled, &value, o.timelimit_secs as u128)?;
+                o.timelimit_secs = cmdline::positive_u32(prog, &found.spelled, &value)?;
+                cmdline::check_run_secs(prog, &found.spelled, &value, o.timelimit_secs as u128)?;
             }
             Key::Warmup => {
-                let w = cmdline::non_negative_u32(PROG, &found.spelled, &value)?;
-                cmdline::check_run_secs(PROG, &found.spelled, &value, w as u128)?;
+                let w = cmdline::non_negative_u32(prog, &found.spelled, &value)?;
+                cmdline::check_run_secs(prog, &found.spelled, &value, w as u128)?;
                 warmup = Some(w);
             }
             Key::Loadfile => o.loadfile = Some(value),
@@ -138,16 +156,24 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
             Key::ShowExec => o.show_execute_time = true,
             Key::RunOnce => o.run_once = true,
             Key::SkipCleanup => o.skip_cleanup = true,
+            Key::TcpOptions if prog == "tbench" => o.tcp_options = Some(value),
+            Key::TcpOptions => {
+                return Err(OptionError::NotModelled {
+                    program: prog,
+                    option: found.spelled,
+                    detail: "network backends (that is tbench)".to_string(),
+                })
+            }
             Key::Help => {
                 return Err(OptionError::NotModelled {
-                    program: PROG,
+                    program: prog,
                     option: found.spelled,
                     detail: "help output".to_string(),
                 })
             }
             Key::NotModelled(what) => {
                 return Err(OptionError::NotModelled {
-                    program: PROG,
+                    program: prog,
                     option: found.spelled,
                     detail: what.to_string(),
                 })
@@ -159,20 +185,13 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
     let pos = sc.positionals();
     let Some(n) = pos.first() else {
         return Err(OptionError::Invalid {
-            program: PROG,
-            message: "the number of clients is missing (dbench [options] N)".to_string(),
+            program: prog,
+            message: format!("the number of clients is missing ({prog} [options] N)"),
         });
     };
-    o.clients = cmdline::positive_u32(PROG, "N (clients)", n)?;
-    if let Some(extra) = pos.get(1) {
-        return Err(OptionError::UnexpectedArgument {
-            program: PROG,
-            arg: extra.clone(),
-        });
-    }
-    // the parent plus one process per client
-    cmdline::check_tasks(PROG, &format!("N = {}", o.clients), 1 + o.clients as u128)?;
-    Ok(o)
+    o.clients = cmdline::positive_u32(prog, "N (clients)", n)?;
+    let rest = pos[1..].to_vec();
+    Ok((o, rest))
 }
 
 #[cfg(test)]

@@ -42,9 +42,23 @@ pub struct Pass {
     pub at_ms: u64,
 }
 
+/// Which tree's report: dbench 4.00 as workloads.md §7.3 gives it, or the gormanm tree's
+/// (mmtests' tbench, netbench.md §15.4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// No banner; the table in dbench 4.00's operation order and names; the "completed in"
+    /// lines after the `Throughput` line (workloads.md §7.3).
+    #[default]
+    Dbench,
+    /// The version banner; each client's "completed in" lines (client by client) before the
+    /// table; the table in the gormanm order with the loadfile's names (netbench.md §15.4).
+    Gormanm,
+}
+
 /// Everything the report prints.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
+    pub layout: Layout,
     pub clients: u32,
     pub timelimit: u32,
     pub warmup: u32,
@@ -77,6 +91,10 @@ pub fn progress_line(p: &Progress) -> String {
 /// The text dbench prints.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
+    let gormanm = r.layout == Layout::Gormanm;
+    if gormanm {
+        o.push_str("dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n");
+    }
     o.push_str(&format!(
         "Running for {} seconds with load '{}' and minimum warmup {} secs\n",
         r.timelimit, r.loadfile, r.warmup
@@ -101,17 +119,32 @@ pub fn render(r: &Report) -> String {
     let Some(tput) = r.throughput_mbs else {
         return o;
     };
+    if gormanm {
+        // each client prints its passes when it stops, staggered by its id
+        let mut passes = r.passes.clone();
+        passes.sort_by_key(|p| p.client);
+        o.push_str(&completed_lines(r.show_execute_time, &passes));
+    }
     o.push('\n');
     o.push_str(" Operation                Count    AvgLat    MaxLat\n");
     o.push_str(" --------------------------------------------------\n");
-    for (k, s) in &r.ops {
+    let order = if gormanm {
+        OpKind::GORMANM_ORDER
+    } else {
+        OpKind::ALL
+    };
+    for k in order {
+        let Some(s) = r.ops.iter().find(|o| o.0 == k).map(|o| &o.1) else {
+            continue;
+        };
         if s.count == 0 {
             continue;
         }
+        let name = if gormanm { k.gormanm_name() } else { k.name() };
         let avg = s.sum_ns as f64 / s.count as f64 / 1e6;
         o.push_str(&format!(
             " {:<22} {:7} {:9.3} {:9.3}\n",
-            k.name(),
+            name,
             s.count,
             avg,
             s.max_ns as f64 / 1e6
@@ -125,15 +158,26 @@ pub fn render(r: &Report) -> String {
         r.clients,
         r.max_latency_ms
     ));
-    if r.show_execute_time {
-        for p in &r.passes {
-            o.push_str(&format!(
-                "{:4} completed in {} ms at time {} ms\n",
-                p.client, p.ms, p.at_ms
-            ));
-        }
+    if !gormanm {
+        o.push_str(&completed_lines(r.show_execute_time, &r.passes));
     }
     o
+}
+
+/// The `--show-execute-time` lines.
+fn completed_lines(show: bool, passes: &[Pass]) -> String {
+    if !show {
+        return String::new();
+    }
+    passes
+        .iter()
+        .map(|p| {
+            format!(
+                "{:4} completed in {} ms at time {} ms\n",
+                p.client, p.ms, p.at_ms
+            )
+        })
+        .collect()
 }
 
 pub use crate::stats::{amean, hmean, stddev};
@@ -193,6 +237,7 @@ mod tests {
         ops[0].1.add(133_000);
         ops.push((OpKind::Deltree, OpStat::default())); // not printed: count 0
         let r = Report {
+            layout: Layout::Dbench,
             clients: 1,
             timelimit: 10,
             warmup: 0,
@@ -226,6 +271,88 @@ Throughput 1268.8 MB/sec  1 clients  1 procs  max_latency=0.133 ms
    0 completed in 14 ms at time 14 ms
 ";
         assert_eq!(text, expect);
+    }
+
+    #[test]
+    fn gormanm_layout_of_netbench_15_4() {
+        // netbench.md §15.4: the banner, the "completed in" lines client by client before
+        // the table, the table in the gormanm order (Flush before Close before ReadX before
+        // QUERY_PATH_INFORMATION before NTCreateX) with the loadfile's names
+        let mut ops: Vec<(OpKind, OpStat)> = OpKind::ALL
+            .iter()
+            .map(|&k| (k, OpStat::default()))
+            .collect();
+        for (k, ns) in [
+            (OpKind::NTCreateX, 20_000),
+            (OpKind::Qpathinfo, 10_000),
+            (OpKind::ReadX, 15_533),
+            (OpKind::Close, 9_000),
+            (OpKind::Flush, 8_000),
+        ] {
+            ops.iter_mut().find(|o| o.0 == k).unwrap().1.add(ns);
+        }
+        let r = Report {
+            layout: Layout::Gormanm,
+            clients: 2,
+            timelimit: 120,
+            warmup: 24,
+            loadfile: "client-tiny.txt".into(),
+            prepared: vec![(2, 0.0)],
+            released: true,
+            progress: vec![Progress {
+                clients: 2,
+                lines: 100,
+                mbs: 263.7,
+                warmup: false,
+                secs: 1,
+                latency_ms: 0.02,
+            }],
+            cleanup_secs: Some(121),
+            ops,
+            throughput_mbs: Some(263.7),
+            max_latency_ms: 0.02,
+            show_execute_time: true,
+            passes: vec![
+                Pass {
+                    client: 1,
+                    ms: 55,
+                    at_ms: 55,
+                },
+                Pass {
+                    client: 0,
+                    ms: 54,
+                    at_ms: 54,
+                },
+                Pass {
+                    client: 1,
+                    ms: 56,
+                    at_ms: 111,
+                },
+            ],
+        };
+        let expect = "\
+dbench version 4.00 - Copyright Andrew Tridgell 1999-2004
+
+Running for 120 seconds with load 'client-tiny.txt' and minimum warmup 24 secs
+2 of 2 processes prepared for launch   0 sec
+releasing clients
+   2       100   263.70 MB/sec  execute   1 sec  latency 0.020 ms
+   2  cleanup 121 sec
+   0 completed in 54 ms at time 54 ms
+   1 completed in 55 ms at time 55 ms
+   1 completed in 56 ms at time 111 ms
+
+ Operation                Count    AvgLat    MaxLat
+ --------------------------------------------------
+ Flush                        1     0.008     0.008
+ Close                        1     0.009     0.009
+ ReadX                        1     0.016     0.016
+ QUERY_PATH_INFORMATION       1     0.010     0.010
+ NTCreateX                    1     0.020     0.020
+
+Throughput 263.7 MB/sec  2 clients  2 procs  max_latency=0.020 ms
+";
+        assert_eq!(render(&r), expect);
     }
 
     #[test]
