@@ -12,6 +12,7 @@ pub mod llama;
 pub mod prefix;
 pub mod rtapp;
 pub mod schbench;
+pub mod server;
 pub mod stats;
 pub mod stress_ng;
 pub mod tbench;

@@ -262,6 +262,10 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
         "llama.cpp batched-bench on the ggml CPU thread pool (workloads.md §9)",
     ),
     (
+        "server-model ...",
+        "generic request/response server over loopback (netbench.md §17)",
+    ),
+    (
         "make -jN",
         "kernel build under the GNU make jobserver (workloads.md §8)",
     ),
@@ -471,6 +475,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
         "cyclictest" => crate::cyclictest::workload(line, args)?,
         "interbench" => crate::interbench::workload(line, args)?,
         "make" => crate::kbuild::workload(line, args)?,
+        "server-model" => crate::server::workload(line, args)?,
         _ => {
             return Err(WorkloadError::UnknownProgram {
                 line: line.to_string(),
@@ -557,6 +562,7 @@ mod tests {
             "cgexec -g cpu:/g interbench -t 10 -x Write -W Audio",
             "cgroup=/g make -j2 --units 2",
             "cgroup=/g tbench -t 1 2",
+            "cgroup=/g server-model --workers 1 --clients 2 --runtime 10ms",
         ] {
             let cfg = KernelConfig::parse("v6.18").unwrap();
             let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);
