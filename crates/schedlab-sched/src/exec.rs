@@ -2349,6 +2349,11 @@ impl Kernel {
     /// with the source's sync flag, after which readiness is checked again. Polling a pipe
     /// sets `pipe->poll_usage`.
     fn do_poll(&mut self, t: TaskId, fd: PollFd) -> Outcome {
+        if let PollFd::Tcp(s) = fd {
+            // a poll entry stays queued after its wake-up (pollwake does not remove it;
+            // poll_freewait does, at the end of the call): drop the one of a previous round
+            self.net.tcp[s.index()].wq.remove(Waiter::Task(t));
+        }
         let ready = match fd {
             PollFd::Pipe(p) => {
                 let p = &mut self.ipc.pipes[p.index()];
@@ -2356,6 +2361,7 @@ impl Kernel {
                 !p.is_empty() || p.nr_writers == 0
             }
             PollFd::Sock(s) => !self.ipc.socks[s.index()].is_empty(),
+            PollFd::Tcp(s) => self.net_poll(NetFd::Tcp(s)) & (EPOLLIN | EPOLLHUP) != 0,
         };
         if ready {
             self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
@@ -2364,6 +2370,9 @@ impl Kernel {
         match fd {
             PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
             PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+            // sock_poll_wait: a non-exclusive entry on the socket's wait queue, woken by
+            // sock_def_readable like a reader in recv
+            PollFd::Tcp(s) => self.net.tcp[s.index()].wq.add(Waiter::Task(t)),
         }
         self.push_front(t, &[Step::Do(Effect::Poll { fd })]);
         self.block_current(t)
@@ -2389,6 +2398,10 @@ impl Kernel {
                 s.readers.retain(|&w| w != t);
                 !s.is_empty()
             }
+            PollFd::Tcp(s) => {
+                self.net.tcp[s.index()].wq.remove(Waiter::Task(t));
+                self.net_poll(NetFd::Tcp(s)) & (EPOLLIN | EPOLLHUP) != 0
+            }
         };
         if ready {
             self.push_front(t, &[Step::Ret(SysResult::Ready(1))]);
@@ -2406,6 +2419,7 @@ impl Kernel {
         match fd {
             PollFd::Pipe(p) => self.ipc.pipes[p.index()].pollers.push(t),
             PollFd::Sock(s) => self.ipc.socks[s.index()].readers.push_back(t),
+            PollFd::Tcp(s) => self.net.tcp[s.index()].wq.add(Waiter::Task(t)),
         }
         self.tasks[t.index()].sigchld_wait = true;
         self.push_front(t, &[Step::Do(Effect::Pselect { fd })]);

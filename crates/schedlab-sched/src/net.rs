@@ -663,6 +663,63 @@ mod tests {
         )
     }
 
+    /// lock_sock() on a socket another task owns (`__lock_sock`): the caller sleeps
+    /// uninterruptibly until the owner's release_sock() wakes it (`wake_up`: WF_TTWU only,
+    /// task context, waker = the owner). One CPU, full preemption: A sends on S; the wake-up
+    /// of R (SCHED_FIFO, blocked in recv on S's peer) in A's softirq preempts A at
+    /// local_bh_enable while A still owns S; R reads, then sends on S itself and must wait
+    /// for A, whose release_sock hands the socket over.
+    #[test]
+    fn lock_sock_waits_for_the_owner() {
+        let mut k = net_kernel("v6.18", 1, PreemptModel::Full);
+        k.ttwu_log = Some(Vec::new());
+        let (s, p) = k.net.new_pair(true);
+        let a = spawn(
+            &mut k,
+            "A",
+            0,
+            Policy::Normal,
+            script(move |i, _cx, _| (i == 0).then_some(Op::TcpSend { sock: s, bytes: 1 })),
+        );
+        let r = spawn(
+            &mut k,
+            "R",
+            0,
+            Policy::Fifo,
+            script(move |i, _cx, _| match i {
+                0 => Some(Op::TcpRecv {
+                    sock: p,
+                    bytes: 1,
+                    flags: RecvFlags::default(),
+                }),
+                1 => Some(Op::TcpSend { sock: s, bytes: 1 }),
+                _ => None,
+            }),
+        );
+        k.run_until(10_000_000);
+        assert!(k.task_stat(a).exited && k.task_stat(r).exited);
+        // both bytes went out on S and arrived at P
+        assert_eq!(k.net.tcp[s.index()].bytes_sent, 2);
+        assert_eq!(k.net.tcp[p.index()].bytes_rcvd, 2);
+        assert!(k.net.tcp[s.index()].owner.is_none());
+        assert!(k.net.tcp[s.index()].lock_waiters.is_empty());
+        // R was woken twice: by A's data (softirq, WF_SYNC) and by A's release_sock
+        // (task context, no WF_SYNC)
+        let log: Vec<_> = k
+            .ttwu_log
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|w| w.wakee == r)
+            .map(|w| (w.waker, w.wake_flags, w.in_task))
+            .collect();
+        assert_eq!(
+            log,
+            vec![(a, WF_TTWU | WF_SYNC, false), (a, WF_TTWU, true)],
+            "{log:?}"
+        );
+    }
+
     /// netbench.md §16.6 N1: TCP_RR on one CPU, both SCHED_BATCH (no wake-up preemption):
     /// each side W 0.05 + send 2.0 + receive processing 1.4 + wake-up 0.35 + blocking
     /// receive 0.75 + 0.30 + switch-in 1.3 = 6.15 µs; per transaction 12.30 µs; 2 voluntary

@@ -46,6 +46,9 @@ pub enum PollFd {
     Pipe(PipeId),
     /// The receiving end of an AF_UNIX stream socket pair (readable: an skb queued).
     Sock(SockId),
+    /// A connected TCP socket (readable: data queued at or above `SO_RCVLOWAT`, or the peer's
+    /// FIN received — `tcp_poll`).
+    Tcp(crate::net::TcpSockId),
 }
 
 /// One thing a task asks for.

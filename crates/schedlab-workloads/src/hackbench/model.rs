@@ -43,6 +43,7 @@ use super::output::{render, Results};
 use crate::workload::{Better, Env, Metric, Workload, WorkloadError};
 use schedlab_engine::time::SimTime;
 use schedlab_sched::ipc::{PipeId, SockId, UnixStream};
+use schedlab_sched::net::{RecvFlags, TcpSockId};
 use schedlab_sched::sched::{Policy, TaskId};
 use schedlab_sched::{Ctx, Op, PollFd, Procfs, Program, Spawn, Sys, SysResult, TaskAttrs};
 use std::cell::RefCell;
@@ -74,6 +75,11 @@ fn option_error(line: &str, e: impl std::fmt::Display) -> WorkloadError {
 enum Chan {
     Pipe(PipeId),
     Sock(SockId),
+    /// One TCP connection: writes go to `tx`, reads come from its peer `rx`.
+    Tcp {
+        tx: TcpSockId,
+        rx: TcpSockId,
+    },
 }
 
 impl Chan {
@@ -81,6 +87,22 @@ impl Chan {
         match transport {
             Transport::Pipe => Chan::Pipe(cx.new_pipe(false)),
             Transport::Socket => Chan::Sock(cx.new_unix_stream()),
+            Transport::Inet => {
+                let (tx, rx) = cx.tcp_pair(false);
+                Chan::Tcp { tx, rx }
+            }
+        }
+    }
+
+    /// CPU time of creating one channel (`fdpair()`): `pipe()`/`socketpair()` is one plain
+    /// system call; `inet_socketpair()` is socket + bind + getsockname + listen on the
+    /// listener, a loopback connect (`c_tcp_connect`, its socket included), accept and the
+    /// listener's close.
+    fn create_cost(cx: &Ctx<'_>, transport: Transport) -> u64 {
+        let c = cx.costs();
+        match transport {
+            Transport::Pipe | Transport::Socket => c.c_syscall.0,
+            Transport::Inet => 5 * c.c_syscall.0 + c.c_tcp_connect.0 + c.c_accept.0,
         }
     }
 
@@ -89,6 +111,8 @@ impl Chan {
         match self {
             Chan::Pipe(_) => cx.page_size(),
             Chan::Sock(_) => (UnixStream::WMEM_DEFAULT / 2 - 64) as u32,
+            // tcp_sendmsg copies the whole buffer in one call (blocking for send space)
+            Chan::Tcp { .. } => u32::MAX,
         }
     }
 
@@ -96,6 +120,7 @@ impl Chan {
         match *self {
             Chan::Pipe(pipe) => Op::PipeWrite { pipe, bytes },
             Chan::Sock(sock) => Op::SockSend { sock, bytes },
+            Chan::Tcp { tx, .. } => Op::TcpSend { sock: tx, bytes },
         }
     }
 
@@ -103,6 +128,11 @@ impl Chan {
         match *self {
             Chan::Pipe(pipe) => Op::PipeRead { pipe, bytes },
             Chan::Sock(sock) => Op::SockRecv { sock, bytes },
+            Chan::Tcp { rx, .. } => Op::TcpRecv {
+                sock: rx,
+                bytes,
+                flags: RecvFlags::default(),
+            },
         }
     }
 
@@ -110,6 +140,7 @@ impl Chan {
         let fd = match *self {
             Chan::Pipe(p) => PollFd::Pipe(p),
             Chan::Sock(s) => PollFd::Sock(s),
+            Chan::Tcp { rx, .. } => PollFd::Tcp(rx),
         };
         Op::Poll { fd }
     }
@@ -403,7 +434,6 @@ impl Main {
 
 impl Program for Main {
     fn next(&mut self, cx: &mut Ctx<'_>, last: SysResult) -> Op {
-        let syscall = cx.costs().c_syscall.0;
         let c = self.conf;
         loop {
             match self.state {
@@ -415,7 +445,7 @@ impl Program for Main {
                     } else {
                         MState::ReadReady
                     };
-                    return Op::Syscall(2 * syscall);
+                    return Op::Syscall(2 * Chan::create_cost(cx, c.transport));
                 }
                 MState::RecvChan(g, j) => {
                     if j == 0 {
@@ -423,7 +453,7 @@ impl Program for Main {
                     }
                     self.group_chans.push(Chan::new(cx, c.transport));
                     self.state = MState::Recv(g, j);
-                    return Op::Syscall(syscall);
+                    return Op::Syscall(Chan::create_cost(cx, c.transport));
                 }
                 MState::Recv(g, j) => {
                     self.state = if j + 1 < c.fds {
@@ -738,6 +768,46 @@ mod tests {
                     .all(|s| s.is_empty() && s.wmem_alloc == 0));
             }
         }
+    }
+
+    #[test]
+    fn inet_messages_go_over_loopback_tcp() {
+        // hackbench -i: every fdpair() is a TCP connection. Same counts as the pipe and
+        // AF_UNIX runs above: 2 × 3 × 3 × 5 = 90 messages of 100 bytes, 15 per receiver.
+        let mut k = rpi5("v6.18", 1);
+        let h = hackbench("hackbench -i -g 2 -f 3 -l 5", &mut k);
+        assert!(h.finished());
+        assert_eq!(h.messages_received(), 90);
+        assert_eq!(h.messages_sent(), 90);
+        // ready, wake and 6 receiver channels: 8 connections, 16 socket ends, no pipe or
+        // AF_UNIX socket
+        assert_eq!(k.net.tcp.len(), 16);
+        assert!(k.ipc.pipes.is_empty() && k.ipc.socks.is_empty());
+        // tcp_pair(false) gives (connecting end, accepted end); writes go to the first
+        let sent: Vec<u64> = k.net.tcp.iter().step_by(2).map(|s| s.bytes_sent).collect();
+        // ready: 12 workers × 1 byte; wake: main's 1 start byte; receivers: 15 × 100
+        assert_eq!(sent, vec![12, 1, 1500, 1500, 1500, 1500, 1500, 1500]);
+        let rcvd: Vec<u64> = k
+            .net
+            .tcp
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|s| s.bytes_rcvd)
+            .collect();
+        assert_eq!(rcvd, sent);
+        // every byte was read but the start byte, which the workers only poll for
+        let queued: Vec<u64> = k.net.tcp.iter().map(|s| s.rcv_queued).collect();
+        assert_eq!(queued.iter().sum::<u64>(), 1);
+        assert_eq!(k.net.tcp[3].rcv_queued, 1);
+        // the data arrived through the NET_RX softirq of the senders, which woke readers;
+        // without TCP_NODELAY, Nagle holds a sender's 100-byte writes while an earlier one
+        // is unacknowledged, so a segment may carry several messages
+        let st = &k.net.stats;
+        assert!(
+            st.segments_delivered > 0 && st.softirq_wakeups > 0,
+            "{st:?}"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! | `-f N`, `--fds=N` | `-f N`, `--fds=N` (newer perf, **unverified**) | yes (default 20) |
 //! | `-s N`, `--datasize=N` | — (fixed 100) | yes (default 100) |
 //! | `-F`, `--fifo` | — | yes: main thread SCHED_FIFO 1 |
-//! | `-i`, `--inet` | — | no (TCP over loopback) |
+//! | `-i`, `--inet` | — | yes: TCP connections over loopback (listen, connect, accept per pair; no `TCP_NODELAY`) |
 //! | `-h`, `--help` | `-h`, `--help` | no |
 //! | — | `perf bench -f/--format default\|simple` | yes (output format) |
 //! | — | `perf bench -r/--repeat N` | accepted, no effect on messaging |
@@ -31,6 +31,9 @@ pub enum Transport {
     Socket,
     /// `pipe()` (`-p`).
     Pipe,
+    /// A TCP connection over loopback (`-i`): hackbench's `inet_socketpair()` binds a
+    /// listener to 127.0.0.1, connects to it, accepts and closes the listener.
+    Inet,
 }
 
 /// Workers as forked processes (default) or threads of one process.
@@ -196,11 +199,7 @@ pub fn parse(args: &[String]) -> Result<Options, OptionError> {
         });
     }
     if inet {
-        return Err(OptionError::NotModelled {
-            program: PROG,
-            option: "--inet".to_string(),
-            detail: "TCP over loopback; use the default AF_UNIX sockets or -p".to_string(),
-        });
+        o.transport = Transport::Inet;
     }
     o.check_tasks(PROG)?;
     // rt-tests hackbench ignores positional words.
@@ -424,10 +423,7 @@ mod tests {
             parse(&w("-g 0")),
             Err(OptionError::BadValue { .. })
         ));
-        assert!(matches!(
-            parse(&w("-i")),
-            Err(OptionError::NotModelled { .. })
-        ));
+        assert_eq!(parse(&w("-i")).unwrap().transport, Transport::Inet);
         assert!(matches!(
             parse(&w("-i -p")),
             Err(OptionError::Invalid { .. })
