@@ -73,7 +73,7 @@ pub enum Cmd {
     },
     /// Simulator speed (simulated context switches per wall second)
     Bench {
-        /// benchmarks to run: pingpong, hogs, smp, stress-ng (default: all)
+        /// benchmarks to run: pingpong, hogs, smp, stress-ng, tbench (default: all)
         #[arg(value_name = "NAME")]
         names: Vec<String>,
         /// shorter runs

@@ -2675,7 +2675,6 @@ impl Kernel {
             let ack = std::mem::take(&mut s.rcv_unacked);
             if s.delack_armed {
                 s.delack_armed = false;
-                s.delack_gen = s.delack_gen.wrapping_add(1);
             }
             s.unsent -= n as u64;
             s.unacked += n as u64;
@@ -2879,9 +2878,7 @@ impl Kernel {
                 );
             } else if !s.delack_armed {
                 s.delack_armed = true;
-                s.delack_gen = s.delack_gen.wrapping_add(1);
-                let gen = s.delack_gen;
-                self.arm_delack(cpu, sock, gen);
+                self.arm_delack(cpu, sock);
             }
             self.net_wake_up(cpu, t, NetFd::Tcp(sock), EPOLLIN, WF_SYNC, in_task, false);
         }
@@ -2934,7 +2931,6 @@ impl Kernel {
         let ack = std::mem::take(&mut s.rcv_unacked);
         if s.delack_armed {
             s.delack_armed = false;
-            s.delack_gen = s.delack_gen.wrapping_add(1);
         }
         let peer = s.peer;
         self.net.stats.pure_acks += 1;
@@ -2950,15 +2946,15 @@ impl Kernel {
 
     /// Arms `sock`'s delayed-ACK timer (`inet_csk_reset_xmit_timer(ICSK_TIME_DACK)`,
     /// `TCP_DELACK_MIN`) on `cpu`.
-    fn arm_delack(&mut self, cpu: usize, sock: TcpSockId, gen: u32) {
-        self.push_event(
-            self.now + TCP_DELACK_MIN_NS,
-            Ev::Delack {
-                cpu: cpu as u32,
-                sock: sock.0,
-                gen,
-            },
-        );
+    fn arm_delack(&mut self, cpu: usize, sock: TcpSockId) {
+        let at = self.now + TCP_DELACK_MIN_NS;
+        let s = &mut self.net.tcp[sock.index()];
+        s.delack_at = at;
+        s.delack_cpu = cpu as u32;
+        if !s.delack_queued {
+            s.delack_queued = true;
+            self.push_event(at, Ev::Delack { sock: sock.0 });
+        }
     }
 
     /// kernel: tcp_timer.c tcp_delack_timer() @ v6.18 — the delayed ACK expires in the TIMER
@@ -2966,12 +2962,22 @@ impl Kernel {
     /// to whatever runs there) whose processing at the peer may free send space.
     /// Deviation: an owned socket is not deferred to its `release_sock`
     /// (`TCP_DELACK_TIMER_DEFERRED`); on an idle CPU the cost is not charged.
-    pub(crate) fn on_delack(&mut self, cpu: usize, sock: u32, gen: u32) {
+    pub(crate) fn on_delack(&mut self, sock: u32) {
         let sock = TcpSockId(sock);
-        let s = &self.net.tcp[sock.index()];
-        if !s.delack_armed || s.delack_gen != gen {
+        let now = self.now;
+        let s = &mut self.net.tcp[sock.index()];
+        s.delack_queued = false;
+        if !s.delack_armed {
             return;
         }
+        if now < s.delack_at {
+            // re-armed since this event was queued: wait for the current deadline
+            s.delack_queued = true;
+            let at = s.delack_at;
+            self.push_event(at, Ev::Delack { sock: sock.0 });
+            return;
+        }
+        let cpu = s.delack_cpu as usize;
         self.net.stats.delack_expiries += 1;
         let executing = self.executing;
         self.executing = Some(cpu);
@@ -3274,7 +3280,6 @@ impl Kernel {
         s.closed = true;
         if s.delack_armed {
             s.delack_armed = false;
-            s.delack_gen = s.delack_gen.wrapping_add(1);
         }
         let peer = s.peer;
         self.push_front(

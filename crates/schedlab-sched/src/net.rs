@@ -188,7 +188,15 @@ pub struct TcpSock {
     pub sent_data: bool,
     /// The delayed-ACK timer is armed (`ICSK_ACK_TIMER`), with the generation of its event.
     pub delack_armed: bool,
-    pub delack_gen: u32,
+    /// When the armed delayed ACK expires and on which CPU (`icsk_ack.timeout`).
+    pub delack_at: u64,
+    pub delack_cpu: u32,
+    /// An `Ev::Delack` is queued, at or before `delack_at`. Re-arming only moves the
+    /// deadline (`sk_reset_timer` of a pending timer is a `mod_timer`): the queued event
+    /// re-queues itself for the rest when it comes early, so a request/response connection
+    /// that re-arms and cancels on every exchange queues one event per 40 ms, not one per
+    /// exchange.
+    pub delack_queued: bool,
     pub bytes_sent: u64,
     pub bytes_rcvd: u64,
 }
@@ -215,7 +223,9 @@ impl TcpSock {
             rcv_unacked: 0,
             sent_data: false,
             delack_armed: false,
-            delack_gen: 0,
+            delack_at: 0,
+            delack_cpu: 0,
+            delack_queued: false,
             bytes_sent: 0,
             bytes_rcvd: 0,
         }
@@ -1253,6 +1263,59 @@ mod tests {
         assert_eq!(k.net.stats.delack_expiries, 1);
         assert_eq!(k.net.tcp[c.index()].unacked, 0);
         assert_eq!(k.net.tcp[s.index()].rcv_unacked, 0);
+    }
+
+    /// A delayed ACK re-armed after a cancel expires 40 ms after the last arming, once: the
+    /// event queued by the first arming (due at ≈ 40 ms) finds the timer re-armed and waits
+    /// for the new deadline (≈ 60 ms). The receiver gets 100 bytes at ≈ 0 (arms), replies
+    /// (the piggy-backed ACK cancels), gets 100 more at 20 ms (arms again) and stays silent.
+    #[test]
+    fn a_rearmed_delayed_ack_expires_40_ms_after_the_last_arming() {
+        let mut k = wake_kernel();
+        let (c, s) = k.net.new_pair(true);
+        let send = |sock, bytes| Op::TcpSend { sock, bytes };
+        let recv = |sock, bytes| Op::TcpRecv {
+            sock,
+            bytes,
+            flags: RecvFlags::default(),
+        };
+        stage(
+            &mut k,
+            "receiver",
+            vec![
+                recv(s, 100),
+                send(s, 1),
+                recv(s, 100),
+                Op::Sleep(1_000_000_000),
+            ],
+            &res(),
+        );
+        stage(
+            &mut k,
+            "writer",
+            vec![
+                send(c, 100),
+                recv(c, 1),
+                Op::Sleep(20_000_000),
+                send(c, 100),
+            ],
+            &res(),
+        );
+        k.run_until(59_000_000);
+        assert_eq!(k.net.stats.delack_expiries, 0);
+        assert_eq!(k.net.tcp[s.index()].rcv_unacked, 100);
+        // the second arming came with the writer's second send, 20 ms (+ the sleep's slack and
+        // the exchange before it) after the start
+        let at = k.net.tcp[s.index()].delack_at;
+        assert!((60_000_000..62_000_000).contains(&at), "{at}");
+        k.run_until(at - 1);
+        assert_eq!(k.net.stats.delack_expiries, 0);
+        k.run_until(at + 1_000);
+        assert_eq!(k.net.stats.delack_expiries, 1);
+        assert_eq!(k.net.tcp[s.index()].rcv_unacked, 0);
+        assert_eq!(k.net.tcp[c.index()].unacked, 0);
+        k.run_until(200_000_000);
+        assert_eq!(k.net.stats.delack_expiries, 1);
     }
 
     /// §1.13/§1.14: a listener registered with epoll: the handshake's `sk_data_ready` reaches

@@ -145,8 +145,8 @@ pub(crate) enum Ev {
     SegEnd { cpu: u32, gen: u64 },
     /// An hrtimer's hard expiry.
     Timer { id: u32, gen: u32 },
-    /// A TCP socket's delayed-ACK timer (net.rs) on `cpu`.
-    Delack { cpu: u32, sock: u32, gen: u32 },
+    /// A TCP socket's delayed-ACK timer (net.rs), on the CPU that armed it last.
+    Delack { sock: u32 },
     /// The expiry handler of a timer that fired on an idle CPU, once the CPU has left its
     /// idle state and run the interrupt up to the wakeup.
     TimerIrq { id: u32, gen: u32 },
@@ -577,7 +577,7 @@ impl Kernel {
                     self.run_ahead = false;
                 }
                 Ev::Timer { id, gen } => self.on_timer(id, gen),
-                Ev::Delack { cpu, sock, gen } => self.on_delack(cpu as usize, sock, gen),
+                Ev::Delack { sock } => self.on_delack(sock),
                 Ev::TimerIrq { id, gen } => self.on_timer_irq(id, gen),
                 Ev::DlTimer { ent } => self.on_dl_timer(ent, false),
                 Ev::DlInactiveTimer { ent } => self.on_dl_timer(ent, true),

@@ -489,3 +489,11 @@ impl<'a> Ctx<'a> {
         self.k.net.tcp[s.index()].rcvbuf
     }
 }
+
+impl Ctx<'_> {
+    /// The other end of a TCP connection (what `getpeername()` names): lets a model tell which
+    /// client a server end belongs to.
+    pub fn tcp_peer(&self, s: crate::net::TcpSockId) -> crate::net::TcpSockId {
+        self.k.net.tcp[s.index()].peer
+    }
+}

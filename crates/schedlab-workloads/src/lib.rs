@@ -13,6 +13,7 @@ pub mod netperf;
 pub mod prefix;
 pub mod rtapp;
 pub mod schbench;
+pub mod server;
 pub mod stats;
 pub mod stress_ng;
 pub mod tbench;

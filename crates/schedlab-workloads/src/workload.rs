@@ -266,6 +266,10 @@ pub const KNOWN_PROGRAMS: &[(&str, &str)] = &[
         "netperf 2.6.0 TCP_RR/UDP_RR/TCP_STREAM/UDP_STREAM over loopback, with netserver (netbench.md §16)",
     ),
     (
+        "server-model ...",
+        "generic request/response server over loopback (netbench.md §17)",
+    ),
+    (
         "make -jN",
         "kernel build under the GNU make jobserver (workloads.md §8)",
     ),
@@ -483,6 +487,7 @@ pub fn parse_workload(line: &str) -> Result<(Placement, Box<dyn Workload>), Work
                  line, forking a child for the test); give only the netperf line",
             ))
         }
+        "server-model" => crate::server::workload(line, args)?,
         _ => {
             return Err(WorkloadError::UnknownProgram {
                 line: line.to_string(),
@@ -570,6 +575,7 @@ mod tests {
             "cgroup=/g make -j2 --units 2",
             "cgroup=/g netperf -t TCP_RR -l -100",
             "cgroup=/g tbench -t 1 2",
+            "cgroup=/g server-model --workers 1 --clients 2 --runtime 10ms",
         ] {
             let cfg = KernelConfig::parse("v6.18").unwrap();
             let m = MachineDesc::ideal(2, 1000, PreemptModel::Full);

@@ -41,12 +41,13 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let benches: [(&str, fn() -> BenchResult); 3] = [
+    let benches: [(&str, fn() -> BenchResult); 4] = [
         ("futex-pingpong-1cpu", || bench::pingpong(20_000_000)),
         ("1000-hogs-1cpu", || bench::hogs(1000, 2_000_000_000)),
         ("256cpu-2560-tasks-wake-sleep", || {
             bench::smp_wakeups(256, 2560, 10_000_000)
         }),
+        ("tbench-60-clients-x86-2s-80-1s", || bench::tbench_x86(1)),
     ];
     for (name, run) in benches {
         if filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())) {

@@ -237,8 +237,26 @@ pub fn stress_ng_rpi5(sim_ns: u64) -> BenchResult {
     }
 }
 
+/// Issue #19's speed case: a 60-client tbench on `x86-2s-80` (v6.18) for `secs` simulated
+/// seconds without warm-up (`tbench --warmup 0 -t SECS 60`), the way `schedlab run` does it.
+pub fn tbench_x86(secs: u64) -> BenchResult {
+    let line = format!("tbench --warmup 0 -t {secs} 60");
+    let mut spec = crate::RunSpec::new("x86-2s-80", "v6.18", &[line.as_str()]);
+    spec.progress = false;
+    spec.duration_ns = Some(secs * 1_000_000_000);
+    let t0 = Instant::now();
+    let r = crate::run(&spec).expect("built-in configuration");
+    BenchResult {
+        name: "tbench 60 clients, x86-2s-80 v6.18",
+        switches: r.nr_switches,
+        sim_ns: r.sim_time_ns,
+        wall_s: t0.elapsed().as_secs_f64(),
+        bytes_per_task: None,
+    }
+}
+
 /// The benchmarks `schedlab bench` knows, by name.
-pub const BENCHMARKS: &[&str] = &["pingpong", "hogs", "smp", "stress-ng"];
+pub const BENCHMARKS: &[&str] = &["pingpong", "hogs", "smp", "stress-ng", "tbench"];
 
 fn run_one(name: &str, quick: bool) -> BenchResult {
     let scale = if quick { 1 } else { 5 };
@@ -246,6 +264,7 @@ fn run_one(name: &str, quick: bool) -> BenchResult {
         "pingpong" => pingpong(200_000_000 * scale),
         "hogs" => hogs(1000, 20_000_000_000 * scale),
         "smp" => smp_wakeups(256, 2560, 100_000_000 * scale),
+        "tbench" => tbench_x86(if quick { 1 } else { 10 }),
         _ => stress_ng_rpi5(if quick { 2_000_000_000 } else { 20_000_000_000 }),
     }
 }

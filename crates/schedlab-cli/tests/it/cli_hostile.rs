@@ -416,6 +416,17 @@ const CASES: &[(&[&str], i32, &[&str])] = &[
         2,
         &["-F", "not modelled"],
     ),
+    // ---- tbench: a remote server and bad socket options named, exit 2
+    (
+        &["run", "--workload", "tbench 4 10.0.0.1"],
+        2,
+        &["tbench: server", "'10.0.0.1'"],
+    ),
+    (
+        &["run", "--workload", "tbench -T TCP_FOO 4"],
+        2,
+        &["tbench: -T", "TCP_FOO"],
+    ),
 ];
 
 fn files_dir() -> PathBuf {

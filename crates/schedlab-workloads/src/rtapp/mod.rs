@@ -43,7 +43,7 @@ mod parse;
 mod plan;
 mod program;
 mod report;
-mod sync;
+pub(crate) mod sync;
 
 pub(crate) use schedlab_engine::input::one_line;
 use std::path::{Path, PathBuf};

@@ -16,5 +16,6 @@ pub use histogram::{
 pub use model::{matmul_ns, workload, Schbench, SPIN_CHUNK_NS, W_MATMUL_DEFAULT_NS, W_MATMUL_SIZE};
 pub use options::{parse, CpuPin, Options, PIPE_TRANSFER_BUFFER};
 pub use output::{
-    collect_sched_delay, render, rps_sample, Event, IntervalReport, Results, SchedDelay, Schedstat,
+    collect_sched_delay, latency_report, render, rps_sample, Event, IntervalReport, Results,
+    SchedDelay, Schedstat,
 };

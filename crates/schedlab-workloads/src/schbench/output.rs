@@ -110,7 +110,7 @@ fn show_latencies(
     h: &Histogram,
     label: &str,
     units: &str,
-    runtime: u64,
+    runtime: impl std::fmt::Display,
     mask: u32,
     star: u32,
 ) {
@@ -132,6 +132,19 @@ fn show_latencies(
         ));
     }
     out.push_str(&format!("\t  min={}, max={}\n", h.min, h.max));
+}
+
+/// One latency report in schbench's format (`show_latencies` with the latency percentiles
+/// 50, 90, *99, 99.9, then min and max): the header `LABEL percentiles (usec) runtime R (s)
+/// (N total samples)` and six lines. Other programs whose output follows schbench's
+/// (netbench.md §17.4) print through this.
+pub fn latency_report(
+    out: &mut String,
+    h: &Histogram,
+    label: &str,
+    runtime: impl std::fmt::Display,
+) {
+    show_latencies(out, h, label, "usec", runtime, PLIST_FOR_LAT, PLIST_99);
 }
 
 fn sched_delay_line(out: &mut String, d: &SchedDelay) {

@@ -53,8 +53,32 @@ pub fn workload(line: &str, args: &[String]) -> Result<Box<dyn Workload>, Worklo
         opts.dbench.loadfile.as_deref(),
         &mut warnings,
     )?;
+    // tbench_srv.c: a request whose length word + 4 reaches its 70 000-byte buffer ends it
+    // ("overflow in server!"); the longest paths are the last client's
+    let last = opts.dbench.clients - 1;
+    let ex = packets::exchanges(&lf, &opts.dbench.directory, last);
+    if let Some((l, e)) = lf
+        .lines
+        .iter()
+        .zip(&ex)
+        .find_map(|(l, e)| e.filter(|e| e.req >= SRV_BUF).map(|e| (l, e)))
+    {
+        return Err(WorkloadError::option(
+            line,
+            format!(
+                "tbench: --loadfile '{}': a {} line makes a request of {} bytes; tbench_srv's \
+                 buffer is {SRV_BUF} bytes (it stops with \"overflow in server!\")",
+                lf.name,
+                l.kind.gormanm_name(),
+                e.req
+            ),
+        ));
+    }
     Ok(Box::new(Tbench::new(opts, lf, warnings)))
 }
+
+/// `char buf[70000]` of tbench_srv.c's `server()`.
+const SRV_BUF: u32 = 70_000;
 
 /// One connection: its two ends, and what the request in flight asks for (the bytes the
 /// real request carries: its length and the reply length).
@@ -619,6 +643,22 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.to_string().contains("/nonexistent/x.txt"), "{e}");
+        // a WriteX of 69 941 B is a 70 000-byte request: tbench_srv's buffer overflows
+        let dir = std::env::temp_dir().join(format!("tbench-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.txt");
+        let write = |size: u32| {
+            let text = format!(
+                "NTCreateX \"\\f\" 0x0 1 1 NT_STATUS_OK\nWriteX 1 0 {size} {size} NT_STATUS_OK\n"
+            );
+            std::fs::write(&big, text).unwrap();
+            crate::parse_workload(&format!("tbench --loadfile {} 1", big.display()))
+        };
+        let e = write(69_941).err().unwrap().to_string();
+        assert!(e.contains("WriteX") && e.contains("70000 bytes"), "{e}");
+        // one byte less is accepted (59 + 69 940 = 69 999)
+        assert!(write(69_940).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
         let (p, w) = crate::parse_workload("chrt --batch 0 tbench -t 10 4 localhost").unwrap();
         assert_eq!(p.policy, Some(Policy::Batch));
         assert_eq!(w.program(), "tbench");
