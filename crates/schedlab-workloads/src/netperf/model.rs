@@ -1586,4 +1586,22 @@ mod tests {
             );
         }
     }
+
+    /// Same line, platform and seed: the same bytes out (cost jitter on, drawn from the
+    /// tasks' own seeded streams).
+    #[test]
+    fn deterministic() {
+        let go = || {
+            let p = Platform::builtin("xeon-2s-64").unwrap();
+            let k = Kernel::new(
+                KernelConfig::parse("v6.18").unwrap(),
+                MachineDesc::from_platform(&p),
+                7,
+            )
+            .unwrap();
+            let (k, w) = run(k, "netperf -i 3,3 -D 0.5 -t UDP_RR -l 1 -f k");
+            (w.output(&k), w.iterations())
+        };
+        assert_eq!(go(), go());
+    }
 }
