@@ -504,6 +504,46 @@ const PROGRAMS: &[Program] = &[
         ],
     },
     Program {
+        words: "tbench",
+        with_value: &["-t", "--timelimit", "--warmup", "-c", "--loadfile", "-T"],
+        switches: &[
+            "--show-execute-time",
+            "127.0.0.1",
+            "localhost",
+            "example.org",
+            "-h",
+        ],
+    },
+    Program {
+        words: "netperf",
+        with_value: &[
+            "-t", "-t", "-l", "-i", "-I", "-f", "-D", "-P", "-T", "-H", "-r", "-m", "-M", "-s",
+            "-S", "-b",
+        ],
+        switches: &["-4", "-6", "-c", "-C", "--", "--", "-D", "-h"],
+    },
+    Program {
+        words: "server-model",
+        with_value: &[
+            "--arch",
+            "--transport",
+            "--workers",
+            "--worker-mm",
+            "--accept",
+            "--conn",
+            "--clients",
+            "--req-size",
+            "--rsp-size",
+            "--service",
+            "--service-lock",
+            "--think",
+            "--mode",
+            "--epoll-max",
+            "--runtime",
+        ],
+        switches: &["--help", "--bogus"],
+    },
+    Program {
         words: "llama-batched-bench",
         with_value: &[
             "-m",
@@ -699,6 +739,52 @@ pub fn gen_workload(g: &mut Gen) -> String {
                         "/nonexistent/client.txt",
                     ])
                     .to_string()
+                } else if p.words == "netperf" && o == "-t" && g.chance(3, 4) {
+                    g.pick(&[
+                        "TCP_RR",
+                        "UDP_RR",
+                        "TCP_STREAM",
+                        "UDP_STREAM",
+                        "TCP_CRR",
+                        "rr",
+                    ])
+                    .to_string()
+                } else if p.words == "netperf"
+                    && matches!(o, "-r" | "-i" | "-I" | "-T")
+                    && g.chance(3, 4)
+                {
+                    g.pick(&[
+                        "1,1", "3,3", "95,5", "0,0", "64,1024", "70000,1", ",", "1,", "0,1",
+                    ])
+                    .to_string()
+                } else if p.words == "server-model" && g.chance(3, 4) {
+                    match o {
+                        "--arch" => g.pick(&[
+                            "per_conn",
+                            "epoll_per_worker",
+                            "epoll_shared",
+                            "dispatcher",
+                            "x",
+                        ]),
+                        "--transport" => g.pick(&["tcp", "udp", "unix", "sctp"]),
+                        "--worker-mm" => g.pick(&["thread", "process", ""]),
+                        "--accept" => {
+                            g.pick(&["blocking", "epoll", "epoll_exclusive", "reuseport"])
+                        }
+                        "--conn" => g.pick(&["persistent", "per_request", "maybe"]),
+                        "--service" | "--think" => g.pick(&[
+                            "const:10us",
+                            "exp:20us",
+                            "lognormal:3us,0.5",
+                            "exp:",
+                            "const:-1us",
+                            "0",
+                        ]),
+                        "--mode" => g.pick(&["closed", "open:1000", "open:0", "open:1e12"]),
+                        "--runtime" => g.pick(&["0.01", "0", "1e9", "-1"]),
+                        _ => g.pick(&["0", "1", "2", "8", "70000", "4294967296"]),
+                    }
+                    .to_string()
                 } else if matches!(o, "-npp" | "-ntg" | "-npl") && g.chance(3, 4) {
                     number_list(g)
                 } else if p.words == "llama-batched-bench" && g.chance(1, 2) {
@@ -745,7 +831,7 @@ pub fn gen_workload(g: &mut Gen) -> String {
             // small builds, so that the run gets past make's first processes
             words.push(format!("--units={}", g.pick(&["1", "2", "10", "50"])));
         }
-        if p.words == "dbench" && g.chance(4, 5) {
+        if matches!(p.words, "dbench" | "tbench") && g.chance(4, 5) {
             // the number of clients
             words.push(number(g));
         }
