@@ -482,3 +482,61 @@ fn run_lets_a_finite_workload_end_or_says_it_was_cut() {
     assert!(d["workloads"][0]["metrics"]["bogo_ops_per_sec"].is_object());
     let _ = std::fs::remove_file(&plat);
 }
+
+/// Issue #19: tbench, netperf (RR and STREAM) and server-model run on every built-in platform
+/// (each kernel family's first and last preset), print their own result lines and stay on the
+/// network path (the run summary's `net:` line).
+#[test]
+fn network_workloads_run_on_every_platform() {
+    let platforms = [
+        "rpi5",
+        "rpi5-2.4",
+        "rpi4-rt",
+        "xeon-2s-64",
+        "altra-80",
+        "altra-80-llc80",
+        "rb5",
+        "x86-2s-80",
+        "host",
+        "smp:3",
+    ];
+    // (line, a line of its own output that must be there)
+    let lines = [
+        ("tbench --warmup 0 -t 1 2", "Throughput "),
+        (
+            "netperf -l -100 -t TCP_RR",
+            "MIGRATED TCP REQUEST/RESPONSE TEST",
+        ),
+        (
+            "netperf -l -100 -t UDP_RR",
+            "MIGRATED UDP REQUEST/RESPONSE TEST",
+        ),
+        (
+            "server-model --workers 2 --clients 4 --runtime 0.01",
+            "Request Latencies percentiles",
+        ),
+    ];
+    for p in platforms {
+        for k in ["v6.5", "v7.1"] {
+            for (line, needle) in lines {
+                let out = run(&[
+                    "run",
+                    "--platform",
+                    p,
+                    "--kernel",
+                    k,
+                    "--workload",
+                    line,
+                    "--duration",
+                    "3s",
+                    "--no-progress",
+                ]);
+                let text = String::from_utf8_lossy(&out.stdout);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(out.status.success(), "{p} {k} {line}: {err}");
+                assert!(text.contains(needle), "{p} {k} {line}:\n{text}");
+                assert!(text.contains("  net: "), "{p} {k} {line}:\n{text}");
+            }
+        }
+    }
+}
