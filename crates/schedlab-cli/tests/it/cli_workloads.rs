@@ -540,3 +540,58 @@ fn network_workloads_run_on_every_platform() {
         }
     }
 }
+
+/// netperf's output against real netperf 2.7.0 runs on the development VM
+/// (docs/validation/netperf-2.7.0, docs/validation/loopback.md): the header and title lines
+/// byte for byte, the result lines field for field with the numbers masked (the values are the
+/// simulation's own).
+#[test]
+fn netperf_prints_what_the_real_netperf_prints() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/validation/netperf-2.7.0"
+    );
+    let mask = |l: &str| -> Vec<String> {
+        l.split_whitespace()
+            .map(|w| {
+                if w.parse::<f64>().is_ok() {
+                    "#".to_string()
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect()
+    };
+    for (test, line) in [
+        ("TCP_RR", "netperf -4 -l 2 -f k -t TCP_RR -H 127.0.0.1"),
+        ("UDP_RR", "netperf -4 -l 2 -t UDP_RR -H 127.0.0.1"),
+        ("TCP_STREAM", "netperf -4 -l 2 -t TCP_STREAM -H 127.0.0.1"),
+        (
+            "UDP_STREAM",
+            "netperf -4 -l 2 -H 127.0.0.1 -t UDP_STREAM -- -m 1024",
+        ),
+    ] {
+        let real = std::fs::read_to_string(format!("{dir}/{test}.txt")).unwrap();
+        let out = run(&[
+            "run",
+            "--platform",
+            "host",
+            "--kernel",
+            "v6.18",
+            "--workload",
+            line,
+            "--no-progress",
+        ]);
+        assert!(out.status.success(), "{line}");
+        let ours = String::from_utf8_lossy(&out.stdout);
+        let real: Vec<&str> = real.trim_end_matches('\n').lines().collect();
+        let ours: Vec<&str> = ours.lines().take(real.len()).collect();
+        assert_eq!(ours.len(), real.len(), "{test}:\n{}", ours.join("\n"));
+        // the lines up to the first blank one are fixed text (header and title)
+        let fixed = real.iter().position(|l| l.is_empty()).unwrap();
+        assert_eq!(&ours[..fixed], &real[..fixed], "{test}");
+        for (o, r) in ours[fixed..].iter().zip(&real[fixed..]) {
+            assert_eq!(mask(o), mask(r), "{test}: {o:?} vs {r:?}");
+        }
+    }
+}
