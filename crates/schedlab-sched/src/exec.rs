@@ -9,8 +9,8 @@ use crate::features::SimFeature;
 use crate::ipc::{pipe_op_base, FutexId, MutexId, PipeId, SockId, PIPE_MUTEX_LINES};
 use crate::net::{
     EpollId, EpollOp, EventfdId, ListenId, NetFd, RecvFlags, TcpSeg, TcpSockId, UdpSock, UdpSockId,
-    WaitQueue, Waiter, WqEntry, EPOLLERR, EPOLLEXCLUSIVE, EPOLLHUP, EPOLLIN, EPOLLOUT,
-    EP_PRIVATE_BITS, LO_MSS, LO_SIZE_GOAL, TCP_DELACK_MIN_NS,
+    WaitQueue, Waiter, EPOLLERR, EPOLLEXCLUSIVE, EPOLLHUP, EPOLLIN, EPOLLOUT, EP_PRIVATE_BITS,
+    LO_MSS, LO_SIZE_GOAL, TCP_DELACK_MIN_NS,
 };
 use crate::presets::PreemptModel;
 use crate::sched::*;
@@ -2568,9 +2568,12 @@ impl Kernel {
         in_task: bool,
         all: bool,
     ) {
-        let entries: Vec<WqEntry> = self.net_wq(fd).q.iter().copied().collect();
+        // the wake functions may change the queue: walk a copy (kept between calls, so a
+        // wake-up allocates nothing; a nested call takes an empty one)
+        let mut entries = std::mem::take(&mut self.wq_scratch);
+        entries.extend(self.net_wq(fd).q.iter().copied());
         let mut nr_exclusive = if all { usize::MAX } else { 1 };
-        for e in entries {
+        for &e in &entries {
             let woke = match e.w {
                 Waiter::Task(p) => {
                     let ok = self.net_wake(cpu, waker, p, wf, in_task);
@@ -2590,6 +2593,8 @@ impl Kernel {
                 }
             }
         }
+        entries.clear();
+        self.wq_scratch = entries;
     }
 
     /// kernel: eventpoll.c ep_poll_callback() @ v6.18, in the waker's context (§1.13): the

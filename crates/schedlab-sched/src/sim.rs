@@ -282,6 +282,8 @@ pub struct Kernel {
     pub(crate) spin_scratch: Vec<TaskId>,
     /// Scratch buffer for the tasks one system call wakes (pipe and socket wake lists).
     pub(crate) wake_scratch: Vec<TaskId>,
+    /// The copy of a wait queue a wake-up walks (exec.rs `net_wake_up`), kept to reuse.
+    pub(crate) wq_scratch: Vec<crate::net::WqEntry>,
     /// Jitter tables by σ (platforms use one or two shapes).
     pub(crate) jitter_tables: Vec<std::sync::Arc<schedlab_engine::rng::LognormalTable>>,
     /// Per-CPU random streams (`prandom_u32_state` of newidle balancing).
@@ -407,6 +409,7 @@ impl Kernel {
             plan_scratch: Vec::with_capacity(8),
             spin_scratch: Vec::new(),
             wake_scratch: Vec::with_capacity(8),
+            wq_scratch: Vec::with_capacity(8),
             run_ahead: false,
             sim_run_ahead,
             cont_depth: 0,
